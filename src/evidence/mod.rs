@@ -1,0 +1,6 @@
+//! Test evidence read from runner artifacts: JUnit reports, coverage reports and lists of
+//! collected test ids. This module owns parsing untrusted artifact files; it judges nothing.
+
+pub mod collected;
+pub mod coverage;
+pub mod junit;

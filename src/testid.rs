@@ -1,0 +1,191 @@
+//! Test ids in the forms users and runners write them, reduced to lookup keys so that a
+//! freeze entry, a collected id and a JUnit record of the same test meet.
+//!
+//! Forms understood:
+//! - pytest node ids: `tests/test_billing.py::TestX::test_y[p-1]`
+//! - the dotted `classname::name` pairs of JUnit (`tests.runtime.test_retry::test_backoff`),
+//!   which is also how surefire, gotestsum and jest-junit records read
+//! - cargo-nextest ids: `binary-id test::path` (a space between binary and test)
+//! - `cargo test` paths: `tests::it_works`, matched against the test name of any binary
+//!
+//! A pytest node id becomes the dotted form pytest itself writes into JUnit (path with `/`
+//! turned into `.` and `.py` dropped, classes joined with `.`), so both article forms match
+//! real pytest output. Parameters in brackets are kept verbatim.
+
+/// The key a user-written id is looked up under.
+pub fn id_key(id: &str) -> String {
+    let id = id.trim();
+    match pytest_dotted(id) {
+        Some(dotted) => dotted,
+        None => id.to_string(),
+    }
+}
+
+/// The keys a JUnit record is indexed under: `classname::name`, `classname name` (nextest),
+/// and the bare name when it is a Rust test path.
+pub fn record_keys(classname: &str, name: &str) -> Vec<String> {
+    let mut keys = Vec::with_capacity(3);
+    if classname.is_empty() {
+        keys.push(name.to_string());
+        return keys;
+    }
+    keys.push(format!("{classname}::{name}"));
+    keys.push(format!("{classname} {name}"));
+    if split_params(name).0.contains("::") {
+        keys.push(name.to_string());
+    }
+    keys
+}
+
+/// The keys a collected id (a line of `pytest --collect-only -q` or `cargo nextest list`)
+/// is indexed under.
+pub fn collected_keys(id: &str) -> Vec<String> {
+    let id = id.trim();
+    let mut keys = vec![id_key(id)];
+    // nextest `binary-id test::path`: a bare `cargo test` id names the part after the space.
+    if let Some((binary, test)) = id.split_once(' ') {
+        if !binary.is_empty() && !test.is_empty() && !binary.contains('[') {
+            keys.push(test.to_string());
+        }
+    }
+    keys
+}
+
+/// Splits `test_y[p-1]` into `("test_y", "[p-1]")`. Brackets start at the first `[`.
+fn split_params(id: &str) -> (&str, &str) {
+    match id.find('[') {
+        Some(i) if id.ends_with(']') => id.split_at(i),
+        _ => (id, ""),
+    }
+}
+
+/// `tests/test_x.py::TestC::test_y[p]` to `tests.test_x.TestC::test_y[p]`, or `None` when
+/// `id` is not a pytest node id.
+fn pytest_dotted(id: &str) -> Option<String> {
+    let (head, params) = split_params(id);
+    let mut parts = head.split("::");
+    let file = parts.next()?;
+    let module = file.strip_suffix(".py")?;
+    let rest: Vec<&str> = parts.collect();
+    let (function, classes) = rest.split_last()?;
+    if module.is_empty() || function.is_empty() {
+        return None;
+    }
+    let module = module.trim_start_matches("./").replace(['/', '\\'], ".");
+    let mut dotted = module;
+    for class in classes {
+        dotted.push('.');
+        dotted.push_str(class);
+    }
+    Some(format!("{dotted}::{function}{params}"))
+}
+
+/// Whether a JUnit record belongs to a test file under `dir` (a repository-relative path such
+/// as `tests/properties/`). Uses the record's `file` attribute when there is one, else the
+/// dotted classname pytest writes (`tests.properties.test_x`), else a nextest binary id
+/// (`crate::properties` for `tests/properties.rs` or `tests/properties/main.rs`).
+pub fn record_under(classname: &str, file: Option<&str>, dir: &str) -> bool {
+    let dir = dir.trim_matches('/').trim_start_matches("./");
+    if dir.is_empty() {
+        return true;
+    }
+    if let Some(file) = file {
+        let file = file.trim_start_matches("./").replace('\\', "/");
+        return file == dir || file.starts_with(&format!("{dir}/"));
+    }
+    let dotted_dir = dir.replace('/', ".");
+    if classname == dotted_dir || classname.starts_with(&format!("{dotted_dir}.")) {
+        return true;
+    }
+    // nextest: `crate::name` is the integration test target built from `tests/name.rs`.
+    if let (Some((_, target)), Some(stem)) =
+        (classname.split_once("::"), dir.strip_prefix("tests/"))
+    {
+        let stem = stem.strip_suffix(".rs").unwrap_or(stem);
+        return !stem.contains('/') && target == stem;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pytest_node_id_meets_pytest_junit_record() {
+        // pytest writes classname "tests.test_billing.TestX" and name "test_y[p-1]" for this node.
+        let key = id_key("tests/test_billing.py::TestX::test_y[p-1]");
+        assert_eq!(key, "tests.test_billing.TestX::test_y[p-1]");
+        assert!(record_keys("tests.test_billing.TestX", "test_y[p-1]").contains(&key));
+    }
+
+    #[test]
+    fn params_with_separators_are_kept_verbatim() {
+        assert_eq!(
+            id_key("tests/test_a.py::test_b[x::y/z.py]"),
+            "tests.test_a::test_b[x::y/z.py]"
+        );
+    }
+
+    #[test]
+    fn dotted_article_form_meets_pytest_record() {
+        let key = id_key("tests.runtime.test_retry::test_backoff_under_load");
+        assert!(record_keys("tests.runtime.test_retry", "test_backoff_under_load").contains(&key));
+    }
+
+    #[test]
+    fn nextest_and_cargo_ids_meet_nextest_record() {
+        let record = record_keys("tiny-crate", "tests::it_works");
+        assert!(record.contains(&id_key("tiny-crate tests::it_works")));
+        assert!(record.contains(&id_key("tests::it_works")));
+        assert!(!record.contains(&id_key("tests::it_fails")));
+    }
+
+    #[test]
+    fn collected_nextest_id_is_found_by_cargo_path() {
+        let keys = collected_keys("tiny-crate::bin/tiny tests::it_works");
+        assert!(keys.contains(&"tests::it_works".to_string()));
+        assert!(keys.contains(&"tiny-crate::bin/tiny tests::it_works".to_string()));
+    }
+
+    #[test]
+    fn different_tests_do_not_meet() {
+        let key = id_key("tests/test_billing.py::test_y");
+        assert!(!record_keys("tests.test_billing", "test_y[1]").contains(&key));
+        assert!(!record_keys("tests.test_billing_x", "test_y").contains(&key));
+    }
+
+    #[test]
+    fn property_records_found_by_path_in_every_form() {
+        assert!(record_under(
+            "tests.properties.test_codec",
+            None,
+            "tests/properties/"
+        ));
+        assert!(record_under(
+            "x",
+            Some("tests/properties/test_codec.py"),
+            "tests/properties"
+        ));
+        assert!(record_under(
+            "tiny-crate::properties",
+            None,
+            "tests/properties.rs"
+        ));
+        assert!(!record_under(
+            "tests.test_properties_like",
+            None,
+            "tests/properties/"
+        ));
+        assert!(!record_under(
+            "tests.propertiesx.test_a",
+            None,
+            "tests/properties/"
+        ));
+        assert!(!record_under(
+            "x",
+            Some("tests/other/test_a.py"),
+            "tests/properties/"
+        ));
+    }
+}
