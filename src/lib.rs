@@ -5,5 +5,7 @@ pub mod error;
 pub mod evidence;
 pub mod findings;
 pub mod fixtures;
+pub mod freeze;
+pub mod ledger;
 pub mod testid;
 pub mod workspace;

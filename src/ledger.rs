@@ -1,0 +1,434 @@
+//! The merge ledger (`qa/merge_ledger.toml`): parsed from TOML into a raw form, then validated
+//! into a `Policy` the rules read. Owns defaults and the embedded starter ledger; owns no rule.
+
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::error::{InputError, Location, line_column};
+use crate::workspace::{Workspace, check_relative, normalize_rel};
+
+/// The ledger path used when `--ledger` is not given.
+pub const DEFAULT_LEDGER_PATH: &str = "qa/merge_ledger.toml";
+
+/// The starter ledger, embedded so guard works in a repository that has none yet.
+pub const EMBEDDED_LEDGER: &str = include_str!("../policy/merge_ledger.toml");
+
+/// Where the policy in force came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicySource {
+    /// The ledger embedded in the binary (no ledger file exists).
+    Embedded,
+    /// A ledger file, as the user named it or relative to the workspace root.
+    File(PathBuf),
+}
+
+impl PolicySource {
+    pub fn describe(&self) -> String {
+        match self {
+            PolicySource::Embedded => "embedded default ledger".to_string(),
+            PolicySource::File(path) => path.display().to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub source: PolicySource,
+    pub properties: PropertiesPolicy,
+    pub fixtures: FixturesPolicy,
+    pub freeze: FreezePolicy,
+    pub coverage: CoveragePolicy,
+    pub tests: TestsPolicy,
+}
+
+#[derive(Debug, Clone)]
+pub struct PropertiesPolicy {
+    /// Repository-relative directories (or files), without trailing slashes.
+    pub paths: Vec<String>,
+    pub required: bool,
+    pub seeds: Option<String>,
+    pub min_lines: usize,
+    pub file_patterns: Vec<String>,
+    pub files: GlobSet,
+}
+
+#[derive(Debug, Clone)]
+pub struct FixturesPolicy {
+    pub lockfile: String,
+    pub paths: Vec<String>,
+    pub allow_unhashed_new: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct FreezePolicy {
+    pub file: String,
+    pub passing_frozen_is_error: bool,
+    /// A budget set in the ledger; the stricter of this and the freeze file's applies.
+    pub max_active_leases: Option<u32>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CoveragePolicy {
+    pub min_proven: f64,
+    pub required: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct TestsPolicy {
+    pub failures_reject: bool,
+}
+
+impl Policy {
+    /// True when the policy files it names may be absent (the embedded default: a repository
+    /// that has not run `guard init` has no freeze file or lockfile yet).
+    pub fn files_optional(&self) -> bool {
+        self.source == PolicySource::Embedded
+    }
+
+    /// The embedded default policy.
+    pub fn embedded() -> Policy {
+        Policy::parse(
+            Path::new("<embedded ledger>"),
+            EMBEDDED_LEDGER,
+            PolicySource::Embedded,
+        )
+        .expect("the embedded ledger is valid (tested)")
+    }
+
+    /// Loads the policy for `ws`: `explicit` (relative to the current directory, must
+    /// exist), else `qa/merge_ledger.toml` under the root if it exists, else the embedded one.
+    pub fn load(ws: &Workspace, explicit: Option<&Path>) -> Result<Policy, InputError> {
+        let path = match explicit {
+            Some(path) => path.to_path_buf(),
+            None => {
+                let path = ws.root.join(DEFAULT_LEDGER_PATH);
+                match std::fs::symlink_metadata(&path) {
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        return Ok(Policy::embedded());
+                    }
+                    _ => path,
+                }
+            }
+        };
+        let bytes = std::fs::read(&path).map_err(|e| {
+            InputError::io(&path, &e)
+                .with_hint("pass an existing ledger with --ledger, or run `guard init`")
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            InputError::new(
+                &path,
+                format!(
+                    "ledger is not UTF-8 (byte {})",
+                    e.utf8_error().valid_up_to()
+                ),
+            )
+        })?;
+        Policy::parse(&path, &text, PolicySource::File(path.clone()))
+    }
+
+    /// Parses and validates ledger text. `path` is only used in messages.
+    pub fn parse(path: &Path, text: &str, source: PolicySource) -> Result<Policy, InputError> {
+        let raw: RawLedger = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
+        let at = |span: std::ops::Range<usize>| {
+            let (l, c) = line_column(text.as_bytes(), span.start);
+            Location::LineColumn(l, c)
+        };
+        let invalid =
+            |span: std::ops::Range<usize>, msg: String| InputError::new(path, msg).at(at(span));
+
+        if let Some(version) = &raw.version {
+            if *version.get_ref() != 1 {
+                return Err(invalid(
+                    version.span(),
+                    format!(
+                        "unsupported ledger version {}; this guard reads version 1",
+                        version.get_ref()
+                    ),
+                ));
+            }
+        }
+
+        let rel = |value: &Spanned<String>, key: &str| -> Result<String, InputError> {
+            check_relative(value.get_ref()).map_err(|e| {
+                invalid(
+                    value.span(),
+                    format!("`{key}` = {:?}: {e}", value.get_ref()),
+                )
+            })?;
+            Ok(normalize_rel(value.get_ref()))
+        };
+        let rel_list =
+            |values: &Option<Vec<Spanned<String>>>, key: &str, default: &[&str]| match values {
+                None => Ok(default.iter().map(|s| normalize_rel(s)).collect()),
+                Some(values) => values
+                    .iter()
+                    .map(|v| rel(v, key))
+                    .collect::<Result<Vec<_>, _>>(),
+            };
+
+        let p = &raw.properties;
+        let min_lines = match &p.min_lines {
+            None => 8,
+            Some(v) if *v.get_ref() >= 1 && *v.get_ref() <= 10_000 => *v.get_ref() as usize,
+            Some(v) => {
+                return Err(invalid(
+                    v.span(),
+                    format!(
+                        "`properties.min_lines` must be 1..=10000, not {}",
+                        v.get_ref()
+                    ),
+                ));
+            }
+        };
+        let file_patterns: Vec<String> = match &p.files {
+            None => vec!["test_*.py".into(), "*_test.py".into(), "*.rs".into()],
+            Some(list) => list.iter().map(|s| s.get_ref().clone()).collect(),
+        };
+        let mut globs = GlobSetBuilder::new();
+        for (i, pattern) in file_patterns.iter().enumerate() {
+            let glob = Glob::new(pattern).map_err(|e| {
+                let span = p.files.as_ref().map(|l| l[i].span()).unwrap_or(0..0);
+                invalid(
+                    span,
+                    format!("`properties.files` pattern {pattern:?} is not a valid glob: {e}"),
+                )
+            })?;
+            globs.add(glob);
+        }
+        let files = globs
+            .build()
+            .map_err(|e| InputError::new(path, format!("`properties.files`: {e}")))?;
+        let properties = PropertiesPolicy {
+            paths: rel_list(&p.paths, "properties.paths", &["tests/properties"])?,
+            required: p.required.unwrap_or(true),
+            seeds: p
+                .seeds
+                .as_ref()
+                .map(|s| rel(s, "properties.seeds"))
+                .transpose()?,
+            min_lines,
+            file_patterns,
+            files,
+        };
+
+        let f = &raw.fixtures;
+        let fixtures = FixturesPolicy {
+            lockfile: match &f.lockfile {
+                Some(v) => rel(v, "fixtures.lockfile")?,
+                None => "qa/fixtures.lock.json".to_string(),
+            },
+            paths: rel_list(&f.paths, "fixtures.paths", &["tests/fixtures"])?,
+            allow_unhashed_new: f.allow_unhashed_new.unwrap_or(false),
+        };
+
+        let z = &raw.freeze;
+        let max_active_leases = match &z.max_active_leases {
+            None => None,
+            Some(v) => Some(u32::try_from(*v.get_ref()).map_err(|_| {
+                invalid(
+                    v.span(),
+                    format!(
+                        "`freeze.max_active_leases` must be 0 or more, not {}",
+                        v.get_ref()
+                    ),
+                )
+            })?),
+        };
+        let freeze = FreezePolicy {
+            file: match &z.file {
+                Some(v) => rel(v, "freeze.file")?,
+                None => "qa/freeze.toml".to_string(),
+            },
+            passing_frozen_is_error: z.passing_frozen_is_error.unwrap_or(true),
+            max_active_leases,
+        };
+
+        let c = &raw.coverage;
+        let min_proven = match &c.min_proven {
+            None => 70.0,
+            Some(v) if (0.0..=100.0).contains(v.get_ref()) => *v.get_ref(),
+            Some(v) => {
+                return Err(invalid(
+                    v.span(),
+                    format!("`coverage.min_proven` must be 0..=100, not {}", v.get_ref()),
+                ));
+            }
+        };
+        let coverage = CoveragePolicy {
+            min_proven,
+            required: c.required.unwrap_or(false),
+        };
+        let tests = TestsPolicy {
+            failures_reject: raw.tests.failures_reject.unwrap_or(true),
+        };
+
+        Ok(Policy {
+            source,
+            properties,
+            fixtures,
+            freeze,
+            coverage,
+            tests,
+        })
+    }
+}
+
+/// A TOML parse error as `path:line:col: message`.
+pub fn toml_error(path: &Path, text: &str, err: &toml::de::Error) -> InputError {
+    let mut e = InputError::new(path, err.message().trim().to_string());
+    if let Some(span) = err.span() {
+        let (l, c) = line_column(text.as_bytes(), span.start);
+        e = e.at(Location::LineColumn(l, c));
+    }
+    e
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLedger {
+    version: Option<Spanned<i64>>,
+    #[serde(default)]
+    properties: RawProperties,
+    #[serde(default)]
+    fixtures: RawFixtures,
+    #[serde(default)]
+    freeze: RawFreeze,
+    #[serde(default)]
+    coverage: RawCoverage,
+    #[serde(default)]
+    tests: RawTests,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProperties {
+    paths: Option<Vec<Spanned<String>>>,
+    required: Option<bool>,
+    seeds: Option<Spanned<String>>,
+    min_lines: Option<Spanned<i64>>,
+    files: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFixtures {
+    lockfile: Option<Spanned<String>>,
+    paths: Option<Vec<Spanned<String>>>,
+    allow_unhashed_new: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFreeze {
+    file: Option<Spanned<String>>,
+    passing_frozen_is_error: Option<bool>,
+    max_active_leases: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCoverage {
+    min_proven: Option<Spanned<f64>>,
+    required: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTests {
+    failures_reject: Option<bool>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Policy, InputError> {
+        Policy::parse(
+            Path::new("qa/merge_ledger.toml"),
+            text,
+            PolicySource::File("qa/merge_ledger.toml".into()),
+        )
+    }
+
+    #[test]
+    fn embedded_ledger_is_valid() {
+        let p = Policy::embedded();
+        assert_eq!(p.properties.paths, vec!["tests/properties"]);
+        assert_eq!(p.fixtures.lockfile, "qa/fixtures.lock.json");
+        assert_eq!(p.freeze.file, "qa/freeze.toml");
+        assert!(p.files_optional());
+    }
+
+    #[test]
+    fn first_article_ledger_works_unchanged() {
+        let text = r#"
+# qa/merge_ledger.toml
+# Human-owned. Agent writes to this file are a score of 0.
+
+[properties]
+paths = ["tests/properties/"]
+required = true
+
+[fixtures]
+lockfile = "qa/fixtures.lock.json"
+allow_unhashed_new = false
+
+[freeze]
+file = "qa/flake_freeze.txt"
+# A frozen name that passes under the patch fails the score.
+passing_frozen_is_error = true
+"#;
+        let p = parse(text).unwrap();
+        assert_eq!(p.freeze.file, "qa/flake_freeze.txt");
+        assert!(p.freeze.passing_frozen_is_error);
+        assert!(!p.fixtures.allow_unhashed_new);
+        assert!(!p.files_optional());
+    }
+
+    #[test]
+    fn unknown_key_names_file_and_line() {
+        let err = parse("[properties]\npaths = []\nrequird = true\n").unwrap_err();
+        let shown = err.to_string();
+        assert!(shown.starts_with("qa/merge_ledger.toml:3:"), "{shown}");
+        assert!(shown.contains("requird"), "{shown}");
+    }
+
+    #[test]
+    fn wrong_type_names_line() {
+        let err = parse("[freeze]\nfile = \"x\"\npassing_frozen_is_error = \"yes\"\n").unwrap_err();
+        assert!(
+            err.to_string().starts_with("qa/merge_ledger.toml:3:"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn parent_and_absolute_paths_are_refused() {
+        let err = parse("[fixtures]\nlockfile = \"../outside.json\"\n").unwrap_err();
+        assert!(err.to_string().contains(":2:"), "{err}");
+        assert!(err.to_string().contains(".."), "{err}");
+        let err = parse("[properties]\npaths = [\"tests/p\", \"/abs\"]\n").unwrap_err();
+        assert!(err.to_string().contains("absolute"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused() {
+        assert!(parse("[coverage]\nmin_proven = 101.0\n").is_err());
+        assert!(parse("[freeze]\nmax_active_leases = -1\n").is_err());
+        assert!(parse("[properties]\nmin_lines = 0\n").is_err());
+        assert!(parse("version = 2\n").is_err());
+        assert!(parse("[properties]\nfiles = [\"[\"]\n").is_err());
+    }
+
+    #[test]
+    fn malformed_toml_is_an_error_with_position() {
+        let err = parse("[properties\npaths = 1").unwrap_err();
+        assert!(
+            err.to_string().starts_with("qa/merge_ledger.toml:1:"),
+            "{err}"
+        );
+    }
+}
