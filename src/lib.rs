@@ -1,11 +1,18 @@
 //! merge-guard: a gate that scores test evidence and git history so that an AI coding agent
 //! cannot buy a green merge. The binary `guard` is a thin shell over this library.
 
+pub mod cli;
+pub mod commands;
 pub mod error;
 pub mod evidence;
+pub mod exit;
 pub mod findings;
 pub mod fixtures;
 pub mod freeze;
+pub mod fsutil;
 pub mod ledger;
+pub mod report;
+pub mod rules;
+pub mod score;
 pub mod testid;
 pub mod workspace;

@@ -1,3 +1,8 @@
+//! The `guard` binary: parse arguments, run, exit with the contract's code.
+
+use clap::Parser;
+
 fn main() {
-    std::process::exit(2);
+    let cli = merge_guard::cli::Cli::parse();
+    std::process::exit(merge_guard::commands::run(cli));
 }

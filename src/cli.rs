@@ -1,0 +1,128 @@
+//! The command line, as typed arguments (clap). Resolving them into settings is the
+//! commands' job.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::report::Format;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "guard",
+    version,
+    about = "Stop AI coding agents from buying a green merge",
+    long_about = "guard scores test evidence (JUnit, coverage, collected ids) against a human-owned \
+merge ledger: properties hold, fixtures match their hashes, no frozen flaky test passes, \
+leases are valid and in budget, proven coverage meets the floor. Any failure rejects.\n\n\
+Exit codes: 0 MERGE, 1 REJECT, 2 the input could not be judged."
+)]
+pub struct Cli {
+    /// Run as if guard was started in DIR (like `git -C`).
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Score test artifacts against the ledger in the working tree.
+    Score(ScoreArgs),
+    /// Print runner arguments that leave active frozen tests out of a run.
+    Deselect(DeselectArgs),
+    /// Rebuild the fixture lockfile from the fixture paths (a human's command).
+    Lock(LockArgs),
+    /// Validate the ledger, freeze leases, property files and seed corpus.
+    Lint(LintArgs),
+    /// Write a starter ledger, freeze file and lockfile into the repository.
+    Init,
+}
+
+#[derive(Debug, Args)]
+pub struct PolicyArgs {
+    /// The ledger to use [default: qa/merge_ledger.toml, else the embedded default].
+    #[arg(long, value_name = "PATH")]
+    pub ledger: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ScoreArgs {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+
+    /// A JUnit XML report (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub junit: Vec<PathBuf>,
+
+    /// A coverage report of the run with frozen tests deselected (coverage.py JSON, LCOV or
+    /// Cobertura XML).
+    #[arg(long, value_name = "PATH")]
+    pub coverage: Option<PathBuf>,
+
+    /// Collected test ids (`pytest --collect-only -q`, `cargo nextest list`, one per line).
+    #[arg(long, value_name = "PATH")]
+    pub collected: Option<PathBuf>,
+
+    /// The proven-coverage floor in percent [default: the ledger's coverage.min_proven].
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub min_proven: Option<f64>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Runner {
+    /// `--deselect=NODEID` per line (usable as a pytest @argsfile).
+    Pytest,
+    /// `-E` and a nextest filterset that excludes the frozen tests.
+    Nextest,
+    /// `--exact` and `--skip NAME` pairs for `cargo test -- ...`.
+    Cargo,
+}
+
+#[derive(Debug, Args)]
+pub struct DeselectArgs {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+
+    /// Collected test ids; every active lease must name one of them.
+    #[arg(long, value_name = "PATH")]
+    pub collected: PathBuf,
+
+    /// The runner to print arguments for.
+    #[arg(long, value_enum, default_value_t = Runner::Pytest)]
+    pub runner: Runner,
+}
+
+#[derive(Debug, Args)]
+pub struct LockArgs {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+
+    /// Report drift without writing; exit 1 when the lockfile is out of date.
+    #[arg(long)]
+    pub check: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+fn parse_percent(s: &str) -> Result<f64, String> {
+    let value: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if (0.0..=100.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{value} is not a percentage (0 to 100)"))
+    }
+}

@@ -1,0 +1,82 @@
+//! `guard init`: write a starter ledger, freeze file and lockfile (hashing the fixtures that
+//! are already there). Refuses to overwrite anything: if any of the three exists, nothing is
+//! written.
+
+use std::io::Write as _;
+
+use anyhow::{Context as _, bail};
+
+use crate::exit;
+use crate::fixtures::hash::list_files;
+use crate::fixtures::lockfile::{LockFormat, Lockfile};
+use crate::ledger::{DEFAULT_LEDGER_PATH, EMBEDDED_LEDGER, Policy};
+use crate::rules::fixtures::FixtureState;
+use crate::score::hash_fixtures;
+use crate::workspace::Workspace;
+
+/// The starter freeze file `guard init` writes.
+pub const STARTER_FREEZE: &str = include_str!("../../policy/freeze.toml");
+
+pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
+    let policy = Policy::embedded();
+    let targets = [
+        DEFAULT_LEDGER_PATH,
+        policy.freeze.file.as_str(),
+        policy.fixtures.lockfile.as_str(),
+    ];
+    let existing: Vec<&str> = targets
+        .iter()
+        .copied()
+        .filter(|rel| std::fs::symlink_metadata(ws.root.join(rel)).is_ok())
+        .collect();
+    if !existing.is_empty() {
+        bail!(
+            "refusing to overwrite {} in {}; nothing was written\n  help: edit the existing files, or move them away first",
+            existing.join(", "),
+            ws.root.display()
+        );
+    }
+
+    let fixtures = list_files(ws, &policy.fixtures.paths)?;
+    let states = hash_fixtures(ws, &policy.fixtures.lockfile, &fixtures)?;
+    let lockfile = Lockfile {
+        format: LockFormat::Json,
+        entries: states
+            .into_iter()
+            .filter_map(|(p, s)| match s {
+                FixtureState::Digest(d) => Some((p, d)),
+                FixtureState::Missing => None,
+            })
+            .collect(),
+    };
+    let contents: [(&str, Vec<u8>); 3] = [
+        (DEFAULT_LEDGER_PATH, EMBEDDED_LEDGER.as_bytes().to_vec()),
+        (
+            policy.freeze.file.as_str(),
+            STARTER_FREEZE.as_bytes().to_vec(),
+        ),
+        (policy.fixtures.lockfile.as_str(), lockfile.render()),
+    ];
+    for (rel, bytes) in &contents {
+        let path = ws.root.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        // create_new: never clobber a file that appeared since the check above.
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .with_context(|| format!("cannot create {rel}"))?;
+        file.write_all(bytes)
+            .with_context(|| format!("cannot write {rel}"))?;
+        println!("wrote {rel}");
+    }
+    println!(
+        "{} fixture(s) hashed into {}. Commit these files as a human, then run `guard lint`.",
+        lockfile.entries.len(),
+        policy.fixtures.lockfile
+    );
+    Ok(exit::MERGE)
+}

@@ -1,0 +1,88 @@
+//! `guard lint`: validate the policy without artifacts: the ledger parses, leases are
+//! well-formed, unexpired and in budget, lockfile paths are safe, property files are not
+//! thin, and the seed corpus is there.
+
+use serde::Serialize;
+
+use crate::cli::LintArgs;
+use crate::error::InputError;
+use crate::exit;
+use crate::findings::{Code, Finding, reasons};
+use crate::freeze::today_utc;
+use crate::ledger::Policy;
+use crate::report::{Format, render_finding};
+use crate::rules;
+use crate::score::{judge_property_files, load_freeze, load_lockfile};
+use crate::workspace::Workspace;
+
+#[derive(Serialize)]
+struct LintReport<'a> {
+    ok: bool,
+    reasons: Vec<Code>,
+    findings: &'a [Finding],
+    policy: String,
+    active_leases: usize,
+    expired_leases: usize,
+    fixtures: usize,
+}
+
+pub fn run(ws: &Workspace, args: &LintArgs) -> anyhow::Result<i32> {
+    let policy = Policy::load(ws, args.policy.ledger.as_deref())?;
+    let freeze = load_freeze(ws, &policy)?;
+    let today = today_utc();
+    let (mut findings, stats) = rules::freeze::judge(&rules::freeze::FreezeInput {
+        freeze_path: &policy.freeze.file,
+        file: &freeze,
+        ledger_budget: policy.freeze.max_active_leases,
+        today,
+        passing_frozen_is_error: policy.freeze.passing_frozen_is_error,
+        outcomes: None,
+        collected: None,
+    });
+    let lockfile = load_lockfile(ws, &policy)?;
+    for rel in lockfile.entries.keys() {
+        ws.resolve(rel).map_err(|e| {
+            InputError::new(&policy.fixtures.lockfile, format!("entry {rel:?}: {e}"))
+        })?;
+    }
+    findings.extend(judge_property_files(ws, &policy)?);
+
+    match args.format {
+        Format::Json => {
+            let report = LintReport {
+                ok: findings.is_empty(),
+                reasons: reasons(&findings),
+                findings: &findings,
+                policy: policy.source.describe(),
+                active_leases: stats.active,
+                expired_leases: stats.expired,
+                fixtures: lockfile.entries.len(),
+            };
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        }
+        Format::Text => {
+            let mut out = String::new();
+            for f in &findings {
+                render_finding(&mut out, f);
+            }
+            print!("{out}");
+            println!(
+                "lint: {} ({}; {} active leases, {} expired, {} fixtures in the lockfile)",
+                if findings.is_empty() {
+                    "ok".to_string()
+                } else {
+                    format!("{} problem(s)", findings.len())
+                },
+                policy.source.describe(),
+                stats.active,
+                stats.expired,
+                lockfile.entries.len()
+            );
+        }
+    }
+    Ok(if findings.is_empty() {
+        exit::MERGE
+    } else {
+        exit::REJECT
+    })
+}

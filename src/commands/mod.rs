@@ -1,0 +1,40 @@
+//! One module per subcommand. Each resolves its arguments into settings, calls the engine,
+//! prints, and returns an exit code; `run` turns errors into exit code 2.
+
+use crate::cli::{Cli, Command};
+use crate::exit;
+use crate::workspace::Workspace;
+
+mod deselect;
+mod init;
+mod lint;
+mod lock;
+mod score;
+
+/// Runs a parsed command line and returns the process exit code.
+pub fn run(cli: Cli) -> i32 {
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            exit::CANNOT_JUDGE
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<i32> {
+    if let Some(dir) = &cli.dir {
+        std::env::set_current_dir(dir)
+            .map_err(|e| anyhow::anyhow!("cannot change to directory {}: {e}", dir.display()))?;
+    }
+    let cwd = std::env::current_dir()
+        .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?;
+    let ws = Workspace::discover(&cwd)?;
+    match cli.command {
+        Command::Score(args) => score::run(&ws, &args),
+        Command::Deselect(args) => deselect::run(&ws, &args),
+        Command::Lock(args) => lock::run(&ws, &args),
+        Command::Lint(args) => lint::run(&ws, &args),
+        Command::Init => init::run(&ws),
+    }
+}

@@ -1,0 +1,8 @@
+//! Exit codes, part of the command-line contract.
+
+/// The gate holds (decision MERGE), or a command that decides nothing succeeded.
+pub const MERGE: i32 = 0;
+/// The gate rejects (decision REJECT), or a check such as `lock --check` found drift.
+pub const REJECT: i32 = 1;
+/// The input could not be judged: bad arguments, unreadable or malformed ledger or artifact.
+pub const CANNOT_JUDGE: i32 = 2;

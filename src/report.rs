@@ -1,0 +1,117 @@
+//! What users see: the decision and findings as text for people or one JSON object for
+//! merge queues. Owns formatting only.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::findings::{Code, Decision, Finding, reasons};
+use crate::score::Stats;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// The outcome of one `guard` run that reaches a decision.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Where the policy in force came from (a path, or a revision and path).
+    pub policy: String,
+    pub findings: Vec<Finding>,
+    pub stats: Stats,
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    decision: Decision,
+    score: u8,
+    reasons: Vec<Code>,
+    findings: &'a [Finding],
+    policy: &'a str,
+    #[serde(flatten)]
+    stats: &'a Stats,
+}
+
+impl Report {
+    pub fn decision(&self) -> Decision {
+        Decision::from_findings(&self.findings)
+    }
+
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Text => self.render_text(),
+            Format::Json => self.render_json(),
+        }
+    }
+
+    pub fn render_json(&self) -> String {
+        let decision = self.decision();
+        let json = JsonReport {
+            decision,
+            score: u8::from(decision == Decision::Merge),
+            reasons: reasons(&self.findings),
+            findings: &self.findings,
+            policy: &self.policy,
+            stats: &self.stats,
+        };
+        let mut out = serde_json::to_string_pretty(&json).expect("report serializes");
+        out.push('\n');
+        out
+    }
+
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        for f in &self.findings {
+            render_finding(&mut out, f);
+        }
+        let s = &self.stats;
+        let j = &s.junit;
+        let _ = writeln!(out, "policy: {}", self.policy);
+        let _ = writeln!(
+            out,
+            "junit: {} files, {} cases ({} passed, {} failed, {} errors, {} skipped)",
+            j.files, j.cases, j.passed, j.failed, j.errors, j.skipped
+        );
+        let collected = s.collected_tests.map_or("-".to_string(), |n| n.to_string());
+        let coverage = s
+            .proven_coverage_percent
+            .map_or("-".to_string(), |p| format!("{p:.2}%"));
+        let _ = writeln!(
+            out,
+            "collected: {collected}; leases: {} active, {} expired; property failures: {}; fixtures changed: {}; proven coverage: {coverage} (floor {}%)",
+            s.active_leases,
+            s.expired_leases,
+            s.property_failures,
+            s.fixture_digest_delta,
+            s.min_proven_coverage_percent
+        );
+        let decision = self.decision();
+        let _ = writeln!(
+            out,
+            "decision: {} (score {}, {} finding{}, today {} UTC)",
+            decision.as_str(),
+            u8::from(decision == Decision::Merge),
+            self.findings.len(),
+            if self.findings.len() == 1 { "" } else { "s" },
+            s.today_utc
+        );
+        out
+    }
+}
+
+/// `error[code]: path (test): message` and a `help:` line.
+pub fn render_finding(out: &mut String, f: &Finding) {
+    let _ = write!(out, "error[{}]: ", f.code);
+    if let Some(commit) = &f.commit {
+        let _ = write!(out, "{commit}: ");
+    }
+    if let Some(path) = &f.path {
+        let _ = write!(out, "{path}: ");
+    }
+    let _ = writeln!(out, "{}", f.message);
+    if let Some(help) = &f.help {
+        let _ = writeln!(out, "  help: {help}");
+    }
+}

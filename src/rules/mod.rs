@@ -1,0 +1,8 @@
+//! The gate's rules, one family per file. Rules never read files, the clock or the
+//! environment: they get what they judge as arguments and return findings.
+
+pub mod coverage;
+pub mod fixtures;
+pub mod freeze;
+pub mod properties;
+pub mod test_failures;

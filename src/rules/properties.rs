@@ -1,0 +1,149 @@
+//! Properties: every property test passes and at least one ran, no property file is thin,
+//! and the seed corpus the properties read exists and is not empty.
+
+use std::collections::BTreeMap;
+
+use crate::evidence::junit::Outcome;
+use crate::findings::{Code, Finding};
+
+/// Judges the property tests found in the reports. Returns the findings and the number of
+/// property tests that did not hold.
+pub fn judge_results(
+    properties: &BTreeMap<String, Outcome>,
+    paths: &[String],
+    required: bool,
+) -> (Vec<Finding>, usize) {
+    let mut findings = Vec::new();
+    if properties.is_empty() && required {
+        findings.push(
+            Finding::new(
+                Code::PropertyHold,
+                format!("no property test ran (looked for tests under {})", paths.join(", ")),
+            )
+            .help("run the property suite into the JUnit report, e.g. `pytest tests --junitxml=junit.xml`"),
+        );
+    }
+    let mut failures = 0;
+    for (id, outcome) in properties {
+        let what = match outcome {
+            Outcome::Passed => continue,
+            Outcome::Failed => "failed",
+            Outcome::Errored => "errored",
+            Outcome::Flaky => "failed on a run and passed on a rerun",
+            Outcome::Skipped => "was skipped (a skipped property proves nothing)",
+        };
+        failures += 1;
+        findings.push(
+            Finding::new(Code::PropertyHold, format!("property {id} {what}"))
+                .test(id)
+                .help("reject the patch; do not change the property or its seeds to make it pass"),
+        );
+    }
+    (findings, failures)
+}
+
+/// Why a property test file is thin, or `None`: fewer than `min_lines` non-empty,
+/// non-comment lines, or no `assert`/`raise`/`panic!` at all (the first article's lint).
+pub fn thin_reason(text: &str, min_lines: usize) -> Option<String> {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("//"))
+        .collect();
+    let asserts = lines
+        .iter()
+        .any(|l| l.contains("assert") || l.contains("raise") || l.contains("panic!"));
+    match (lines.len() < min_lines, asserts) {
+        (true, false) => Some(format!(
+            "{} code lines (minimum {min_lines}) and no assert or raise",
+            lines.len()
+        )),
+        (true, true) => Some(format!("{} code lines (minimum {min_lines})", lines.len())),
+        (false, false) => Some("no assert or raise".to_string()),
+        (false, true) => None,
+    }
+}
+
+/// Judges property files given as (repository-relative path, text).
+pub fn judge_files(files: &[(String, String)], min_lines: usize) -> Vec<Finding> {
+    files
+        .iter()
+        .filter_map(|(path, text)| {
+            let reason = thin_reason(text, min_lines)?;
+            Some(
+                Finding::new(Code::PropertyThin, format!("thin property file: {reason}"))
+                    .path(path)
+                    .help("a property names an invariant with real assertions; restore the human-written file"),
+            )
+        })
+        .collect()
+}
+
+/// Judges the seed corpus: `files` is the number of files in it, `None` when it is missing.
+pub fn judge_seeds(seeds: &str, files: Option<usize>) -> Vec<Finding> {
+    let message = match files {
+        None => "property seed corpus is missing",
+        Some(0) => "property seed corpus is empty",
+        Some(_) => return Vec::new(),
+    };
+    vec![
+        Finding::new(Code::PropertySeeds, message).path(seeds).help(
+            "restore the seed files from the base branch; seeds are human-owned and read-only",
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_property_run_rejects_when_required() {
+        let (found, failures) = judge_results(&BTreeMap::new(), &["tests/properties".into()], true);
+        assert_eq!(found[0].code, Code::PropertyHold);
+        assert_eq!(failures, 0);
+        assert!(judge_results(&BTreeMap::new(), &[], false).0.is_empty());
+    }
+
+    #[test]
+    fn any_non_pass_breaks_the_hold() {
+        let mut props = BTreeMap::new();
+        props.insert("p::ok".to_string(), Outcome::Passed);
+        props.insert("p::fail".to_string(), Outcome::Failed);
+        props.insert("p::skip".to_string(), Outcome::Skipped);
+        props.insert("p::flaky".to_string(), Outcome::Flaky);
+        let (found, failures) = judge_results(&props, &[], true);
+        assert_eq!(failures, 3);
+        assert_eq!(found.len(), 3);
+        props.retain(|_, o| *o == Outcome::Passed);
+        assert_eq!(judge_results(&props, &[], true), (vec![], 0));
+    }
+
+    #[test]
+    fn thin_files_are_found() {
+        let tautology = "from x import f\n\ndef test_f():\n    assert f(1) == f(1)\n";
+        assert!(thin_reason(tautology, 8).unwrap().contains("3 code lines"));
+        let no_assert = (0..10).map(|i| format!("x{i} = {i}\n")).collect::<String>();
+        assert_eq!(
+            thin_reason(&no_assert, 8).as_deref(),
+            Some("no assert or raise")
+        );
+        let comments = "# a\n# b\n# c\n# d\n# e\n# f\n# g\n# h\nassert x\n";
+        assert!(thin_reason(comments, 8).is_some(), "comments do not count");
+        let real = "import json\n\ndef test_a():\n    a = 1\n    b = 2\n    c = a + b\n    d = c * 2\n    e = d - 1\n    assert e == 5\n";
+        assert_eq!(thin_reason(real, 8), None);
+        let found = judge_files(
+            &[("tests/properties/test_t.py".into(), tautology.into())],
+            8,
+        );
+        assert_eq!(found[0].code, Code::PropertyThin);
+        assert_eq!(found[0].path.as_deref(), Some("tests/properties/test_t.py"));
+    }
+
+    #[test]
+    fn seeds_missing_or_empty_reject() {
+        assert_eq!(judge_seeds("s", None)[0].code, Code::PropertySeeds);
+        assert_eq!(judge_seeds("s", Some(0))[0].code, Code::PropertySeeds);
+        assert!(judge_seeds("s", Some(2)).is_empty());
+    }
+}

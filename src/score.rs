@@ -1,0 +1,423 @@
+//! The scoring engine behind `guard score` (and, later, the artifact half of `guard check`
+//! and the hooks): reads the policy files and artifacts of a workspace, streams the JUnit
+//! reports once, and runs every rule. The decision is left to `findings::Decision`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use jiff::civil::Date;
+use serde::Serialize;
+
+use crate::error::InputError;
+use crate::evidence::collected::read_collected;
+use crate::evidence::coverage::{Coverage, read_coverage};
+use crate::evidence::junit::{JunitCounts, Outcome, TestCase, read_junit};
+use crate::findings::{Code, Finding};
+use crate::fixtures::hash::{HashError, hash_files, list_files};
+use crate::fixtures::lockfile::{LockFormat, Lockfile};
+use crate::freeze::{FreezeFile, Lease};
+use crate::ledger::Policy;
+use crate::rules;
+use crate::rules::fixtures::FixtureState;
+use crate::testid::{collected_keys, id_key, record_keys, record_under};
+use crate::workspace::Workspace;
+
+/// Artifacts to score, as given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Artifacts {
+    pub junit: Vec<PathBuf>,
+    pub coverage: Option<PathBuf>,
+    pub collected: Option<PathBuf>,
+    /// Overrides the ledger's `coverage.min_proven`.
+    pub min_proven: Option<f64>,
+}
+
+/// The figures of the JSON contract (DESIGN.md), beside the findings.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stats {
+    pub today_utc: String,
+    pub collected_tests: Option<usize>,
+    pub active_leases: usize,
+    pub expired_leases: usize,
+    pub proven_coverage_percent: Option<f64>,
+    pub min_proven_coverage_percent: f64,
+    pub fixture_digest_delta: usize,
+    pub property_failures: usize,
+    pub agent_added_leases: usize,
+    pub junit: JunitCounts,
+}
+
+#[derive(Debug, Clone)]
+pub struct Evaluation {
+    pub findings: Vec<Finding>,
+    pub stats: Stats,
+}
+
+/// Scores `artifacts` against `policy` for the workspace `ws` on `today` (UTC).
+pub fn score(
+    ws: &Workspace,
+    policy: &Policy,
+    artifacts: &Artifacts,
+    today: Date,
+) -> Result<Evaluation, InputError> {
+    let mut findings = Vec::new();
+    let freeze = load_freeze(ws, policy)?;
+    let active: Vec<&Lease> = rules::freeze::active_leases(&freeze, today);
+
+    let collected = match &artifacts.collected {
+        Some(path) => Some(read_collected(path)?),
+        None => None,
+    };
+    let in_collected: Option<Vec<bool>> = collected.as_ref().map(|ids| {
+        let keys: std::collections::HashSet<String> =
+            ids.iter().flat_map(|id| collected_keys(id)).collect();
+        active
+            .iter()
+            .map(|l| keys.contains(&id_key(&l.nodeid)))
+            .collect()
+    });
+
+    let mut acc = Accumulator::new(&active, &policy.properties.paths);
+    if artifacts.junit.is_empty() {
+        findings.push(
+            Finding::new(
+                Code::JunitMissing,
+                "no JUnit report given: nothing shows that the tests ran",
+            )
+            .help(
+                "pass --junit with the report of the test run (e.g. `pytest --junitxml=junit.xml`)",
+            ),
+        );
+    }
+    for path in &artifacts.junit {
+        let counts = read_junit(path, &mut |case| acc.add(case))?;
+        acc.add_counts(counts);
+    }
+    let have_reports = !artifacts.junit.is_empty();
+
+    let (freeze_findings, freeze_stats) = rules::freeze::judge(&rules::freeze::FreezeInput {
+        freeze_path: &policy.freeze.file,
+        file: &freeze,
+        ledger_budget: policy.freeze.max_active_leases,
+        today,
+        passing_frozen_is_error: policy.freeze.passing_frozen_is_error,
+        outcomes: have_reports.then_some(acc.frozen.as_slice()),
+        collected: in_collected.as_deref(),
+    });
+    findings.extend(freeze_findings);
+
+    let mut property_failures = 0;
+    if have_reports {
+        let (found, failures) = rules::properties::judge_results(
+            &acc.properties,
+            &policy.properties.paths,
+            policy.properties.required,
+        );
+        findings.extend(found);
+        property_failures = failures;
+        findings.extend(rules::test_failures::judge(
+            &acc.failures,
+            policy.tests.failures_reject,
+        ));
+    }
+    findings.extend(judge_property_files(ws, policy)?);
+
+    let (fixture_findings, fixture_delta) = judge_fixtures(ws, policy)?;
+    findings.extend(fixture_findings);
+
+    let coverage: Option<Coverage> = match &artifacts.coverage {
+        Some(path) => Some(read_coverage(path)?),
+        None => None,
+    };
+    let floor = artifacts.min_proven.unwrap_or(policy.coverage.min_proven);
+    let coverage_path = artifacts.coverage.as_ref().map(|p| p.display().to_string());
+    findings.extend(rules::coverage::judge(
+        coverage.as_ref(),
+        coverage_path.as_deref(),
+        floor,
+        policy.coverage.required,
+    ));
+
+    Ok(Evaluation {
+        findings,
+        stats: Stats {
+            today_utc: today.to_string(),
+            collected_tests: collected.as_ref().map(Vec::len),
+            active_leases: freeze_stats.active,
+            expired_leases: freeze_stats.expired,
+            proven_coverage_percent: coverage.map(|c| c.percent),
+            min_proven_coverage_percent: floor,
+            fixture_digest_delta: fixture_delta,
+            property_failures,
+            agent_added_leases: 0,
+            junit: acc.counts,
+        },
+    })
+}
+
+/// Reads a policy file named by the ledger. `Ok(None)` when it does not exist and the policy
+/// allows that (the embedded default).
+pub fn read_policy_file(
+    ws: &Workspace,
+    policy: &Policy,
+    rel: &str,
+    key: &str,
+) -> Result<Option<Vec<u8>>, InputError> {
+    let path = ws.resolve(rel).map_err(|e| {
+        InputError::new(rel, format!("`{key}` in {}: {e}", policy.source.describe()))
+    })?;
+    match std::fs::read(&path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && policy.files_optional() => Ok(None),
+        Err(e) => Err(InputError::io(rel, &e).with_hint(format!(
+            "the ledger ({}) names this file as `{key}`; create it (`guard init` writes a starter) or fix the ledger",
+            policy.source.describe()
+        ))),
+    }
+}
+
+/// The freeze file named by the policy, or an empty one when the embedded policy is in force
+/// and there is none.
+pub fn load_freeze(ws: &Workspace, policy: &Policy) -> Result<FreezeFile, InputError> {
+    match read_policy_file(ws, policy, &policy.freeze.file, "freeze.file")? {
+        Some(bytes) => FreezeFile::parse(Path::new(&policy.freeze.file), &bytes),
+        None => Ok(FreezeFile::empty()),
+    }
+}
+
+/// The lockfile named by the policy. A missing lockfile under the embedded policy is empty,
+/// in the form its file name suggests.
+pub fn load_lockfile(ws: &Workspace, policy: &Policy) -> Result<Lockfile, InputError> {
+    match read_policy_file(ws, policy, &policy.fixtures.lockfile, "fixtures.lockfile")? {
+        Some(bytes) => Lockfile::parse(Path::new(&policy.fixtures.lockfile), &bytes),
+        None => Ok(Lockfile {
+            format: if policy.fixtures.lockfile.ends_with(".json") {
+                LockFormat::Json
+            } else {
+                LockFormat::Sha256sum
+            },
+            entries: BTreeMap::new(),
+        }),
+    }
+}
+
+/// Hashes the files of `rels`, turning unsafe paths and read failures into input errors.
+pub fn hash_fixtures(
+    ws: &Workspace,
+    lockfile: &str,
+    rels: &[String],
+) -> Result<BTreeMap<String, FixtureState>, InputError> {
+    let mut states = BTreeMap::new();
+    for (rel, result) in hash_files(ws, rels) {
+        let state = match result {
+            Ok(digest) => FixtureState::Digest(digest),
+            Err(HashError::NotFound) => FixtureState::Missing,
+            Err(HashError::UnsafePath(e)) => {
+                return Err(InputError::new(lockfile, format!("entry {rel:?}: {e}")));
+            }
+            Err(HashError::NotAFile) => {
+                return Err(InputError::new(
+                    lockfile,
+                    format!("entry {rel:?} is not a regular file"),
+                ));
+            }
+            Err(HashError::Io(e)) => {
+                return Err(InputError::new(&rel, format!("cannot read fixture: {e}")));
+            }
+        };
+        states.insert(rel, state);
+    }
+    Ok(states)
+}
+
+fn judge_fixtures(ws: &Workspace, policy: &Policy) -> Result<(Vec<Finding>, usize), InputError> {
+    let lockfile = load_lockfile(ws, policy)?;
+    let corpus: BTreeSet<String> = list_files(ws, &policy.fixtures.paths)?
+        .into_iter()
+        .collect();
+    let rels: Vec<String> = lockfile.entries.keys().cloned().collect();
+    let actual = hash_fixtures(ws, &policy.fixtures.lockfile, &rels)?;
+    Ok(rules::fixtures::judge(&rules::fixtures::FixturesInput {
+        lockfile_path: &policy.fixtures.lockfile,
+        expected: &lockfile.entries,
+        actual: &actual,
+        corpus: &corpus,
+        allow_unhashed_new: policy.fixtures.allow_unhashed_new,
+    }))
+}
+
+/// Property test files under the property paths (by the `files` globs), outside the seeds.
+pub fn property_files(ws: &Workspace, policy: &Policy) -> Result<Vec<String>, InputError> {
+    let seeds = policy.properties.seeds.as_deref();
+    Ok(list_files(ws, &policy.properties.paths)?
+        .into_iter()
+        .filter(|rel| !seeds.is_some_and(|s| rel == s || rel.starts_with(&format!("{s}/"))))
+        .filter(|rel| {
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            policy.properties.files.is_match(name)
+        })
+        .collect())
+}
+
+/// Thin property files and the seed corpus, read from the workspace.
+pub fn judge_property_files(ws: &Workspace, policy: &Policy) -> Result<Vec<Finding>, InputError> {
+    let mut texts = Vec::new();
+    for rel in property_files(ws, policy)? {
+        let path = ws.root.join(&rel);
+        let bytes = std::fs::read(&path).map_err(|e| InputError::io(&rel, &e))?;
+        texts.push((rel, String::from_utf8_lossy(&bytes).into_owned()));
+    }
+    let mut findings = rules::properties::judge_files(&texts, policy.properties.min_lines);
+    if let Some(seeds) = &policy.properties.seeds {
+        let dir = ws
+            .resolve(seeds)
+            .map_err(|e| InputError::new(seeds, format!("`properties.seeds`: {e}")))?;
+        let count = if dir.is_dir() {
+            Some(list_files(ws, std::slice::from_ref(seeds))?.len())
+        } else {
+            None
+        };
+        // The embedded policy names a default seed directory; a project that has no property
+        // suite yet is told by `property_hold`, not twice.
+        if !(policy.files_optional() && count.is_none()) {
+            findings.extend(rules::properties::judge_seeds(seeds, count));
+        }
+    }
+    Ok(findings)
+}
+
+/// Gathers what the rules need from the stream of testcase records, keeping only frozen,
+/// property and failing tests so a million-case report stays small in memory.
+struct Accumulator<'a> {
+    frozen_index: HashMap<String, Vec<usize>>,
+    frozen: Vec<Option<Outcome>>,
+    property_paths: &'a [String],
+    properties: BTreeMap<String, Outcome>,
+    failures: BTreeMap<String, Outcome>,
+    counts: JunitCounts,
+}
+
+impl<'a> Accumulator<'a> {
+    fn new(active: &[&Lease], property_paths: &'a [String]) -> Self {
+        let mut frozen_index: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, lease) in active.iter().enumerate() {
+            frozen_index
+                .entry(id_key(&lease.nodeid))
+                .or_default()
+                .push(i);
+        }
+        Accumulator {
+            frozen_index,
+            frozen: vec![None; active.len()],
+            property_paths,
+            properties: BTreeMap::new(),
+            failures: BTreeMap::new(),
+            counts: JunitCounts::default(),
+        }
+    }
+
+    fn add(&mut self, case: TestCase) {
+        if !self.frozen_index.is_empty() {
+            let mut frozen = false;
+            for key in record_keys(&case.classname, &case.name) {
+                if let Some(leases) = self.frozen_index.get(&key) {
+                    frozen = true;
+                    for &i in leases {
+                        merge(&mut self.frozen[i], case.outcome);
+                    }
+                }
+            }
+            if frozen {
+                return;
+            }
+        }
+        let is_property = self
+            .property_paths
+            .iter()
+            .any(|dir| record_under(&case.classname, case.file.as_deref(), dir));
+        if is_property {
+            let slot = self
+                .properties
+                .entry(display_id(&case))
+                .or_insert(case.outcome);
+            *slot = (*slot).max(case.outcome);
+        } else if matches!(
+            case.outcome,
+            Outcome::Failed | Outcome::Errored | Outcome::Flaky
+        ) {
+            let slot = self
+                .failures
+                .entry(display_id(&case))
+                .or_insert(case.outcome);
+            *slot = (*slot).max(case.outcome);
+        }
+    }
+
+    fn add_counts(&mut self, c: JunitCounts) {
+        self.counts.files += c.files;
+        self.counts.cases += c.cases;
+        self.counts.passed += c.passed;
+        self.counts.failed += c.failed;
+        self.counts.errors += c.errors;
+        self.counts.skipped += c.skipped;
+    }
+}
+
+/// Duplicate records of one test merge, the worst outcome winning (a failure over a pass).
+fn merge(slot: &mut Option<Outcome>, outcome: Outcome) {
+    *slot = Some(slot.map_or(outcome, |s| s.max(outcome)));
+}
+
+fn display_id(case: &TestCase) -> String {
+    if case.classname.is_empty() {
+        case.name.clone()
+    } else {
+        format!("{}::{}", case.classname, case.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(classname: &str, name: &str, outcome: Outcome) -> TestCase {
+        TestCase {
+            classname: classname.into(),
+            name: name.into(),
+            file: None,
+            outcome,
+        }
+    }
+
+    #[test]
+    fn accumulator_sorts_records_into_frozen_property_and_failures() {
+        let lease = Lease {
+            nodeid: "tests/test_retry.py::test_backoff".into(),
+            owner: None,
+            reason: None,
+            expires: None,
+            line: 1,
+        };
+        let paths = vec!["tests/properties".to_string()];
+        let mut acc = Accumulator::new(&[&lease], &paths);
+        acc.add(case("tests.test_retry", "test_backoff", Outcome::Passed));
+        acc.add(case("tests.test_retry", "test_backoff", Outcome::Failed));
+        acc.add(case(
+            "tests.properties.test_codec",
+            "test_roundtrip",
+            Outcome::Passed,
+        ));
+        acc.add(case("tests.test_other", "test_ok", Outcome::Passed));
+        acc.add(case("tests.test_other", "test_bad", Outcome::Errored));
+        assert_eq!(
+            acc.frozen,
+            vec![Some(Outcome::Failed)],
+            "a failure wins over a pass"
+        );
+        assert_eq!(acc.properties.len(), 1);
+        assert_eq!(
+            acc.failures.keys().collect::<Vec<_>>(),
+            vec!["tests.test_other::test_bad"]
+        );
+    }
+}
