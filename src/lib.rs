@@ -5,5 +5,6 @@ pub mod error;
 pub mod evidence;
 pub mod findings;
 pub mod fixtures;
+pub mod fsutil;
 pub mod testid;
 pub mod workspace;
