@@ -39,6 +39,8 @@ mod tests {
         Coverage {
             format: CoverageFormat::Lcov,
             percent,
+            covered: None,
+            total: None,
         }
     }
 
