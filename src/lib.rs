@@ -14,5 +14,6 @@ pub mod ledger;
 pub mod report;
 pub mod rules;
 pub mod score;
+pub mod source;
 pub mod testid;
 pub mod workspace;

@@ -13,14 +13,12 @@ use crate::evidence::collected::read_collected;
 use crate::evidence::coverage::{Coverage, read_coverage};
 use crate::evidence::junit::{JunitCounts, Outcome, TestCase, read_junit};
 use crate::findings::{Code, Finding};
-use crate::fixtures::hash::{HashError, hash_files, list_files};
 use crate::fixtures::lockfile::{LockFormat, Lockfile};
 use crate::freeze::{FreezeFile, Lease};
 use crate::ledger::Policy;
 use crate::rules;
-use crate::rules::fixtures::FixtureState;
+use crate::source::Source;
 use crate::testid::{collected_keys, id_key, record_keys, record_under};
-use crate::workspace::Workspace;
 
 /// Artifacts to score, as given on the command line.
 #[derive(Debug, Clone, Default)]
@@ -53,15 +51,16 @@ pub struct Evaluation {
     pub stats: Stats,
 }
 
-/// Scores `artifacts` against `policy` for the workspace `ws` on `today` (UTC).
+/// Scores `artifacts` against `policy`, reading policy files and fixtures from `source`,
+/// on `today` (UTC).
 pub fn score(
-    ws: &Workspace,
+    source: &dyn Source,
     policy: &Policy,
     artifacts: &Artifacts,
     today: Date,
 ) -> Result<Evaluation, InputError> {
     let mut findings = Vec::new();
-    let freeze = load_freeze(ws, policy)?;
+    let freeze = load_freeze(source, policy)?;
     let active: Vec<&Lease> = rules::freeze::active_leases(&freeze, today);
 
     let collected = match &artifacts.collected {
@@ -120,9 +119,9 @@ pub fn score(
             policy.tests.failures_reject,
         ));
     }
-    findings.extend(judge_property_files(ws, policy)?);
+    findings.extend(judge_property_files(source, policy)?);
 
-    let (fixture_findings, fixture_delta) = judge_fixtures(ws, policy)?;
+    let (fixture_findings, fixture_delta) = judge_fixtures(source, policy)?;
     findings.extend(fixture_findings);
 
     let coverage: Option<Coverage> = match &artifacts.coverage {
@@ -158,18 +157,19 @@ pub fn score(
 /// Reads a policy file named by the ledger. `Ok(None)` when it does not exist and the policy
 /// allows that (the embedded default).
 pub fn read_policy_file(
-    ws: &Workspace,
+    source: &dyn Source,
     policy: &Policy,
     rel: &str,
     key: &str,
 ) -> Result<Option<Vec<u8>>, InputError> {
-    let path = ws.resolve(rel).map_err(|e| {
-        InputError::new(rel, format!("`{key}` in {}: {e}", policy.source.describe()))
-    })?;
-    match std::fs::read(&path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && policy.files_optional() => Ok(None),
-        Err(e) => Err(InputError::io(rel, &e).with_hint(format!(
+    let in_ledger = |e: InputError| InputError {
+        message: format!("{} (`{key}` in {})", e.message, policy.source.describe()),
+        ..e
+    };
+    match source.read(rel).map_err(in_ledger)? {
+        Some(bytes) => Ok(Some(bytes)),
+        None if policy.files_optional() => Ok(None),
+        None => Err(InputError::new(rel, format!("file not found in the {}", source.describe())).with_hint(format!(
             "the ledger ({}) names this file as `{key}`; create it (`guard init` writes a starter) or fix the ledger",
             policy.source.describe()
         ))),
@@ -178,8 +178,8 @@ pub fn read_policy_file(
 
 /// The freeze file named by the policy, or an empty one when the embedded policy is in force
 /// and there is none.
-pub fn load_freeze(ws: &Workspace, policy: &Policy) -> Result<FreezeFile, InputError> {
-    match read_policy_file(ws, policy, &policy.freeze.file, "freeze.file")? {
+pub fn load_freeze(source: &dyn Source, policy: &Policy) -> Result<FreezeFile, InputError> {
+    match read_policy_file(source, policy, &policy.freeze.file, "freeze.file")? {
         Some(bytes) => FreezeFile::parse(Path::new(&policy.freeze.file), &bytes),
         None => Ok(FreezeFile::empty()),
     }
@@ -187,8 +187,13 @@ pub fn load_freeze(ws: &Workspace, policy: &Policy) -> Result<FreezeFile, InputE
 
 /// The lockfile named by the policy. A missing lockfile under the embedded policy is empty,
 /// in the form its file name suggests.
-pub fn load_lockfile(ws: &Workspace, policy: &Policy) -> Result<Lockfile, InputError> {
-    match read_policy_file(ws, policy, &policy.fixtures.lockfile, "fixtures.lockfile")? {
+pub fn load_lockfile(source: &dyn Source, policy: &Policy) -> Result<Lockfile, InputError> {
+    match read_policy_file(
+        source,
+        policy,
+        &policy.fixtures.lockfile,
+        "fixtures.lockfile",
+    )? {
         Some(bytes) => Lockfile::parse(Path::new(&policy.fixtures.lockfile), &bytes),
         None => Ok(Lockfile {
             format: if policy.fixtures.lockfile.ends_with(".json") {
@@ -201,42 +206,17 @@ pub fn load_lockfile(ws: &Workspace, policy: &Policy) -> Result<Lockfile, InputE
     }
 }
 
-/// Hashes the files of `rels`, turning unsafe paths and read failures into input errors.
-pub fn hash_fixtures(
-    ws: &Workspace,
-    lockfile: &str,
-    rels: &[String],
-) -> Result<BTreeMap<String, FixtureState>, InputError> {
-    let mut states = BTreeMap::new();
-    for (rel, result) in hash_files(ws, rels) {
-        let state = match result {
-            Ok(digest) => FixtureState::Digest(digest),
-            Err(HashError::NotFound) => FixtureState::Missing,
-            Err(HashError::UnsafePath(e)) => {
-                return Err(InputError::new(lockfile, format!("entry {rel:?}: {e}")));
-            }
-            Err(HashError::NotAFile) => {
-                return Err(InputError::new(
-                    lockfile,
-                    format!("entry {rel:?} is not a regular file"),
-                ));
-            }
-            Err(HashError::Io(e)) => {
-                return Err(InputError::new(&rel, format!("cannot read fixture: {e}")));
-            }
-        };
-        states.insert(rel, state);
-    }
-    Ok(states)
-}
-
-fn judge_fixtures(ws: &Workspace, policy: &Policy) -> Result<(Vec<Finding>, usize), InputError> {
-    let lockfile = load_lockfile(ws, policy)?;
-    let corpus: BTreeSet<String> = list_files(ws, &policy.fixtures.paths)?
+fn judge_fixtures(
+    source: &dyn Source,
+    policy: &Policy,
+) -> Result<(Vec<Finding>, usize), InputError> {
+    let lockfile = load_lockfile(source, policy)?;
+    let corpus: BTreeSet<String> = source
+        .list_files(&policy.fixtures.paths)?
         .into_iter()
         .collect();
     let rels: Vec<String> = lockfile.entries.keys().cloned().collect();
-    let actual = hash_fixtures(ws, &policy.fixtures.lockfile, &rels)?;
+    let actual = source.hash_files(&policy.fixtures.lockfile, &rels)?;
     Ok(rules::fixtures::judge(&rules::fixtures::FixturesInput {
         lockfile_path: &policy.fixtures.lockfile,
         expected: &lockfile.entries,
@@ -247,9 +227,10 @@ fn judge_fixtures(ws: &Workspace, policy: &Policy) -> Result<(Vec<Finding>, usiz
 }
 
 /// Property test files under the property paths (by the `files` globs), outside the seeds.
-pub fn property_files(ws: &Workspace, policy: &Policy) -> Result<Vec<String>, InputError> {
+pub fn property_files(source: &dyn Source, policy: &Policy) -> Result<Vec<String>, InputError> {
     let seeds = policy.properties.seeds.as_deref();
-    Ok(list_files(ws, &policy.properties.paths)?
+    Ok(source
+        .list_files(&policy.properties.paths)?
         .into_iter()
         .filter(|rel| !seeds.is_some_and(|s| rel == s || rel.starts_with(&format!("{s}/"))))
         .filter(|rel| {
@@ -259,21 +240,22 @@ pub fn property_files(ws: &Workspace, policy: &Policy) -> Result<Vec<String>, In
         .collect())
 }
 
-/// Thin property files and the seed corpus, read from the workspace.
-pub fn judge_property_files(ws: &Workspace, policy: &Policy) -> Result<Vec<Finding>, InputError> {
+/// Thin property files and the seed corpus, read from `source`.
+pub fn judge_property_files(
+    source: &dyn Source,
+    policy: &Policy,
+) -> Result<Vec<Finding>, InputError> {
     let mut texts = Vec::new();
-    for rel in property_files(ws, policy)? {
-        let path = ws.root.join(&rel);
-        let bytes = std::fs::read(&path).map_err(|e| InputError::io(&rel, &e))?;
+    for rel in property_files(source, policy)? {
+        let bytes = source
+            .read(&rel)?
+            .ok_or_else(|| InputError::new(&rel, "property file vanished while reading"))?;
         texts.push((rel, String::from_utf8_lossy(&bytes).into_owned()));
     }
     let mut findings = rules::properties::judge_files(&texts, policy.properties.min_lines);
     if let Some(seeds) = &policy.properties.seeds {
-        let dir = ws
-            .resolve(seeds)
-            .map_err(|e| InputError::new(seeds, format!("`properties.seeds`: {e}")))?;
-        let count = if dir.is_dir() {
-            Some(list_files(ws, std::slice::from_ref(seeds))?.len())
+        let count = if source.is_dir(seeds)? {
+            Some(source.list_files(std::slice::from_ref(seeds))?.len())
         } else {
             None
         };

@@ -14,12 +14,13 @@ use crate::exit;
 use crate::freeze::today_utc;
 use crate::ledger::Policy;
 use crate::score::load_freeze;
+use crate::source::WorkTree;
 use crate::testid::{collected_keys, id_key};
 use crate::workspace::Workspace;
 
 pub fn run(ws: &Workspace, args: &DeselectArgs) -> anyhow::Result<i32> {
     let policy = Policy::load(ws, args.policy.ledger.as_deref())?;
-    let freeze = load_freeze(ws, &policy)?;
+    let freeze = load_freeze(&WorkTree { ws }, &policy)?;
     let today = today_utc();
     let (active, expired) = freeze.classify(today);
     let freeze_path = Path::new(&policy.freeze.file);

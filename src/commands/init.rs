@@ -11,7 +11,7 @@ use crate::fixtures::hash::list_files;
 use crate::fixtures::lockfile::{LockFormat, Lockfile};
 use crate::ledger::{DEFAULT_LEDGER_PATH, EMBEDDED_LEDGER, Policy};
 use crate::rules::fixtures::FixtureState;
-use crate::score::hash_fixtures;
+use crate::source::{Source, WorkTree};
 use crate::workspace::Workspace;
 
 /// The starter freeze file `guard init` writes.
@@ -38,7 +38,7 @@ pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
     }
 
     let fixtures = list_files(ws, &policy.fixtures.paths)?;
-    let states = hash_fixtures(ws, &policy.fixtures.lockfile, &fixtures)?;
+    let states = WorkTree { ws }.hash_files(&policy.fixtures.lockfile, &fixtures)?;
     let lockfile = Lockfile {
         format: LockFormat::Json,
         entries: states

@@ -13,6 +13,7 @@ use crate::ledger::Policy;
 use crate::report::{Format, render_finding};
 use crate::rules;
 use crate::score::{judge_property_files, load_freeze, load_lockfile};
+use crate::source::WorkTree;
 use crate::workspace::Workspace;
 
 #[derive(Serialize)]
@@ -28,7 +29,8 @@ struct LintReport<'a> {
 
 pub fn run(ws: &Workspace, args: &LintArgs) -> anyhow::Result<i32> {
     let policy = Policy::load(ws, args.policy.ledger.as_deref())?;
-    let freeze = load_freeze(ws, &policy)?;
+    let tree = WorkTree { ws };
+    let freeze = load_freeze(&tree, &policy)?;
     let today = today_utc();
     let (mut findings, stats) = rules::freeze::judge(&rules::freeze::FreezeInput {
         freeze_path: &policy.freeze.file,
@@ -39,13 +41,13 @@ pub fn run(ws: &Workspace, args: &LintArgs) -> anyhow::Result<i32> {
         outcomes: None,
         collected: None,
     });
-    let lockfile = load_lockfile(ws, &policy)?;
+    let lockfile = load_lockfile(&tree, &policy)?;
     for rel in lockfile.entries.keys() {
         ws.resolve(rel).map_err(|e| {
             InputError::new(&policy.fixtures.lockfile, format!("entry {rel:?}: {e}"))
         })?;
     }
-    findings.extend(judge_property_files(ws, &policy)?);
+    findings.extend(judge_property_files(&tree, &policy)?);
 
     match args.format {
         Format::Json => {

@@ -14,7 +14,7 @@ use crate::fixtures::lockfile::{LockFormat, Lockfile};
 use crate::fsutil::write_atomic;
 use crate::ledger::Policy;
 use crate::rules::fixtures::FixtureState;
-use crate::score::hash_fixtures;
+use crate::source::{Source, WorkTree};
 use crate::workspace::Workspace;
 
 pub fn run(ws: &Workspace, args: &LockArgs) -> anyhow::Result<i32> {
@@ -37,7 +37,7 @@ pub fn run(ws: &Workspace, args: &LockArgs) -> anyhow::Result<i32> {
     }
     rels.sort();
     rels.dedup();
-    let states = hash_fixtures(ws, rel, &rels)?;
+    let states = WorkTree { ws }.hash_files(rel, &rels)?;
     let entries: BTreeMap<String, String> = states
         .into_iter()
         .filter_map(|(p, s)| match s {

@@ -7,6 +7,7 @@ use crate::freeze::today_utc;
 use crate::ledger::Policy;
 use crate::report::Report;
 use crate::score::{Artifacts, score};
+use crate::source::WorkTree;
 use crate::workspace::Workspace;
 
 pub fn run(ws: &Workspace, args: &ScoreArgs) -> anyhow::Result<i32> {
@@ -17,7 +18,7 @@ pub fn run(ws: &Workspace, args: &ScoreArgs) -> anyhow::Result<i32> {
         collected: args.collected.clone(),
         min_proven: args.min_proven,
     };
-    let evaluation = score(ws, &policy, &artifacts, today_utc())?;
+    let evaluation = score(&WorkTree { ws }, &policy, &artifacts, today_utc())?;
     let report = Report {
         policy: policy.source.describe(),
         findings: evaluation.findings,
