@@ -7,6 +7,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::agents::{AgentsPolicy, HumanTrailer, PatternSet, trailer_pattern};
 use crate::error::{InputError, Location, line_column};
 use crate::workspace::{Workspace, check_relative, normalize_rel};
 
@@ -42,6 +43,25 @@ pub struct Policy {
     pub freeze: FreezePolicy,
     pub coverage: CoveragePolicy,
     pub tests: TestsPolicy,
+    pub agents: AgentsPolicy,
+    pub trailers: TrailerPolicy,
+    pub protect: ProtectPolicy,
+}
+
+/// The human trailer each protected class needs.
+#[derive(Debug, Clone)]
+pub struct TrailerPolicy {
+    pub fixtures: HumanTrailer,
+    pub freeze: HumanTrailer,
+    pub properties: HumanTrailer,
+    pub ledger: HumanTrailer,
+}
+
+/// Extra protected paths, as globs over repository-relative paths.
+#[derive(Debug, Clone)]
+pub struct ProtectPolicy {
+    pub paths: Vec<String>,
+    pub set: GlobSet,
 }
 
 #[derive(Debug, Clone)]
@@ -265,6 +285,51 @@ impl Policy {
             failures_reject: raw.tests.failures_reject.unwrap_or(true),
         };
 
+        let agents = parse_agents(&raw.agents, &invalid)?;
+        let t = &raw.trailers;
+        let trailer = |value: &Option<Spanned<String>>, key: &str, default: &str| match value {
+            None => Ok(HumanTrailer::parse(default).expect("default trailers parse")),
+            Some(v) => HumanTrailer::parse(v.get_ref())
+                .map_err(|e| invalid(v.span(), format!("`trailers.{key}`: {e}"))),
+        };
+        let trailers = TrailerPolicy {
+            fixtures: trailer(&t.fixtures, "fixtures", "Fixture-Lock: human")?,
+            freeze: trailer(&t.freeze, "freeze", "Freeze-Lease: human")?,
+            properties: trailer(&t.properties, "properties", "Property-Seeds: human")?,
+            ledger: trailer(&t.ledger, "ledger", "Ledger-Change: human")?,
+        };
+        let protect_paths: Vec<Spanned<String>> = raw.protect.paths.clone().unwrap_or_default();
+        let mut protect_set = GlobSetBuilder::new();
+        for p in &protect_paths {
+            let glob = globset::GlobBuilder::new(p.get_ref())
+                .literal_separator(true)
+                .case_insensitive(true)
+                .backslash_escape(true)
+                .build()
+                .map_err(|e| {
+                    invalid(
+                        p.span(),
+                        format!("`protect.paths` pattern {:?}: {e}", p.get_ref()),
+                    )
+                })?;
+            if p.get_ref().starts_with('/') || p.get_ref().split('/').any(|c| c == "..") {
+                return Err(invalid(
+                    p.span(),
+                    format!(
+                        "`protect.paths` pattern {:?} must be relative, without `..`",
+                        p.get_ref()
+                    ),
+                ));
+            }
+            protect_set.add(glob);
+        }
+        let protect = ProtectPolicy {
+            paths: protect_paths.iter().map(|p| p.get_ref().clone()).collect(),
+            set: protect_set
+                .build()
+                .map_err(|e| InputError::new(path, format!("`protect.paths`: {e}")))?,
+        };
+
         Ok(Policy {
             source,
             properties,
@@ -272,6 +337,9 @@ impl Policy {
             freeze,
             coverage,
             tests,
+            agents,
+            trailers,
+            protect,
         })
     }
 }
@@ -285,6 +353,82 @@ pub fn toml_error(path: &Path, text: &str, err: &toml::de::Error) -> InputError 
     }
     e
 }
+
+fn parse_agents(
+    raw: &RawAgents,
+    invalid: &dyn Fn(std::ops::Range<usize>, String) -> InputError,
+) -> Result<AgentsPolicy, InputError> {
+    let default_agent = match &raw.default {
+        None => false,
+        Some(v) => match v.get_ref().as_str() {
+            "human" => false,
+            "agent" => true,
+            other => {
+                return Err(invalid(
+                    v.span(),
+                    format!("`agents.default` must be \"human\" or \"agent\", not {other:?}"),
+                ));
+            }
+        },
+    };
+    let set = |values: &Option<Vec<Spanned<String>>>,
+               key: &str,
+               default: &[&str]|
+     -> Result<PatternSet, InputError> {
+        let texts: Vec<String> = match values {
+            None => default.iter().map(|s| s.to_string()).collect(),
+            Some(list) => list.iter().map(|v| v.get_ref().clone()).collect(),
+        };
+        PatternSet::new(&texts).map_err(|(i, e)| {
+            let span = values
+                .as_ref()
+                .and_then(|l| l.get(i))
+                .map(|v| v.span())
+                .unwrap_or(0..0);
+            invalid(span, format!("`agents.{key}`: {e}"))
+        })
+    };
+    let trailers = match &raw.trailers {
+        None => DEFAULT_AGENT_TRAILERS
+            .iter()
+            .map(|t| trailer_pattern(t).expect("default patterns parse"))
+            .collect(),
+        Some(list) => list
+            .iter()
+            .map(|v| {
+                trailer_pattern(v.get_ref())
+                    .map_err(|e| invalid(v.span(), format!("`agents.trailers`: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+    };
+    Ok(AgentsPolicy {
+        default_agent,
+        emails: set(&raw.emails, "emails", DEFAULT_AGENT_EMAILS)?,
+        names: set(&raw.names, "names", DEFAULT_AGENT_NAMES)?,
+        trailers,
+        pushers: set(&raw.pushers, "pushers", &[])?,
+    })
+}
+
+/// Agent identities seen in the wild (DESIGN.md), used where a ledger has no `[agents]`.
+const DEFAULT_AGENT_EMAILS: &[&str] = &[
+    r"*\[bot\]@users.noreply.github.com",
+    "198982749+Copilot@users.noreply.github.com",
+    "cursoragent@cursor.com",
+    "noreply@aider.chat",
+    "noreply@anthropic.com",
+    "codex@openai.com",
+];
+const DEFAULT_AGENT_NAMES: &[&str] = &["* (aider)"];
+const DEFAULT_AGENT_TRAILERS: &[&str] = &[
+    "Co-authored-by: *<noreply@anthropic.com>",
+    "Co-authored-by: *<codex@openai.com>",
+    "Co-authored-by: *<noreply@aider.chat>",
+    "Co-authored-by: *<cursoragent@cursor.com>",
+    r"Co-authored-by: *\[bot\]@users.noreply.github.com>",
+    "Generated-by: *",
+    "Replit-Commit-Author: Agent",
+];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -300,6 +444,37 @@ struct RawLedger {
     coverage: RawCoverage,
     #[serde(default)]
     tests: RawTests,
+    #[serde(default)]
+    agents: RawAgents,
+    #[serde(default)]
+    trailers: RawTrailers,
+    #[serde(default)]
+    protect: RawProtect,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAgents {
+    default: Option<Spanned<String>>,
+    emails: Option<Vec<Spanned<String>>>,
+    names: Option<Vec<Spanned<String>>>,
+    trailers: Option<Vec<Spanned<String>>>,
+    pushers: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTrailers {
+    fixtures: Option<Spanned<String>>,
+    freeze: Option<Spanned<String>>,
+    properties: Option<Spanned<String>>,
+    ledger: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProtect {
+    paths: Option<Vec<Spanned<String>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -1,6 +1,7 @@
 //! merge-guard: a gate that scores test evidence and git history so that an AI coding agent
 //! cannot buy a green merge. The binary `guard` is a thin shell over this library.
 
+pub mod agents;
 pub mod cli;
 pub mod commands;
 pub mod error;

@@ -1,0 +1,313 @@
+//! Who is an agent: the ledger's `[agents]` patterns over commit identities and trailers,
+//! and the human trailers that approve protected changes. Owns matching only; reading
+//! commits is the git module's job.
+
+use globset::{GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
+
+/// What guard knows about who made a commit.
+#[derive(Debug, Clone, Default)]
+pub struct Identity {
+    pub author_name: String,
+    pub author_email: String,
+    pub committer_name: String,
+    pub committer_email: String,
+    /// `(key, value)` pairs of the message's trailer block, in order.
+    pub trailers: Vec<(String, String)>,
+    /// The authenticated pusher, in hooks.
+    pub pusher: Option<String>,
+}
+
+/// A `Key: value-glob` pattern over trailers; the key is case-insensitive (git's rule), the
+/// value glob too.
+#[derive(Debug, Clone)]
+pub struct TrailerPattern {
+    pub key: String,
+    pub value: GlobMatcher,
+    pub text: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct AgentsPolicy {
+    /// `default = "agent"`: every commit is an agent's unless proven human (strict mode).
+    pub default_agent: bool,
+    pub emails: PatternSet,
+    pub names: PatternSet,
+    pub trailers: Vec<TrailerPattern>,
+    pub pushers: PatternSet,
+}
+
+/// Case-insensitive globs with their source text, for messages.
+#[derive(Debug, Clone)]
+pub struct PatternSet {
+    pub patterns: Vec<String>,
+    pub set: GlobSet,
+}
+
+impl PatternSet {
+    pub fn new(patterns: &[String]) -> Result<PatternSet, (usize, String)> {
+        let mut builder = GlobSetBuilder::new();
+        for (i, p) in patterns.iter().enumerate() {
+            builder.add(glob(p).map_err(|e| (i, e))?.glob().clone());
+        }
+        let set = builder.build().map_err(|e| (0, e.to_string()))?;
+        Ok(PatternSet {
+            patterns: patterns.to_vec(),
+            set,
+        })
+    }
+
+    /// The first pattern matching `text`.
+    pub fn first_match(&self, text: &str) -> Option<&str> {
+        self.set
+            .matches(text)
+            .first()
+            .map(|&i| self.patterns[i].as_str())
+    }
+}
+
+/// A case-insensitive glob where `*` also crosses `/` (identities are not paths).
+pub fn glob(pattern: &str) -> Result<GlobMatcher, String> {
+    GlobBuilder::new(pattern)
+        .case_insensitive(true)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| format!("{pattern:?} is not a valid glob: {e}"))
+}
+
+/// Parses `Key: value-glob`.
+pub fn trailer_pattern(text: &str) -> Result<TrailerPattern, String> {
+    let (key, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("{text:?} is not a trailer pattern; write `Key: value-glob`"))?;
+    let key = key.trim();
+    if key.is_empty() || key.contains(char::is_whitespace) {
+        return Err(format!(
+            "{text:?}: a trailer key is one word, such as `Co-authored-by`"
+        ));
+    }
+    Ok(TrailerPattern {
+        key: key.to_ascii_lowercase(),
+        value: glob(value.trim())?,
+        text: text.to_string(),
+    })
+}
+
+/// A human trailer such as `Fixture-Lock: human`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HumanTrailer {
+    pub key: String,
+    pub value: String,
+}
+
+impl HumanTrailer {
+    pub fn parse(text: &str) -> Result<HumanTrailer, String> {
+        let (key, value) = text
+            .split_once(':')
+            .ok_or_else(|| format!("{text:?} is not a trailer; write `Key: value`"))?;
+        let (key, value) = (key.trim(), value.trim());
+        if key.is_empty() || key.contains(char::is_whitespace) || value.is_empty() {
+            return Err(format!("{text:?} is not a trailer; write `Key: value`"));
+        }
+        Ok(HumanTrailer {
+            key: key.to_string(),
+            value: value.to_string(),
+        })
+    }
+
+    /// Whether `trailers` carry this one (keys case-insensitive as in git; values compared
+    /// case-insensitively after trimming).
+    pub fn present_in(&self, trailers: &[(String, String)]) -> bool {
+        trailers.iter().any(|(k, v)| {
+            k.eq_ignore_ascii_case(&self.key) && v.trim().eq_ignore_ascii_case(&self.value)
+        })
+    }
+}
+
+impl std::fmt::Display for HumanTrailer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.key, self.value)
+    }
+}
+
+impl AgentsPolicy {
+    /// Why `who` is an agent, or `None` for a human. In strict mode every commit is an
+    /// agent's (signatures that prove a human are a later addition).
+    pub fn agent_reason(&self, who: &Identity) -> Option<String> {
+        if let Some(pusher) = &who.pusher {
+            if let Some(p) = self.pushers.first_match(pusher) {
+                return Some(format!("pushed by {pusher} (matches agents.pushers {p:?})"));
+            }
+        }
+        for (role, email) in [
+            ("author", &who.author_email),
+            ("committer", &who.committer_email),
+        ] {
+            if let Some(p) = self.emails.first_match(email) {
+                return Some(format!("{role} e-mail {email} matches agents.emails {p:?}"));
+            }
+        }
+        for (role, name) in [
+            ("author", &who.author_name),
+            ("committer", &who.committer_name),
+        ] {
+            if let Some(p) = self.names.first_match(name) {
+                return Some(format!("{role} name {name:?} matches agents.names {p:?}"));
+            }
+        }
+        for (key, value) in &who.trailers {
+            for pattern in &self.trailers {
+                if key.eq_ignore_ascii_case(&pattern.key) && pattern.value.is_match(value.trim()) {
+                    return Some(format!(
+                        "trailer \"{key}: {value}\" matches agents.trailers {:?}",
+                        pattern.text
+                    ));
+                }
+            }
+        }
+        if self.default_agent {
+            return Some(
+                "strict mode (agents.default = \"agent\"): no proof of a human".to_string(),
+            );
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::Policy;
+
+    fn who(name: &str, email: &str, trailers: &[(&str, &str)]) -> Identity {
+        Identity {
+            author_name: name.into(),
+            author_email: email.into(),
+            committer_name: "Human Dev".into(),
+            committer_email: "dev@example.com".into(),
+            trailers: trailers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            pusher: None,
+        }
+    }
+
+    #[test]
+    fn default_policy_knows_agents_seen_in_the_wild() {
+        // The starter ledger's [agents] and the built-in defaults of a ledger without one.
+        let bare = Policy::parse(
+            std::path::Path::new("l.toml"),
+            "[freeze]\nfile = \"f.txt\"\n",
+            crate::ledger::PolicySource::Embedded,
+        )
+        .unwrap();
+        for agents in [Policy::embedded().agents, bare.agents] {
+            check_known_agents(&agents);
+        }
+    }
+
+    fn check_known_agents(agents: &AgentsPolicy) {
+        let agent_cases = [
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Co-Authored-By", "Claude <noreply@anthropic.com>")],
+            ),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("co-authored-by", "Codex <codex@openai.com>")],
+            ),
+            who(
+                "copilot-swe-agent[bot]",
+                "198982749+Copilot@users.noreply.github.com",
+                &[],
+            ),
+            who(
+                "devin-ai-integration[bot]",
+                "158243242+devin-ai-integration[bot]@users.noreply.github.com",
+                &[],
+            ),
+            who("Cursor Agent", "cursoragent@cursor.com", &[]),
+            who("Dev (aider)", "dev@example.com", &[]),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Co-authored-by", "aider (gpt-4o) <noreply@aider.chat>")],
+            ),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Replit-Commit-Author", "Agent")],
+            ),
+            who("Dev", "dev@example.com", &[("Generated-by", "some tool")]),
+            who(
+                "renovate[bot]",
+                "29139614+renovate[bot]@users.noreply.github.com",
+                &[],
+            ),
+        ];
+        for case in &agent_cases {
+            assert!(
+                agents.agent_reason(case).is_some(),
+                "{case:?} should be an agent"
+            );
+        }
+        let humans = [
+            who("Claude Shannon", "claude@example.com", &[]),
+            who("Dev", "robot@users.noreply.github.com", &[]),
+            who("Dev", "12345+botanist@users.noreply.github.com", &[]),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Co-authored-by", "Pair <pair@example.com>")],
+            ),
+            who("Dev", "dev@example.com", &[("Fixture-Lock", "human")]),
+        ];
+        for case in &humans {
+            assert_eq!(
+                agents.agent_reason(case),
+                None,
+                "{case:?} should be a human"
+            );
+        }
+    }
+
+    #[test]
+    fn strict_mode_makes_everyone_an_agent() {
+        let mut agents = Policy::embedded().agents;
+        agents.default_agent = true;
+        assert!(
+            agents
+                .agent_reason(&who("Dev", "dev@example.com", &[]))
+                .unwrap()
+                .contains("strict")
+        );
+    }
+
+    #[test]
+    fn pusher_globs_apply() {
+        let mut agents = Policy::embedded().agents;
+        agents.pushers = PatternSet::new(&["ci-agent-*".to_string()]).unwrap();
+        let mut w = who("Dev", "dev@example.com", &[]);
+        w.pusher = Some("ci-agent-7".into());
+        assert!(
+            agents
+                .agent_reason(&w)
+                .unwrap()
+                .contains("pushed by ci-agent-7")
+        );
+    }
+
+    #[test]
+    fn human_trailer_matching() {
+        let t = HumanTrailer::parse("Fixture-Lock: human").unwrap();
+        assert!(t.present_in(&[("fixture-lock".into(), " Human ".into())]));
+        assert!(!t.present_in(&[("Fixture-Lock".into(), "agent".into())]));
+        assert!(!t.present_in(&[("Freeze-Lease".into(), "human".into())]));
+        assert!(HumanTrailer::parse("no colon").is_err());
+        assert!(trailer_pattern("Two words: x").is_err());
+    }
+}
