@@ -121,32 +121,34 @@ impl Policy {
     /// Loads the policy for `ws`: `explicit` (relative to the current directory, must
     /// exist), else `qa/merge_ledger.toml` under the root if it exists, else the embedded one.
     pub fn load(ws: &Workspace, explicit: Option<&Path>) -> Result<Policy, InputError> {
-        let path = match explicit {
-            Some(path) => path.to_path_buf(),
+        // `shown` is what messages and reports call the ledger: as the user named it, or
+        // relative to the repository root.
+        let (path, shown) = match explicit {
+            Some(path) => (path.to_path_buf(), path.to_path_buf()),
             None => {
                 let path = ws.root.join(DEFAULT_LEDGER_PATH);
                 match std::fs::symlink_metadata(&path) {
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                         return Ok(Policy::embedded());
                     }
-                    _ => path,
+                    _ => (path, PathBuf::from(DEFAULT_LEDGER_PATH)),
                 }
             }
         };
         let bytes = std::fs::read(&path).map_err(|e| {
-            InputError::io(&path, &e)
+            InputError::io(&shown, &e)
                 .with_hint("pass an existing ledger with --ledger, or run `guard init`")
         })?;
         let text = String::from_utf8(bytes).map_err(|e| {
             InputError::new(
-                &path,
+                &shown,
                 format!(
                     "ledger is not UTF-8 (byte {})",
                     e.utf8_error().valid_up_to()
                 ),
             )
         })?;
-        Policy::parse(&path, &text, PolicySource::File(path.clone()))
+        Policy::parse(&shown, &text, PolicySource::File(shown.clone()))
     }
 
     /// Parses and validates ledger text. `path` is only used in messages.

@@ -1,0 +1,258 @@
+//! Bad input is a test case: each gives a clear message on stderr and exit code 2, never a
+//! panic and never a silent pass.
+
+use crate::scenario::*;
+use crate::support::{Project, Run, data};
+
+fn assert_cannot_judge(run: &Run, mentions: &[&str]) {
+    assert_eq!(
+        run.code, 2,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    for m in mentions {
+        assert!(
+            run.stderr.contains(m),
+            "stderr lacks {m:?}:\n{}",
+            run.stderr
+        );
+    }
+}
+
+fn score(p: &Project) -> Run {
+    p.guard(&["score", "--junit", "junit.xml"])
+}
+
+#[test]
+fn malformed_ledger_names_file_and_line() {
+    let p = clean();
+    p.write(
+        "qa/merge_ledger.toml",
+        "[properties]\npaths = [\"tests/properties/\"\nrequired = true\n",
+    );
+    assert_cannot_judge(&score(&p), &["qa/merge_ledger.toml:"]);
+    p.write(
+        "qa/merge_ledger.toml",
+        format!("{LEDGER}\n[fixtures.extra]\nx = 1\n"),
+    );
+    assert_cannot_judge(&score(&p), &["qa/merge_ledger.toml:"]);
+    p.write(
+        "qa/merge_ledger.toml",
+        LEDGER.replace("required = true", "required = \"yes\""),
+    );
+    assert_cannot_judge(&score(&p), &["qa/merge_ledger.toml:4:"]);
+    p.write("qa/merge_ledger.toml", b"\xff\xfe[properties]\n".as_slice());
+    assert_cannot_judge(&score(&p), &["qa/merge_ledger.toml", "UTF-8"]);
+}
+
+#[test]
+fn explicit_ledger_must_exist() {
+    let p = clean();
+    assert_cannot_judge(
+        &p.guard(&["score", "--junit", "junit.xml", "--ledger", "nope.toml"]),
+        &["nope.toml"],
+    );
+}
+
+#[test]
+fn ledger_paths_leaving_the_repository_are_refused() {
+    let p = clean();
+    p.write(
+        "qa/merge_ledger.toml",
+        LEDGER.replace("qa/flake_freeze.txt", "../../etc/passwd"),
+    );
+    assert_cannot_judge(&score(&p), &["qa/merge_ledger.toml:", ".."]);
+    p.write(
+        "qa/merge_ledger.toml",
+        LEDGER.replace("qa/flake_freeze.txt", "/etc/passwd"),
+    );
+    assert_cannot_judge(&score(&p), &["absolute"]);
+}
+
+#[test]
+fn missing_freeze_file_named_by_the_ledger_is_an_error() {
+    let p = clean();
+    p.remove("qa/flake_freeze.txt");
+    assert_cannot_judge(&score(&p), &["qa/flake_freeze.txt", "guard init"]);
+}
+
+#[test]
+fn bad_lease_dates_are_refused() {
+    let p = clean();
+    use_freeze_toml(
+        &p,
+        &freeze_toml("max_active_leases = 1", &[("a::b", "2026-02-30")]),
+    );
+    assert_cannot_judge(&score(&p), &["qa/freeze.toml:", "2026-02-30"]);
+    use_freeze_toml(
+        &p,
+        &freeze_toml("max_active_leases = 1", &[("a::b", "soon")]),
+    );
+    assert_cannot_judge(&score(&p), &["qa/freeze.toml:"]);
+}
+
+#[test]
+fn lockfile_with_parent_or_absolute_paths_is_refused() {
+    let p = clean();
+    let digest = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    p.write(
+        "qa/fixtures.lock.json",
+        format!("{{\"files\": {{\"../outside\": \"{digest}\"}}}}"),
+    );
+    assert_cannot_judge(&score(&p), &["qa/fixtures.lock.json", ".."]);
+    p.write(
+        "qa/fixtures.lock.json",
+        format!("{{\"files\": {{\"/etc/passwd\": \"{digest}\"}}}}"),
+    );
+    assert_cannot_judge(&score(&p), &["qa/fixtures.lock.json"]);
+    p.write(
+        "qa/fixtures.lock.json",
+        "{\"files\": {\"tests/fixtures/a\": \"replace-with-real-sha256\"}}",
+    );
+    assert_cannot_judge(
+        &score(&p),
+        &["qa/fixtures.lock.json", "replace-with-real-sha256"],
+    );
+    p.write("qa/fixtures.lock.json", "{\"files\": {");
+    assert_cannot_judge(&score(&p), &["qa/fixtures.lock.json"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinked_fixture_is_refused() {
+    let p = clean();
+    p.remove("tests/fixtures/invoice_v3.json");
+    std::os::unix::fs::symlink("/etc/hostname", p.path("tests/fixtures/invoice_v3.json")).unwrap();
+    assert_cannot_judge(&score(&p), &["tests/fixtures/invoice_v3.json", "symlink"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinked_fixture_directory_is_refused() {
+    let p = clean();
+    let outside = Project::new();
+    outside.write("secret.json", "{}");
+    std::os::unix::fs::symlink(outside.root(), p.path("tests/fixtures/linked")).unwrap();
+    assert_cannot_judge(&score(&p), &["tests/fixtures/linked", "symlink"]);
+}
+
+#[test]
+fn malformed_junit_is_refused_with_file_and_position() {
+    let p = clean();
+    let cases: [(&str, &[u8]); 5] = [
+        ("truncated", b"<testsuites><testsuite name=\"x\"><testcase classname=\"a\" name=\"b\">"),
+        ("empty", b""),
+        ("html", b"<html><body>not junit</body></html>"),
+        ("entities", b"<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\"><!ENTITY lol2 \"&lol;&lol;&lol;\">]><testsuites><testsuite><testcase classname=\"a\" name=\"&lol2;\"/></testsuite></testsuites>"),
+        ("latin1", b"<?xml version=\"1.0\" encoding=\"utf-8\"?><testsuites><testsuite><testcase classname=\"a\" name=\"caf\xe9\"/></testsuite></testsuites>"),
+    ];
+    for (name, bytes) in cases {
+        p.write("bad.xml", bytes);
+        let run = p.guard(&["score", "--junit", "bad.xml"]);
+        assert_eq!(run.code, 2, "{name}: {}{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains("bad.xml"), "{name}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{name}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn missing_artifacts_are_errors_not_passes() {
+    let p = clean();
+    assert_cannot_judge(
+        &p.guard(&["score", "--junit", "nope.xml"]),
+        &["nope.xml", "not found"],
+    );
+    assert_cannot_judge(
+        &p.guard(&["score", "--junit", "junit.xml", "--coverage", "nope.json"]),
+        &["nope.json"],
+    );
+    assert_cannot_judge(
+        &p.guard(&["score", "--junit", "junit.xml", "--collected", "nope.txt"]),
+        &["nope.txt"],
+    );
+}
+
+#[test]
+fn malformed_coverage_and_collected_are_refused() {
+    let p = clean();
+    for (name, bytes) in [
+        (
+            "cov.json",
+            b"{\"totals\": {\"percent_covered\": 150}}".as_slice(),
+        ),
+        ("cov.json", b"{\"totals\": "),
+        ("cov.json", b"\xff\xfe\x00garbage"),
+        ("cov.json", b"just some words\n"),
+    ] {
+        p.write(name, bytes);
+        let run = p.guard(&["score", "--junit", "junit.xml", "--coverage", name]);
+        assert_cannot_judge(&run, &[name]);
+    }
+    p.write("collected.txt", "tests/test_x.py: 3\n");
+    assert_cannot_judge(
+        &p.guard(&[
+            "score",
+            "--junit",
+            "junit.xml",
+            "--collected",
+            "collected.txt",
+        ]),
+        &["collected.txt"],
+    );
+}
+
+/// Every file in the committed bad-input corpus gives exit 2 for the artifact kind it is.
+#[test]
+fn committed_bad_input_corpus_gives_exit_two() {
+    let p = clean();
+    let mut seen = 0;
+    for (kind, flag) in [
+        ("junit", "--junit"),
+        ("coverage", "--coverage"),
+        ("collected", "--collected"),
+    ] {
+        let dir = data(&format!("bad/{kind}"));
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            let shown = path.to_str().unwrap().to_string();
+            let mut args = vec!["score", "--junit", "junit.xml", flag, &shown];
+            if kind == "junit" {
+                args.drain(1..3);
+            }
+            let run = p.guard(&args);
+            assert_cannot_judge(&run, &[path.file_name().unwrap().to_str().unwrap()]);
+            seen += 1;
+        }
+    }
+    assert!(seen >= 15, "the bad-input corpus has only {seen} files");
+}
+
+#[test]
+fn huge_junit_streams() {
+    // 200k cases (about 20 MB): streamed, not a DOM; every case counted.
+    let p = clean();
+    let mut xml = String::from("<testsuites><testsuite name=\"big\">");
+    for i in 0..200_000 {
+        xml.push_str(&format!(
+            "<testcase classname=\"tests.test_big\" name=\"test_{i}\" time=\"0\"/>"
+        ));
+    }
+    xml.push_str("</testsuite></testsuites>");
+    p.write("big.xml", xml);
+    let run = p.guard(&[
+        "score",
+        "--junit",
+        "junit.xml",
+        "--junit",
+        "big.xml",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["junit"]["cases"], 200_005);
+}

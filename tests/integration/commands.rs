@@ -1,0 +1,257 @@
+//! `guard deselect`, `lock`, `lint` and `init`.
+
+use crate::scenario::*;
+use crate::support::{Project, sha256sum};
+
+const COLLECTED: &str = "tests/properties/test_codec_roundtrip.py::test_roundtrip_on_seeds\n\
+tests/runtime/test_retry.py::test_backoff_under_load\n\
+tests/test_billing.py::TestInvoice::test_total[p-1]\n\
+\n4 tests collected in 0.02s\n";
+
+#[test]
+fn deselect_prints_pytest_node_ids_for_dotted_leases() {
+    let p = clean();
+    p.write("collected.txt", COLLECTED);
+    let run = p.guard(&["deselect", "--collected", "collected.txt"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "--deselect=tests/runtime/test_retry.py::test_backoff_under_load\n"
+    );
+}
+
+#[test]
+fn deselect_for_nextest_and_cargo() {
+    let p = clean();
+    p.write("qa/flake_freeze.txt", "tests::flaky_network\n");
+    p.write(
+        "collected.txt",
+        "tiny-crate:\n    tests::adds\n    tests::flaky_network\n",
+    );
+    let run = p.guard(&[
+        "deselect",
+        "--collected",
+        "collected.txt",
+        "--runner",
+        "nextest",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "-E\nnot ((binary_id(=tiny-crate) & test(=tests::flaky_network)))\n"
+    );
+    let run = p.guard(&[
+        "deselect",
+        "--collected",
+        "collected.txt",
+        "--runner",
+        "cargo",
+    ]);
+    assert_eq!(run.stdout, "--exact\n--skip\ntests::flaky_network\n");
+}
+
+#[test]
+fn deselect_refuses_unknown_ids_expired_leases_and_budget() {
+    let p = clean();
+    p.write(
+        "collected.txt",
+        "tests/test_billing.py::TestInvoice::test_total[p-1]\n",
+    );
+    let run = p.guard(&["deselect", "--collected", "collected.txt"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("tests.runtime.test_retry::test_backoff_under_load"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty());
+
+    p.write("collected.txt", COLLECTED);
+    let lease = [(
+        "tests/runtime/test_retry.py::test_backoff_under_load",
+        "2001-01-01",
+    )];
+    use_freeze_toml(&p, &freeze_toml("max_active_leases = 3", &lease));
+    let run = p.guard(&["deselect", "--collected", "collected.txt"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("expired 2001-01-01"), "{}", run.stderr);
+
+    let lease = [(
+        "tests/runtime/test_retry.py::test_backoff_under_load",
+        "2999-01-01",
+    )];
+    use_freeze_toml(&p, &freeze_toml("max_active_leases = 0", &lease));
+    let run = p.guard(&["deselect", "--collected", "collected.txt"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("budget"), "{}", run.stderr);
+}
+
+#[test]
+fn lock_check_reports_drift_and_lock_rewrites_in_the_same_form() {
+    let p = clean();
+    let run = p.guard(&["lock", "--check"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+
+    p.write("tests/fixtures/invoice_v3.json", "changed\n");
+    p.write("tests/fixtures/sub/new.bin", [0u8, 1, 2, 255]);
+    let before = p.read("qa/fixtures.lock.json");
+    let run = p.guard(&["lock", "--check"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout
+            .contains("changed  tests/fixtures/invoice_v3.json"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("added    tests/fixtures/sub/new.bin"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        p.read("qa/fixtures.lock.json"),
+        before,
+        "--check writes nothing"
+    );
+
+    let run = p.guard(&["lock"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lock: serde_json::Value = serde_json::from_str(&p.read("qa/fixtures.lock.json")).unwrap();
+    assert_eq!(
+        lock["files"]["tests/fixtures/invoice_v3.json"],
+        sha256sum(b"changed\n")
+    );
+    assert_eq!(
+        lock["files"]["tests/fixtures/sub/new.bin"],
+        sha256sum(&[0, 1, 2, 255])
+    );
+    assert_eq!(lock["files"].as_object().unwrap().len(), 3);
+    assert_eq!(p.guard(&["lock", "--check"]).code, 0);
+    assert_eq!(p.guard(&["score", "--junit", "junit.xml"]).code, 0);
+}
+
+#[test]
+fn lock_keeps_the_sha256sum_form() {
+    let p = clean();
+    p.write(
+        "qa/merge_ledger.toml",
+        LEDGER.replace("qa/fixtures.lock.json", "qa/fixtures.lock"),
+    );
+    p.write("qa/fixtures.lock", "");
+    assert_eq!(p.guard(&["lock"]).code, 0);
+    let expected = format!(
+        "{}  tests/fixtures/empty_batch.ndjson\n{}  tests/fixtures/invoice_v3.json\n",
+        sha256sum(BATCH.as_bytes()),
+        sha256sum(INVOICE.as_bytes())
+    );
+    assert_eq!(p.read("qa/fixtures.lock"), expected);
+}
+
+#[test]
+fn lint_passes_a_clean_policy_and_finds_each_problem() {
+    let p = clean();
+    let run = p.guard(&["lint"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("lint: ok"), "{}", run.stdout);
+
+    p.write("tests/properties/test_thin.py", "def test():\n    pass\n");
+    let lease = [("tests/a.py::test_b", "2001-01-01")];
+    use_freeze_toml(&p, &freeze_toml("max_active_leases = 0", &lease));
+    let run = p.guard(&["lint", "--format", "json"]);
+    assert_eq!(run.code, 1);
+    let json = run.json();
+    let reasons: Vec<&str> = json["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(reasons, vec!["expired_leases", "property_thin"]);
+}
+
+#[test]
+fn lint_rejects_a_malformed_lease_with_its_line() {
+    let p = clean();
+    use_freeze_toml(
+        &p,
+        "version = 1\nmax_active_leases = 1\n\n[[leases]]\nnodeid = \"a::b\"\nowner = \"x\"\nexpires = \"2030-01-01\"\n",
+    );
+    let run = p.guard(&["lint"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("qa/freeze.toml:4:"), "{}", run.stderr);
+    assert!(run.stderr.contains("reason"), "{}", run.stderr);
+}
+
+#[test]
+fn init_writes_starters_that_lint_clean_and_never_overwrites() {
+    let p = Project::git();
+    p.write("tests/fixtures/golden.json", "{\"a\": 1}\n");
+    let run = p.guard(&["init"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    for file in [
+        "qa/merge_ledger.toml",
+        "qa/freeze.toml",
+        "qa/fixtures.lock.json",
+    ] {
+        assert!(p.path(file).is_file(), "{file}");
+    }
+    let lock: serde_json::Value = serde_json::from_str(&p.read("qa/fixtures.lock.json")).unwrap();
+    assert_eq!(
+        lock["files"]["tests/fixtures/golden.json"],
+        sha256sum(b"{\"a\": 1}\n")
+    );
+
+    let ledger = p.read("qa/merge_ledger.toml");
+    p.write("qa/merge_ledger.toml", "# edited by a human\n");
+    let run = p.guard(&["init"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("refusing to overwrite"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(p.read("qa/merge_ledger.toml"), "# edited by a human\n");
+    p.write("qa/merge_ledger.toml", ledger);
+
+    // The starter policy wants a property suite and seeds: lint says so, precisely.
+    let run = p.guard(&["lint", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!(json["findings"][0]["code"], "property_seeds");
+    p.write("tests/properties/test_codec_roundtrip.py", PROPERTY_FILE);
+    p.write("tests/properties/seeds/one.json", "{}\n");
+    assert_eq!(p.guard(&["lint"]).code, 0);
+}
+
+#[test]
+fn help_and_version_exit_zero_and_bad_arguments_exit_two() {
+    let p = Project::new();
+    let run = p.guard(&["--help"]);
+    assert_eq!(run.code, 0);
+    for cmd in ["score", "deselect", "lock", "lint", "init"] {
+        assert!(
+            run.stdout.contains(cmd),
+            "{cmd} missing from help:\n{}",
+            run.stdout
+        );
+    }
+    assert_eq!(p.guard(&["--version"]).code, 0);
+    assert_eq!(p.guard(&["score", "--no-such-flag"]).code, 2);
+    assert_eq!(p.guard(&["score", "--min-proven", "101"]).code, 2);
+    assert_eq!(p.guard(&["score", "--format", "yaml"]).code, 2);
+    assert_eq!(p.guard(&["deselect"]).code, 2, "--collected is required");
+    assert_eq!(p.guard(&[]).code, 2);
+}
+
+#[test]
+fn readme_documents_every_reason_code() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    for code in merge_guard::findings::Code::ALL {
+        assert!(
+            readme.contains(&format!("| `{}` |", code.as_str())),
+            "README lacks reason code {code}"
+        );
+    }
+}

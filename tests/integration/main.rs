@@ -1,0 +1,9 @@
+//! All integration tests build into this one binary (as cargo-nextest does): each runs the
+//! real `guard` binary on projects built in temp dirs.
+
+mod bad_input;
+mod commands;
+mod real_runners;
+mod scenario;
+mod score;
+mod support;

@@ -1,0 +1,234 @@
+//! Scoring real runner output: the committed pytest and cargo-nextest reports (regenerated
+//! by `tests/data/regen-junit.sh`) and a live pytest run.
+
+use crate::support::{Project, Run, data};
+
+const EMPTY_LOCK: &str = "{\"files\": {}}\n";
+
+/// A plain directory whose ledger reads the freeze list `freeze` and property `paths`.
+fn project(property_paths: &str, freeze: &str) -> Project {
+    let p = Project::new();
+    p.write(
+        "qa/merge_ledger.toml",
+        format!(
+            "[properties]\npaths = [{property_paths}]\nfiles = [\"*\"]\n\n[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\n\n[freeze]\nfile = \"qa/flake_freeze.txt\"\n"
+        ),
+    )
+    .write("qa/fixtures.lock.json", EMPTY_LOCK)
+    .write("qa/flake_freeze.txt", freeze);
+    p
+}
+
+fn score(p: &Project, report: &str, extra: &[&str]) -> Run {
+    let report = data(&format!("junit/{report}"));
+    let mut args = vec![
+        "score",
+        "--format",
+        "json",
+        "--junit",
+        report.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    p.guard(&args)
+}
+
+// In the pytest samples (checked by hand against the XML): TestInvoice::test_discount_applies
+// fails, test_converts_currency errors, test_vat_table and test_round_half_up (an xfail) skip,
+// and all seven tests under tests/properties/ pass.
+const PYTEST_FLAKES: &str = "tests/test_billing.py::TestInvoice::test_discount_applies\ntests/test_billing.py::test_converts_currency\n";
+
+#[test]
+fn pytest_reports_merge_when_the_failures_are_frozen() {
+    for report in ["pytest-xunit2.xml", "pytest-xunit1.xml"] {
+        let p = project("\"tests/properties/\"", PYTEST_FLAKES);
+        let collected = data("junit/pytest-collected.txt");
+        let run = score(&p, report, &["--collected", collected.to_str().unwrap()]);
+        assert_eq!(run.code, 0, "{report}: {}{}", run.stdout, run.stderr);
+        let json = run.json();
+        assert_eq!(json["collected_tests"], 17);
+        assert_eq!(json["active_leases"], 2);
+        assert_eq!(
+            json["junit"],
+            serde_json::json!({"files": 1, "cases": 17, "passed": 13, "failed": 1, "errors": 1, "skipped": 2})
+        );
+    }
+}
+
+#[test]
+fn pytest_report_rejects_unfrozen_failures_by_name() {
+    let p = project("\"tests/properties/\"", "");
+    let run = score(&p, "pytest-xunit2.xml", &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.reasons(), vec!["test_failures"]);
+    let json = run.json();
+    let names: Vec<String> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["test"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "tests.test_billing.TestInvoice::test_discount_applies",
+            "tests.test_billing::test_converts_currency"
+        ]
+    );
+}
+
+#[test]
+fn pytest_frozen_test_with_escaped_param_that_passes_is_caught() {
+    // `test_rounding[net<gross]` is written `net&lt;gross` in the XML.
+    let p = project(
+        "\"tests/properties/\"",
+        &format!("{PYTEST_FLAKES}tests/test_billing.py::test_rounding[net<gross]\n"),
+    );
+    let run = score(&p, "pytest-xunit2.xml", &[]);
+    assert_eq!(run.reasons(), vec!["frozen_test_passed"]);
+    assert_eq!(
+        run.json()["findings"][0]["test"],
+        "tests/test_billing.py::test_rounding[net<gross]"
+    );
+}
+
+#[test]
+fn pytest_properties_are_found_by_path_in_dotted_classnames() {
+    // The first article's scorer finds no property tests in real pytest output; guard must.
+    let p = project("\"tests/properties/\"", PYTEST_FLAKES);
+    assert_eq!(score(&p, "pytest-xunit2.xml", &[]).code, 0);
+    let p = project("\"tests/elsewhere/\"", PYTEST_FLAKES);
+    assert_eq!(
+        score(&p, "pytest-xunit2.xml", &[]).reasons(),
+        vec!["property_hold"]
+    );
+}
+
+#[test]
+fn pytest_rerun_pass_is_flaky_not_a_pass() {
+    // pytest-rerunfailures writes the failed attempt and the passing rerun as two records.
+    let p = project("\"tests/properties/\"", PYTEST_FLAKES);
+    let run = score(&p, "pytest-rerun.xml", &[]);
+    assert_eq!(run.reasons(), vec!["test_failures"], "{}", run.stdout);
+    assert_eq!(
+        run.json()["findings"][0]["test"],
+        "flaky.test_flaky_network::test_fetch_eventually_succeeds"
+    );
+    let p = project(
+        "\"tests/properties/\"",
+        &format!("{PYTEST_FLAKES}flaky/test_flaky_network.py::test_fetch_eventually_succeeds\n"),
+    );
+    assert_eq!(
+        score(&p, "pytest-rerun.xml", &[]).code,
+        0,
+        "a frozen flaky test is allowed"
+    );
+}
+
+// In the nextest sample: tests::escapes_quotes fails (with a rerun), tests::flaky::passes_on_retry
+// passes on its retry (flakyFailure), and the three tests of tests/properties.rs pass.
+const NEXTEST_FLAKES: &str =
+    "tests::escapes_quotes\nnextest-sample tests::flaky::passes_on_retry\n";
+
+#[test]
+fn nextest_report_merges_with_cargo_and_nextest_ids_frozen() {
+    let p = project("\"tests/properties.rs\"", NEXTEST_FLAKES);
+    let list = data("junit/nextest-list.txt");
+    let run = score(&p, "nextest.xml", &["--collected", list.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["collected_tests"], 9);
+    assert_eq!(run.json()["junit"]["cases"], 9);
+}
+
+#[test]
+fn nextest_flaky_and_failing_tests_reject_when_not_frozen() {
+    let p = project("\"tests/properties.rs\"", "");
+    let run = score(&p, "nextest.xml", &[]);
+    let json = run.json();
+    let names: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["test"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "nextest-sample::tests::escapes_quotes",
+            "nextest-sample::tests::flaky::passes_on_retry"
+        ]
+    );
+}
+
+#[test]
+fn nextest_frozen_test_that_passes_is_caught() {
+    let p = project(
+        "\"tests/properties.rs\"",
+        &format!("{NEXTEST_FLAKES}nextest-sample tests::parses_seconds\n"),
+    );
+    assert_eq!(
+        score(&p, "nextest.xml", &[]).reasons(),
+        vec!["frozen_test_passed"]
+    );
+    let p = project("\"tests/elsewhere.rs\"", NEXTEST_FLAKES);
+    assert_eq!(
+        score(&p, "nextest.xml", &[]).reasons(),
+        vec!["property_hold"]
+    );
+}
+
+#[test]
+fn live_pytest_run_is_scored() {
+    // Copies the sample pytest project, runs real pytest into JUnit, and scores the result.
+    let p = Project::new();
+    copy_dir(&data("pytest-project"), p.root());
+    p.write("qa/merge_ledger.toml", "[properties]\npaths = [\"tests/properties/\"]\nseeds = \"tests/properties/seeds\"\n\n[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\n\n[freeze]\nfile = \"qa/flake_freeze.txt\"\n")
+        .write("qa/fixtures.lock.json", EMPTY_LOCK)
+        .write("qa/flake_freeze.txt", PYTEST_FLAKES);
+    let pytest = std::process::Command::new("python3")
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--junitxml=junit.xml",
+        ])
+        .current_dir(p.root())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("python3 runs");
+    assert!(
+        pytest.status.code() == Some(1),
+        "pytest must be installed (`python3 -m pip install pytest`) and report the sample's failures: {}{}",
+        String::from_utf8_lossy(&pytest.stdout),
+        String::from_utf8_lossy(&pytest.stderr)
+    );
+    let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["junit"]["cases"], 17);
+    p.write(
+        "qa/flake_freeze.txt",
+        "tests/test_billing.py::TestInvoice::test_discount_applies\n",
+    );
+    assert_eq!(
+        p.guard(&["score", "--junit", "junit.xml", "--format", "json"])
+            .reasons(),
+        vec!["test_failures"]
+    );
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_name() == "__pycache__" || entry.file_name() == ".pytest_cache" {
+            continue;
+        }
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}

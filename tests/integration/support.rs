@@ -1,0 +1,165 @@
+//! Test support: temp projects, hermetic `git`, and running the `guard` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use tempfile::TempDir;
+
+/// The outcome of one `guard` run.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(output: Output) -> Run {
+        Run {
+            code: output.status.code().expect("guard exited by a signal"),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// The stdout parsed as the JSON report.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// The reason codes of a JSON report.
+    pub fn reasons(&self) -> Vec<String> {
+        self.json()["reasons"]
+            .as_array()
+            .expect("reasons is an array")
+            .iter()
+            .map(|r| r.as_str().unwrap().to_string())
+            .collect()
+    }
+}
+
+/// A project directory in a temp dir.
+pub struct Project {
+    pub dir: TempDir,
+}
+
+impl Project {
+    /// A plain directory (not a git work tree).
+    pub fn new() -> Project {
+        Project {
+            dir: tempfile::Builder::new()
+                .prefix("guard-test-")
+                .tempdir()
+                .unwrap(),
+        }
+    }
+
+    /// A git work tree made with the `git` command.
+    pub fn git() -> Project {
+        let p = Project::new();
+        p.git_cmd(&["init", "-q", "-b", "main"]);
+        p
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> &Self {
+        let path = self.path(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+        self
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap()
+    }
+
+    pub fn remove(&self, rel: &str) {
+        std::fs::remove_file(self.path(rel)).unwrap();
+    }
+
+    /// Runs `git` hermetically in the project.
+    pub fn git_cmd(&self, args: &[&str]) -> String {
+        let out = hermetic(Command::new("git"), self.root())
+            .args(args)
+            .current_dir(self.root())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs guard in the project root.
+    pub fn guard(&self, args: &[&str]) -> Run {
+        self.guard_in(self.root(), args)
+    }
+
+    /// Runs guard in `dir`.
+    pub fn guard_in(&self, dir: &Path, args: &[&str]) -> Run {
+        let out = hermetic(Command::new(env!("CARGO_BIN_EXE_guard")), self.root())
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        Run::from(out)
+    }
+}
+
+/// No global or system git config, fixed identities and dates, a private HOME.
+pub fn hermetic(mut cmd: Command, home: &Path) -> Command {
+    cmd.env("HOME", home)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Human Dev")
+        .env("GIT_AUTHOR_EMAIL", "dev@example.com")
+        .env("GIT_COMMITTER_NAME", "Human Dev")
+        .env("GIT_COMMITTER_EMAIL", "dev@example.com")
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+        .env("LC_ALL", "C")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE");
+    cmd
+}
+
+/// The SHA-256 of `bytes` as computed by coreutils `sha256sum` (an independent
+/// implementation, so tests do not check guard's hashing against itself).
+pub fn sha256sum(bytes: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = Command::new("sha256sum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("sha256sum (coreutils) is installed");
+    child.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// A directory of committed test data.
+pub fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
+}
