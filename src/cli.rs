@@ -28,6 +28,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Audit the commits of a range for agent edits to protected files, then score the tip.
+    Check(CheckArgs),
     /// Score test artifacts against the ledger in the working tree.
     Score(ScoreArgs),
     /// Print runner arguments that leave active frozen tests out of a run.
@@ -52,6 +54,17 @@ pub struct ScoreArgs {
     #[command(flatten)]
     pub policy: PolicyArgs,
 
+    #[command(flatten)]
+    pub artifacts: ArtifactArgs,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// Test artifacts to score.
+#[derive(Debug, Args)]
+pub struct ArtifactArgs {
     /// A JUnit XML report (repeatable).
     #[arg(long, value_name = "PATH")]
     pub junit: Vec<PathBuf>,
@@ -68,6 +81,21 @@ pub struct ScoreArgs {
     /// The proven-coverage floor in percent [default: the ledger's coverage.min_proven].
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
     pub min_proven: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The commits to audit: `A..B`, `A...B` (B's commits since the merge base) or one
+    /// commit [default: @{upstream}..HEAD]. The policy comes from the range's base.
+    #[arg(value_name = "RANGE")]
+    pub range: Option<String>,
+
+    /// The ledger's path inside the base revision.
+    #[arg(long, value_name = "PATH", default_value = "qa/merge_ledger.toml")]
+    pub ledger: String,
+
+    #[command(flatten)]
+    pub artifacts: ArtifactArgs,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]

@@ -41,6 +41,11 @@ codes! {
     LeaseNotCollected => "lease_not_collected", "a lease names a test that was not collected";
     TestFailures => "test_failures", "an ordinary test (neither frozen nor a property) failed";
     JunitMissing => "junit_missing", "no JUnit report was given, so nothing proves the tests ran";
+    AgentEditProtected => "agent_edit_protected", "an agent commit changes a protected path";
+    ForgedHumanTrailer => "forged_human_trailer", "an agent commit carries a human trailer";
+    MissingHumanTrailer => "missing_human_trailer", "a human commit changes a protected path without its trailer";
+    AgentAddedProperty => "agent_added_property", "an agent commit adds a property test file";
+    FrozenTestRewritten => "frozen_test_rewritten", "a frozen test passes and the range changed its test file";
 }
 
 impl Serialize for Code {
@@ -62,8 +67,12 @@ pub struct Finding {
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The abbreviated commit id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// The commit's subject line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub test: Option<String>,
     /// What a human does to clear the finding.
@@ -78,6 +87,7 @@ impl Finding {
             message: message.into(),
             path: None,
             commit: None,
+            subject: None,
             test: None,
             help: None,
         }
@@ -85,6 +95,12 @@ impl Finding {
 
     pub fn path(mut self, path: impl Into<String>) -> Finding {
         self.path = Some(path.into());
+        self
+    }
+
+    pub fn commit(mut self, short_id: impl Into<String>, subject: impl Into<String>) -> Finding {
+        self.commit = Some(short_id.into());
+        self.subject = Some(subject.into());
         self
     }
 

@@ -24,6 +24,8 @@ pub enum PolicySource {
     Embedded,
     /// A ledger file, as the user named it or relative to the workspace root.
     File(PathBuf),
+    /// A ledger read from a git revision (the base of a range or push).
+    Revision { path: String, commit: String },
 }
 
 impl PolicySource {
@@ -31,6 +33,7 @@ impl PolicySource {
         match self {
             PolicySource::Embedded => "embedded default ledger".to_string(),
             PolicySource::File(path) => path.display().to_string(),
+            PolicySource::Revision { path, commit } => format!("{path} at {commit}"),
         }
     }
 }
@@ -303,17 +306,12 @@ impl Policy {
         let protect_paths: Vec<Spanned<String>> = raw.protect.paths.clone().unwrap_or_default();
         let mut protect_set = GlobSetBuilder::new();
         for p in &protect_paths {
-            let glob = globset::GlobBuilder::new(p.get_ref())
-                .literal_separator(true)
-                .case_insensitive(true)
-                .backslash_escape(true)
-                .build()
-                .map_err(|e| {
-                    invalid(
-                        p.span(),
-                        format!("`protect.paths` pattern {:?}: {e}", p.get_ref()),
-                    )
-                })?;
+            let glob = protect_glob(p.get_ref()).map_err(|e| {
+                invalid(
+                    p.span(),
+                    format!("`protect.paths` pattern {:?}: {e}", p.get_ref()),
+                )
+            })?;
             if p.get_ref().starts_with('/') || p.get_ref().split('/').any(|c| c == "..") {
                 return Err(invalid(
                     p.span(),
@@ -344,6 +342,16 @@ impl Policy {
             protect,
         })
     }
+}
+
+/// A `[protect]` glob: over repository-relative paths, `*` within one directory, `**`
+/// across, case-insensitive (a case variant replaces the file on some checkouts).
+pub fn protect_glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .case_insensitive(true)
+        .backslash_escape(true)
+        .build()
 }
 
 /// A TOML parse error as `path:line:col: message`.

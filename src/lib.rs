@@ -2,6 +2,7 @@
 //! cannot buy a green merge. The binary `guard` is a thin shell over this library.
 
 pub mod agents;
+pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod error;
@@ -11,7 +12,9 @@ pub mod findings;
 pub mod fixtures;
 pub mod freeze;
 pub mod fsutil;
+pub mod git;
 pub mod ledger;
+pub mod policy_diff;
 pub mod report;
 pub mod rules;
 pub mod score;

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::check::History;
 use crate::findings::{Code, Decision, Finding, reasons};
 use crate::score::Stats;
 
@@ -21,6 +22,8 @@ pub struct Report {
     pub policy: String,
     pub findings: Vec<Finding>,
     pub stats: Stats,
+    /// The judged commits, for `check` and the hooks.
+    pub history: Option<History>,
 }
 
 #[derive(Serialize)]
@@ -32,6 +35,8 @@ struct JsonReport<'a> {
     policy: &'a str,
     #[serde(flatten)]
     stats: &'a Stats,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    history: Option<&'a History>,
 }
 
 impl Report {
@@ -55,6 +60,7 @@ impl Report {
             findings: &self.findings,
             policy: &self.policy,
             stats: &self.stats,
+            history: self.history.as_ref(),
         };
         let mut out = serde_json::to_string_pretty(&json).expect("report serializes");
         out.push('\n');
@@ -65,6 +71,25 @@ impl Report {
         let mut out = String::new();
         for f in &self.findings {
             render_finding(&mut out, f);
+        }
+        if let Some(h) = &self.history {
+            for fc in &h.policy_changes {
+                let _ = writeln!(out, "change: {} {}:", fc.commit, fc.path);
+                for c in &fc.changes {
+                    let _ = writeln!(out, "  {c}");
+                }
+                for line in &fc.excerpt {
+                    let _ = writeln!(out, "    {line}");
+                }
+            }
+            let agents = h.commits.iter().filter(|c| c.agent.is_some()).count();
+            let _ = writeln!(
+                out,
+                "range: {} ({} commit{}, {agents} by agents)",
+                h.range,
+                h.commits.len(),
+                if h.commits.len() == 1 { "" } else { "s" }
+            );
         }
         let s = &self.stats;
         let j = &s.junit;
@@ -105,7 +130,14 @@ impl Report {
 pub fn render_finding(out: &mut String, f: &Finding) {
     let _ = write!(out, "error[{}]: ", f.code);
     if let Some(commit) = &f.commit {
-        let _ = write!(out, "{commit}: ");
+        match &f.subject {
+            Some(subject) => {
+                let _ = write!(out, "{commit} {subject:?}: ");
+            }
+            None => {
+                let _ = write!(out, "{commit}: ");
+            }
+        }
     }
     if let Some(path) = &f.path {
         let _ = write!(out, "{path}: ");

@@ -28,6 +28,15 @@ pub struct Artifacts {
     pub collected: Option<PathBuf>,
     /// Overrides the ledger's `coverage.min_proven`.
     pub min_proven: Option<f64>,
+    /// Whether missing evidence (no JUnit, a required coverage report absent) rejects.
+    /// `score` always expects evidence; `check` only when some artifact was given.
+    pub expect_evidence: bool,
+}
+
+impl Artifacts {
+    pub fn any(&self) -> bool {
+        !self.junit.is_empty() || self.coverage.is_some() || self.collected.is_some()
+    }
 }
 
 /// The figures of the JSON contract (DESIGN.md), beside the findings.
@@ -77,7 +86,7 @@ pub fn score(
     });
 
     let mut acc = Accumulator::new(&active, &policy.properties.paths);
-    if artifacts.junit.is_empty() {
+    if artifacts.junit.is_empty() && artifacts.expect_evidence {
         findings.push(
             Finding::new(
                 Code::JunitMissing,
@@ -134,7 +143,7 @@ pub fn score(
         coverage.as_ref(),
         coverage_path.as_deref(),
         floor,
-        policy.coverage.required,
+        policy.coverage.required && artifacts.expect_evidence,
     ));
 
     Ok(Evaluation {

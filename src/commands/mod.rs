@@ -5,6 +5,7 @@ use crate::cli::{Cli, Command};
 use crate::exit;
 use crate::workspace::Workspace;
 
+mod check;
 mod deselect;
 mod init;
 mod lint;
@@ -27,14 +28,18 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         std::env::set_current_dir(dir)
             .map_err(|e| anyhow::anyhow!("cannot change to directory {}: {e}", dir.display()))?;
     }
-    let cwd = std::env::current_dir()
-        .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?;
-    let ws = Workspace::discover(&cwd)?;
+    // `check` reads git only (it works in a bare repository); the rest work in a workspace.
+    let ws = || -> anyhow::Result<Workspace> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?;
+        Ok(Workspace::discover(&cwd)?)
+    };
     match cli.command {
-        Command::Score(args) => score::run(&ws, &args),
-        Command::Deselect(args) => deselect::run(&ws, &args),
-        Command::Lock(args) => lock::run(&ws, &args),
-        Command::Lint(args) => lint::run(&ws, &args),
-        Command::Init => init::run(&ws),
+        Command::Check(args) => check::run(&args),
+        Command::Score(args) => score::run(&ws()?, &args),
+        Command::Deselect(args) => deselect::run(&ws()?, &args),
+        Command::Lock(args) => lock::run(&ws()?, &args),
+        Command::Lint(args) => lint::run(&ws()?, &args),
+        Command::Init => init::run(&ws()?),
     }
 }

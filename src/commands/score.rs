@@ -1,6 +1,6 @@
 //! `guard score`: score artifacts against the ledger in the working tree.
 
-use crate::cli::ScoreArgs;
+use crate::cli::{ArtifactArgs, ScoreArgs};
 use crate::exit;
 use crate::findings::Decision;
 use crate::freeze::today_utc;
@@ -12,21 +12,32 @@ use crate::workspace::Workspace;
 
 pub fn run(ws: &Workspace, args: &ScoreArgs) -> anyhow::Result<i32> {
     let policy = Policy::load(ws, args.policy.ledger.as_deref())?;
-    let artifacts = Artifacts {
-        junit: args.junit.clone(),
-        coverage: args.coverage.clone(),
-        collected: args.collected.clone(),
-        min_proven: args.min_proven,
-    };
+    let artifacts = artifacts(&args.artifacts, true);
     let evaluation = score(&WorkTree { ws }, &policy, &artifacts, today_utc())?;
     let report = Report {
         policy: policy.source.describe(),
         findings: evaluation.findings,
         stats: evaluation.stats,
+        history: None,
     };
     print!("{}", report.render(args.format));
-    Ok(match report.decision() {
+    Ok(exit_code(&report))
+}
+
+/// The artifacts named on the command line.
+pub fn artifacts(args: &ArtifactArgs, expect_evidence: bool) -> Artifacts {
+    Artifacts {
+        junit: args.junit.clone(),
+        coverage: args.coverage.clone(),
+        collected: args.collected.clone(),
+        min_proven: args.min_proven,
+        expect_evidence,
+    }
+}
+
+pub fn exit_code(report: &Report) -> i32 {
+    match report.decision() {
         Decision::Merge => exit::MERGE,
         Decision::Reject => exit::REJECT,
-    })
+    }
 }

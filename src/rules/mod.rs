@@ -5,4 +5,5 @@ pub mod coverage;
 pub mod fixtures;
 pub mod freeze;
 pub mod properties;
+pub mod provenance;
 pub mod test_failures;

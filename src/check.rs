@@ -1,0 +1,352 @@
+//! The engine behind `guard check` (and the hooks): judges the commits a range brings for
+//! provenance under the policy of the range's base, then scores the range's tip (fixtures
+//! from git, and artifacts when given) under the same policy.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use git2::{Oid, Repository};
+use jiff::civil::Date;
+use serde::Serialize;
+
+use crate::error::InputError;
+use crate::findings::{Code, Finding};
+use crate::fixtures::lockfile::Lockfile;
+use crate::freeze::FreezeFile;
+use crate::git::protected::{Change, ProtectedSet};
+use crate::git::tree_source::GitTree;
+use crate::git::{self, range};
+use crate::ledger::{DEFAULT_LEDGER_PATH, Policy, PolicySource};
+use crate::policy_diff::{self, PolicyChange};
+use crate::report::Report;
+use crate::rules::provenance::{self, CommitFacts, ProvenanceInput};
+use crate::score::{Artifacts, load_lockfile, score};
+use crate::source::Source;
+
+/// What to check.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// `A..B`, `A...B` or one commit; `None` for `@{upstream}..HEAD`.
+    pub range: Option<String>,
+    /// The ledger's path inside the base revision (default `qa/merge_ledger.toml`).
+    pub ledger: Option<String>,
+    /// The authenticated pusher (hooks).
+    pub pusher: Option<String>,
+    pub artifacts: Artifacts,
+}
+
+/// One judged commit, for reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommitSummary {
+    pub id: String,
+    pub short: String,
+    pub subject: String,
+    pub author: String,
+    /// Why the commit counts as an agent's; absent for a human's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    pub protected_changes: Vec<Change>,
+}
+
+/// What one commit changed in the freeze file or lockfile.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileChanges {
+    pub commit: String,
+    pub path: String,
+    pub changes: Vec<PolicyChange>,
+    /// A unified-diff excerpt (text reports only).
+    #[serde(skip)]
+    pub excerpt: Vec<String>,
+}
+
+/// The history part of a report.
+#[derive(Debug, Clone, Serialize)]
+pub struct History {
+    pub range: String,
+    pub base: Option<String>,
+    pub tip: String,
+    pub commits: Vec<CommitSummary>,
+    pub policy_changes: Vec<FileChanges>,
+}
+
+/// Checks a range of `repo`.
+pub fn check(repo: &Repository, opts: &CheckOptions, today: Date) -> anyhow::Result<Report> {
+    let range = range::resolve(repo, opts.range.as_deref())?;
+    let commits = range::commits(repo, range.tip, range.base.as_slice())?;
+    judge_update(
+        repo,
+        range.base,
+        range.tip,
+        &commits,
+        &range.spec,
+        opts,
+        today,
+    )
+}
+
+/// Judges `commits` (oldest first) leading from `base` to `tip` under the policy of `base`.
+pub fn judge_update(
+    repo: &Repository,
+    base: Option<Oid>,
+    tip: Oid,
+    commits: &[Oid],
+    spec: &str,
+    opts: &CheckOptions,
+    today: Date,
+) -> anyhow::Result<Report> {
+    let ledger_path = opts
+        .ledger
+        .clone()
+        .unwrap_or_else(|| DEFAULT_LEDGER_PATH.to_string());
+    let base_short = base.map(|b| git::short_id(repo, b));
+    let base_tree = match base {
+        Some(b) => Some(GitTree::new(
+            repo,
+            b,
+            format!("commit {}", base_short.as_deref().unwrap_or("")),
+        )?),
+        None => None,
+    };
+    let policy = load_policy(base_tree.as_ref(), &ledger_path, base_short.as_deref())?;
+    let protected = ProtectedSet::new(&policy, &ledger_path);
+    let restore_from = base_short.clone().unwrap_or_else(|| "HEAD~".to_string());
+
+    let mut findings = Vec::new();
+    let mut summaries = Vec::new();
+    let mut policy_changes = Vec::new();
+    let mut agent_added_leases = 0;
+    let reject_if_agent_adds_lease = match &base_tree {
+        Some(t) => crate::score::load_freeze(t, &policy)
+            .map(|f| f.reject_if_agent_adds_lease)
+            .unwrap_or(true),
+        None => true,
+    };
+    let input = ProvenanceInput {
+        trailers: &policy.trailers,
+        reject_if_agent_adds_lease,
+        seeds: policy.properties.seeds.as_deref(),
+    };
+
+    for &id in commits {
+        let commit = repo.find_commit(id)?;
+        let tree = commit.tree()?;
+        let parents: Vec<git2::Tree> = commit
+            .parents()
+            .map(|p| p.tree())
+            .collect::<Result<_, _>>()?;
+        let changes = if parents.is_empty() {
+            protected.changes(repo, &tree, None)?
+        } else {
+            // A merge is compared with every parent: what it brings from one side was judged
+            // on that side's commits; what differs from all parents was made in the merge.
+            let mut per_parent = Vec::new();
+            for p in &parents {
+                per_parent.push(protected.changes(repo, &tree, Some(p))?);
+            }
+            let mut first = per_parent.remove(0);
+            first.retain(|c| {
+                per_parent
+                    .iter()
+                    .all(|other| other.iter().any(|o| o.path == c.path))
+            });
+            first
+        };
+        let short = git::short_id(repo, id);
+        let subject = git::summary(&commit);
+        let who = git::identity(&commit, opts.pusher.as_deref());
+        let agent = policy.agents.agent_reason(&who);
+
+        let mut leases_added = Vec::new();
+        let first_parent = parents.first();
+        for path in [&policy.freeze.file, &policy.fixtures.lockfile] {
+            if !changes.iter().any(|c| &c.path == path) {
+                continue;
+            }
+            let old = match first_parent {
+                Some(t) => blob_text(repo, t, path),
+                None => None,
+            };
+            let new = blob_text(repo, &tree, path);
+            let described = if path == &policy.freeze.file {
+                let parse = |t: &Option<String>| {
+                    t.as_ref()
+                        .and_then(|t| FreezeFile::parse(Path::new(path), t.as_bytes()).ok())
+                };
+                let list = policy_diff::diff_freeze(parse(&old).as_ref(), parse(&new).as_ref());
+                leases_added.extend(list.iter().filter_map(|c| match c {
+                    PolicyChange::LeaseAdded { nodeid, .. } => Some(nodeid.clone()),
+                    _ => None,
+                }));
+                list
+            } else {
+                let parse = |t: &Option<String>| {
+                    t.as_ref()
+                        .and_then(|t| Lockfile::parse(Path::new(path), t.as_bytes()).ok())
+                };
+                policy_diff::diff_lockfile(parse(&old).as_ref(), parse(&new).as_ref())
+            };
+            policy_changes.push(FileChanges {
+                commit: short.clone(),
+                path: path.clone(),
+                changes: described,
+                excerpt: policy_diff::excerpt(
+                    old.as_deref().unwrap_or(""),
+                    new.as_deref().unwrap_or(""),
+                    12,
+                ),
+            });
+        }
+
+        let facts = CommitFacts {
+            short: short.clone(),
+            subject: subject.clone(),
+            agent: agent.clone(),
+            trailers: who.trailers.clone(),
+            changes: changes.clone(),
+            leases_added,
+            base: restore_from.clone(),
+        };
+        let (found, added) = provenance::judge(&facts, &input);
+        findings.extend(found);
+        agent_added_leases += added;
+        summaries.push(CommitSummary {
+            id: id.to_string(),
+            short,
+            subject,
+            author: format!("{} <{}>", who.author_name, who.author_email),
+            agent,
+            protected_changes: changes,
+        });
+    }
+
+    // The tip, as it would be merged: fixtures from its tree, artifacts when given.
+    let tip_short = git::short_id(repo, tip);
+    let mut tip_tree = GitTree::new(repo, tip, format!("commit {tip_short}"))?;
+    if let Some(base_tree) = &base_tree {
+        // The base passed the gate when it landed, so its fixtures matched its lockfile:
+        // only blobs changed since then are hashed again.
+        if let Ok(lock) = load_lockfile(base_tree, &policy) {
+            tip_tree.trust(base_tree, &lock.entries);
+        }
+    }
+    let mut artifacts = opts.artifacts.clone();
+    artifacts.expect_evidence = artifacts.any();
+    let mut evaluation = score(&tip_tree, &policy, &artifacts, today)?;
+    if let Some(base_tree) = &base_tree {
+        mark_rewritten_frozen_tests(&mut evaluation.findings, base_tree, &tip_tree)?;
+    }
+    findings.extend(evaluation.findings);
+    let mut stats = evaluation.stats;
+    stats.agent_added_leases = agent_added_leases;
+
+    Ok(Report {
+        policy: policy.source.describe(),
+        findings,
+        stats,
+        history: Some(History {
+            range: spec.to_string(),
+            base: base.map(|b| b.to_string()),
+            tip: tip.to_string(),
+            commits: summaries,
+            policy_changes,
+        }),
+    })
+}
+
+/// The policy in force: the ledger in the base revision, else the embedded default.
+fn load_policy(
+    base: Option<&GitTree>,
+    ledger_path: &str,
+    base_short: Option<&str>,
+) -> anyhow::Result<Policy> {
+    let Some(base) = base else {
+        return Ok(Policy::embedded());
+    };
+    let shown = format!("{ledger_path} at {}", base_short.unwrap_or("base"));
+    let Some(bytes) = base.read(ledger_path)? else {
+        return Ok(Policy::embedded());
+    };
+    let text =
+        String::from_utf8(bytes).map_err(|_| InputError::new(&shown, "ledger is not UTF-8"))?;
+    let source = PolicySource::Revision {
+        path: ledger_path.to_string(),
+        commit: base_short.unwrap_or("base").to_string(),
+    };
+    Policy::parse(Path::new(&shown), &text, source).context("the policy in force could not be read")
+}
+
+fn blob_text(repo: &Repository, tree: &git2::Tree, path: &str) -> Option<String> {
+    let entry = tree.get_path(Path::new(path)).ok()?;
+    let blob = repo.find_blob(entry.id()).ok()?;
+    Some(String::from_utf8_lossy(blob.content()).into_owned())
+}
+
+/// A frozen test that passes while the range changed its test file is a rewrite, not a fix:
+/// the first article's "revert the test rewrite" row.
+fn mark_rewritten_frozen_tests(
+    findings: &mut [Finding],
+    base: &GitTree,
+    tip: &GitTree,
+) -> Result<(), InputError> {
+    for f in findings
+        .iter_mut()
+        .filter(|f| f.code == Code::FrozenTestPassed)
+    {
+        let Some(test) = f.test.clone() else { continue };
+        for file in test_file_candidates(&test) {
+            let (old, new) = (
+                base.read(&file).ok().flatten(),
+                tip.read(&file).ok().flatten(),
+            );
+            if old.is_none() && new.is_none() {
+                continue;
+            }
+            if old != new {
+                f.code = Code::FrozenTestRewritten;
+                f.message = format!(
+                    "frozen test {test} passes and this range changed its file {file}: a rewritten test is not a fix"
+                );
+                f.help = Some(format!(
+                    "revert the changes to {file}; the lease stays until an agent-free rerun on main is boring"
+                ));
+            }
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Files a test id may live in: the file of a pytest node id, or the modules a dotted
+/// `classname::name` may name (the class part is unknown, so each prefix is tried).
+fn test_file_candidates(id: &str) -> Vec<String> {
+    let head = id.split("::").next().unwrap_or(id);
+    if head.ends_with(".py") {
+        return vec![head.to_string()];
+    }
+    if head.contains(' ') || head.contains('/') {
+        return Vec::new();
+    }
+    let parts: Vec<&str> = head.split('.').collect();
+    (1..=parts.len())
+        .rev()
+        .map(|n| format!("{}.py", parts[..n].join("/")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_files_of_ids() {
+        assert_eq!(
+            test_file_candidates("tests/test_a.py::TestB::test_c[1]"),
+            vec!["tests/test_a.py"]
+        );
+        assert_eq!(
+            test_file_candidates("tests.test_a.TestB::test_c"),
+            vec!["tests/test_a/TestB.py", "tests/test_a.py", "tests.py"]
+        );
+        assert!(test_file_candidates("crate tests::x").is_empty());
+    }
+}

@@ -1,0 +1,20 @@
+//! `guard check [RANGE]`: audit the commits of a range, then score the tip.
+
+use crate::check::{CheckOptions, check};
+use crate::cli::CheckArgs;
+use crate::commands::score::{artifacts, exit_code};
+use crate::freeze::today_utc;
+use crate::git;
+
+pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
+    let repo = git::open()?;
+    let opts = CheckOptions {
+        range: args.range.clone(),
+        ledger: Some(args.ledger.clone()),
+        pusher: None,
+        artifacts: artifacts(&args.artifacts, false),
+    };
+    let report = check(&repo, &opts, today_utc())?;
+    print!("{}", report.render(args.format));
+    Ok(exit_code(&report))
+}

@@ -1,0 +1,136 @@
+//! Reading git history with libgit2. The only module that imports `git2`: it opens the
+//! repository, resolves ranges, reads commit identities and trailers, finds changes to
+//! protected paths, and serves a commit's tree as a `Source`. It never writes to the
+//! repository (in pre-receive the pushed objects are in quarantine).
+
+pub mod protected;
+pub mod range;
+pub mod tree_source;
+
+use anyhow::{Context as _, bail};
+use git2::{Commit, Oid, Repository};
+
+use crate::agents::Identity;
+
+/// Opens the repository the way git does for a hook or a command: `GIT_DIR`,
+/// `GIT_OBJECT_DIRECTORY` and `GIT_ALTERNATE_OBJECT_DIRECTORIES` from the environment when
+/// set (so a pre-receive hook sees quarantined objects), else discovery from the current
+/// directory.
+pub fn open() -> anyhow::Result<Repository> {
+    let repo = Repository::open_from_env().context(
+        "not in a git repository (or any parent): run guard check inside a clone, or pass -C DIR",
+    )?;
+    if repo.object_format() != git2::ObjectFormat::Sha1 {
+        bail!("this repository uses SHA-256 object ids, which this build of guard cannot read");
+    }
+    Ok(repo)
+}
+
+/// The abbreviated id git would show, at least 7 hex digits.
+pub fn short_id(repo: &Repository, id: Oid) -> String {
+    repo.find_object(id, None)
+        .and_then(|o| o.short_id())
+        .ok()
+        .and_then(|buf| buf.as_str().ok().map(str::to_string))
+        .unwrap_or_else(|| id.to_string()[..7].to_string())
+}
+
+/// The commit's first line, lossily decoded (messages may be in any encoding).
+pub fn summary(commit: &Commit) -> String {
+    let bytes = commit.summary_bytes().unwrap_or_default();
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Who made `commit`, with its trailers. `pusher` is the authenticated pusher in hooks.
+pub fn identity(commit: &Commit, pusher: Option<&str>) -> Identity {
+    let author = commit.author();
+    let committer = commit.committer();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    Identity {
+        author_name: text(author.name_bytes()),
+        author_email: text(author.email_bytes()),
+        committer_name: text(committer.name_bytes()),
+        committer_email: text(committer.email_bytes()),
+        trailers: trailers(commit.message_bytes()),
+        pusher: pusher.map(str::to_string),
+    }
+}
+
+/// The trailer block of a commit message by git's rules (libgit2's port of git's trailer
+/// parser: only the last paragraph counts). CRLF line ends are read as LF, and a message
+/// with a NUL byte is read up to it, since git itself stops there.
+pub fn trailers(message: &[u8]) -> Vec<(String, String)> {
+    let end = message
+        .iter()
+        .position(|&b| b == 0)
+        .unwrap_or(message.len());
+    let mut text = Vec::with_capacity(end);
+    let mut i = 0;
+    while i < end {
+        if message[i] == b'\r' && message.get(i + 1) == Some(&b'\n') {
+            i += 1;
+            continue;
+        }
+        text.push(message[i]);
+        i += 1;
+    }
+    match git2::message_trailers_bytes(text) {
+        Ok(found) => found
+            .iter()
+            .map(|(k, v)| {
+                (
+                    String::from_utf8_lossy(k).trim().to_string(),
+                    String::from_utf8_lossy(v).trim().to_string(),
+                )
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(message: &[u8]) -> Vec<(String, String)> {
+        trailers(message)
+    }
+
+    #[test]
+    fn trailers_come_from_the_last_paragraph_only() {
+        let msg = b"Update lock\n\nFixture-Lock: human\n\nSome more text.\n";
+        assert!(
+            keys(msg).is_empty(),
+            "a trailer in the body is not a trailer"
+        );
+        let msg = b"Update lock\n\nBody text.\n\nFixture-Lock: human\nSigned-off-by: A <a@b>\n";
+        assert_eq!(
+            keys(msg),
+            vec![
+                ("Fixture-Lock".to_string(), "human".to_string()),
+                ("Signed-off-by".to_string(), "A <a@b>".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn crlf_and_non_utf8_messages_are_read() {
+        let msg = b"Update\r\n\r\nFixture-Lock: human\r\n";
+        assert_eq!(
+            keys(msg),
+            vec![("Fixture-Lock".to_string(), "human".to_string())]
+        );
+        let msg = b"caf\xe9 \xff\n\nfixture-lock: human\n";
+        assert_eq!(
+            keys(msg),
+            vec![("fixture-lock".to_string(), "human".to_string())]
+        );
+        let msg = b"nul\0\n\nFixture-Lock: human\n";
+        assert!(keys(msg).is_empty());
+    }
+
+    #[test]
+    fn subject_only_message_has_no_trailers() {
+        assert!(keys(b"Fixture-Lock: human\n").is_empty());
+    }
+}

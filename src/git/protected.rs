@@ -1,0 +1,345 @@
+//! Changes to protected paths between a commit's tree and a parent's, found by comparing
+//! the tree entries along each protected path (never a full diff of the commit): identical
+//! subtrees are skipped by id, so the cost follows what changed under protected paths, not
+//! the size of the repository.
+//!
+//! Every way of changing a path counts: additions, deletions, content, mode (a file turned
+//! into a symlink or a submodule), a directory replaced by a file, and entries whose names
+//! differ from a protected path only in case (on a case-insensitive checkout they replace it).
+
+use std::collections::BTreeSet;
+
+use git2::{ObjectType, Oid, Repository, Tree};
+use globset::GlobSet;
+
+use crate::ledger::{Policy, protect_glob};
+use crate::workspace::normalize_rel;
+
+/// What a protected path is, and so which human trailer may change it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    Ledger,
+    Freeze,
+    Fixtures,
+    Properties,
+}
+
+impl Class {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Class::Ledger => "the ledger or a [protect] path",
+            Class::Freeze => "the freeze file",
+            Class::Fixtures => "the fixture lockfile or corpus",
+            Class::Properties => "the property tests or seed corpus",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    Added,
+    Deleted,
+    Modified,
+    /// Same content, other mode: executable bit, or a file turned into a symlink/submodule.
+    ModeChanged,
+    /// Content and type changed together (a file replaced by a symlink to elsewhere).
+    TypeChanged,
+}
+
+impl ChangeKind {
+    pub fn describe(self) -> &'static str {
+        match self {
+            ChangeKind::Added => "adds",
+            ChangeKind::Deleted => "deletes",
+            ChangeKind::Modified => "modifies",
+            ChangeKind::ModeChanged => "changes the mode of",
+            ChangeKind::TypeChanged => "changes the type of",
+        }
+    }
+}
+
+/// One changed protected path.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Change {
+    pub path: String,
+    pub kind: ChangeKind,
+    pub class: Class,
+    /// The protected path this one is a case variant of, when the names differ only in case.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub case_variant_of: Option<String>,
+}
+
+/// A protected path, or a glob with the literal directory it starts from.
+#[derive(Debug, Clone)]
+struct Rule {
+    /// Repository-relative path components to walk (the literal prefix for globs).
+    components: Vec<String>,
+    class: Class,
+    /// For `[protect]` globs: only changed paths under `components` that match.
+    glob: Option<GlobSet>,
+}
+
+/// The protected paths of a policy.
+#[derive(Debug, Clone)]
+pub struct ProtectedSet {
+    rules: Vec<Rule>,
+}
+
+impl ProtectedSet {
+    /// The protected paths of `policy`, whose ledger lives at `ledger_path`.
+    pub fn new(policy: &Policy, ledger_path: &str) -> ProtectedSet {
+        let mut rules = Vec::new();
+        let mut add = |path: &str, class: Class| {
+            let components: Vec<String> = normalize_rel(path)
+                .split('/')
+                .filter(|c| !c.is_empty())
+                .map(str::to_string)
+                .collect();
+            if !components.is_empty()
+                && !rules
+                    .iter()
+                    .any(|r: &Rule| r.glob.is_none() && r.components == components)
+            {
+                rules.push(Rule {
+                    components,
+                    class,
+                    glob: None,
+                });
+            }
+        };
+        add(ledger_path, Class::Ledger);
+        add(&policy.freeze.file, Class::Freeze);
+        add(&policy.fixtures.lockfile, Class::Fixtures);
+        for p in &policy.fixtures.paths {
+            add(p, Class::Fixtures);
+        }
+        if let Some(seeds) = &policy.properties.seeds {
+            add(seeds, Class::Properties);
+        }
+        for p in &policy.properties.paths {
+            add(p, Class::Properties);
+        }
+        for pattern in &policy.protect.paths {
+            let literal: Vec<String> = pattern
+                .split('/')
+                .take_while(|c| !c.contains(['*', '?', '[', '{', '\\']))
+                .filter(|c| !c.is_empty())
+                .map(str::to_string)
+                .collect();
+            let mut one = globset::GlobSetBuilder::new();
+            if let Ok(glob) = protect_glob(pattern) {
+                one.add(glob);
+            }
+            rules.push(Rule {
+                components: literal,
+                class: Class::Ledger,
+                glob: one.build().ok(),
+            });
+        }
+        ProtectedSet { rules }
+    }
+
+    /// Changes to protected paths from `parent` (None: the empty tree of a root commit) to
+    /// `tree`. Paths under two rules are reported once, under the first rule's class.
+    pub fn changes(
+        &self,
+        repo: &Repository,
+        tree: &Tree,
+        parent: Option<&Tree>,
+    ) -> Result<Vec<Change>, git2::Error> {
+        let mut out: Vec<Change> = Vec::new();
+        if parent.is_some_and(|p| p.id() == tree.id()) {
+            return Ok(out);
+        }
+        for rule in &self.rules {
+            let mut found = Vec::new();
+            let walker = Walker { repo };
+            walker.compare_path(Some(tree), parent, &rule.components, "", false, &mut found)?;
+            for (path, kind, variant) in found {
+                if let Some(glob) = &rule.glob {
+                    if !glob.is_match(&path) {
+                        continue;
+                    }
+                }
+                if out.iter().any(|c| c.path == path) {
+                    continue;
+                }
+                let case_variant_of = variant.then(|| rule.components.join("/"));
+                out.push(Change {
+                    path,
+                    kind,
+                    class: rule.class,
+                    case_variant_of,
+                });
+            }
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+}
+
+/// An entry: object id, file mode.
+type Entry = (Oid, i32);
+
+struct Walker<'r> {
+    repo: &'r Repository,
+}
+
+const TREE_MODE: i32 = 0o040000;
+
+impl Walker<'_> {
+    fn tree(&self, entry: Option<Entry>) -> Result<Option<Tree<'_>>, git2::Error> {
+        match entry {
+            Some((id, mode)) if mode == TREE_MODE => Ok(Some(self.repo.find_tree(id)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Walks `components` below `prefix` in both trees, matching names case-insensitively.
+    fn compare_path(
+        &self,
+        new: Option<&Tree>,
+        old: Option<&Tree>,
+        components: &[String],
+        prefix: &str,
+        variant: bool,
+        out: &mut Vec<(String, ChangeKind, bool)>,
+    ) -> Result<(), git2::Error> {
+        if new.map(Tree::id) == old.map(Tree::id) {
+            return Ok(());
+        }
+        let Some((name, rest)) = components.split_first() else {
+            // The protected path is the root itself (a glob like `**/*.yml`).
+            return self.diff_trees(new, old, prefix, variant, out);
+        };
+        let mut names: BTreeSet<Vec<u8>> = BTreeSet::new();
+        for tree in [new, old].into_iter().flatten() {
+            for entry in tree.iter() {
+                if entry.name_bytes().eq_ignore_ascii_case(name.as_bytes()) {
+                    names.insert(entry.name_bytes().to_vec());
+                }
+            }
+        }
+        for entry_name in names {
+            let new_entry = new.and_then(|t| lookup(t, &entry_name));
+            let old_entry = old.and_then(|t| lookup(t, &entry_name));
+            let path = join(prefix, &entry_name);
+            let variant = variant || entry_name != name.as_bytes();
+            if rest.is_empty() {
+                self.diff_entry(new_entry, old_entry, &path, variant, out)?;
+            } else {
+                let (new_sub, old_sub) = (self.tree(new_entry)?, self.tree(old_entry)?);
+                self.compare_path(
+                    new_sub.as_ref(),
+                    old_sub.as_ref(),
+                    rest,
+                    &path,
+                    variant,
+                    out,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Compares one entry in both trees, descending into directories.
+    fn diff_entry(
+        &self,
+        new: Option<Entry>,
+        old: Option<Entry>,
+        path: &str,
+        variant: bool,
+        out: &mut Vec<(String, ChangeKind, bool)>,
+    ) -> Result<(), git2::Error> {
+        if new == old {
+            return Ok(());
+        }
+        let is_tree = |e: Option<Entry>| e.is_some_and(|(_, m)| m == TREE_MODE);
+        match (new, old) {
+            (Some(_), Some(_)) if is_tree(new) && is_tree(old) => {
+                let (n, o) = (self.tree(new)?, self.tree(old)?);
+                self.diff_trees(n.as_ref(), o.as_ref(), path, variant, out)?;
+            }
+            (Some((nid, nmode)), Some((oid, omode))) if !is_tree(new) && !is_tree(old) => {
+                let kind = match (nid == oid, nmode == omode) {
+                    (true, _) => ChangeKind::ModeChanged,
+                    (false, true) => ChangeKind::Modified,
+                    (false, false) => ChangeKind::TypeChanged,
+                };
+                out.push((path.to_string(), kind, variant));
+            }
+            _ => {
+                // Added, deleted, or a directory replaced by a non-directory (or back): the
+                // non-directory side is one change, every file of the directory side another.
+                for (side, kind) in [(old, ChangeKind::Deleted), (new, ChangeKind::Added)] {
+                    if is_tree(side) {
+                        let t = self.tree(side)?;
+                        let (n, o) = if kind == ChangeKind::Added {
+                            (t.as_ref(), None)
+                        } else {
+                            (None, t.as_ref())
+                        };
+                        self.diff_trees(n, o, path, variant, out)?;
+                    } else if side.is_some() {
+                        let kind = if new.is_some() && old.is_some() {
+                            ChangeKind::TypeChanged
+                        } else {
+                            kind
+                        };
+                        out.push((path.to_string(), kind, variant));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every differing entry of two directories, recursively; identical subtrees skipped.
+    fn diff_trees(
+        &self,
+        new: Option<&Tree>,
+        old: Option<&Tree>,
+        prefix: &str,
+        variant: bool,
+        out: &mut Vec<(String, ChangeKind, bool)>,
+    ) -> Result<(), git2::Error> {
+        if new.map(Tree::id) == old.map(Tree::id) {
+            return Ok(());
+        }
+        let mut names: BTreeSet<Vec<u8>> = BTreeSet::new();
+        for tree in [new, old].into_iter().flatten() {
+            for entry in tree.iter() {
+                names.insert(entry.name_bytes().to_vec());
+            }
+        }
+        for name in names {
+            let n = new.and_then(|t| lookup(t, &name));
+            let o = old.and_then(|t| lookup(t, &name));
+            self.diff_entry(n, o, &join(prefix, &name), variant, out)?;
+        }
+        Ok(())
+    }
+}
+
+fn lookup(tree: &Tree, name: &[u8]) -> Option<Entry> {
+    tree.get_name_bytes(name).map(|e| {
+        let mode = if e.kind() == Some(ObjectType::Tree) {
+            TREE_MODE
+        } else {
+            e.filemode()
+        };
+        (e.id(), mode)
+    })
+}
+
+/// `prefix/name`; a name that is not UTF-8 is shown lossily (it still counts as a change).
+fn join(prefix: &str, name: &[u8]) -> String {
+    let name = String::from_utf8_lossy(name);
+    if prefix.is_empty() {
+        name.into_owned()
+    } else {
+        format!("{prefix}/{name}")
+    }
+}

@@ -1,0 +1,226 @@
+//! A commit's tree as a `Source`, so the scorer judges what a push would merge without a
+//! checkout (this works in a bare repository).
+
+use std::collections::{BTreeMap, HashMap};
+
+use git2::{ObjectType, Oid, Repository, Tree, TreeEntry};
+
+use crate::error::InputError;
+use crate::fixtures::hash::sha256_bytes;
+use crate::rules::fixtures::FixtureState;
+use crate::source::Source;
+use crate::workspace::check_relative;
+
+const SYMLINK_MODE: i32 = 0o120000;
+
+/// The tree of one commit.
+pub struct GitTree<'r> {
+    repo: &'r Repository,
+    tree: Tree<'r>,
+    label: String,
+    /// Fixture digests known from the trusted base: path to (blob id, sha256). A fixture whose
+    /// blob is unchanged since the base is not hashed again.
+    trusted: HashMap<String, (Oid, String)>,
+}
+
+/// What is at a path in a tree.
+enum Found<'t> {
+    Missing,
+    File(TreeEntry<'t>),
+    Dir(Tree<'t>),
+}
+
+impl<'r> GitTree<'r> {
+    pub fn new(
+        repo: &'r Repository,
+        commit: Oid,
+        label: String,
+    ) -> Result<GitTree<'r>, git2::Error> {
+        let tree = repo.find_commit(commit)?.tree()?;
+        Ok(GitTree {
+            repo,
+            tree,
+            label,
+            trusted: HashMap::new(),
+        })
+    }
+
+    /// Trusts `digests` (path to sha256, from the base's lockfile) for the blobs the base
+    /// tree `base` holds at those paths.
+    pub fn trust(&mut self, base: &GitTree, digests: &BTreeMap<String, String>) {
+        for (path, digest) in digests {
+            if let Ok(Found::File(entry)) = base.find(path) {
+                self.trusted
+                    .insert(path.clone(), (entry.id(), digest.clone()));
+            }
+        }
+    }
+
+    pub fn tree(&self) -> &Tree<'r> {
+        &self.tree
+    }
+
+    fn find(&self, rel: &str) -> Result<Found<'_>, InputError> {
+        check_relative(rel).map_err(|e| InputError::new(rel, e.to_string()))?;
+        let components: Vec<&str> = rel
+            .split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .collect();
+        let mut tree = self.tree.clone();
+        for (i, name) in components.iter().enumerate() {
+            let Some(entry) = tree.get_name(name).map(|e| e.to_owned()) else {
+                return Ok(Found::Missing);
+            };
+            let last = i + 1 == components.len();
+            if entry.filemode() == SYMLINK_MODE {
+                let shown = components[..=i].join("/");
+                return Err(InputError::new(
+                    rel,
+                    format!(
+                        "goes through the symlink `{shown}` in {}; fixtures and policy files must be regular files",
+                        self.label
+                    ),
+                ));
+            }
+            match entry.kind() {
+                Some(ObjectType::Tree) => {
+                    let sub = self
+                        .repo
+                        .find_tree(entry.id())
+                        .map_err(|e| git_error(rel, &e))?;
+                    if last {
+                        return Ok(Found::Dir(sub));
+                    }
+                    tree = sub;
+                }
+                Some(ObjectType::Blob) if last => return Ok(Found::File(entry)),
+                Some(ObjectType::Blob) => return Ok(Found::Missing),
+                _ => {
+                    return Err(InputError::new(
+                        rel,
+                        format!("is a submodule in {}, not a file", self.label),
+                    ));
+                }
+            }
+        }
+        Ok(Found::Dir(tree))
+    }
+
+    fn blob(&self, rel: &str, entry: &TreeEntry) -> Result<Vec<u8>, InputError> {
+        let blob = self
+            .repo
+            .find_blob(entry.id())
+            .map_err(|e| git_error(rel, &e))?;
+        Ok(blob.content().to_vec())
+    }
+
+    fn walk(&self, tree: &Tree, prefix: &str, out: &mut Vec<String>) -> Result<(), InputError> {
+        for entry in tree.iter() {
+            let name = std::str::from_utf8(entry.name_bytes()).map_err(|_| {
+                InputError::new(
+                    prefix,
+                    format!("holds a file name that is not UTF-8 in {}", self.label),
+                )
+            })?;
+            let path = if prefix.is_empty() {
+                name.to_string()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if entry.filemode() == SYMLINK_MODE {
+                return Err(InputError::new(
+                    &path,
+                    format!(
+                        "is a symlink in {}; fixtures must be regular files (git stores only the link's target text)",
+                        self.label
+                    ),
+                ));
+            }
+            match entry.kind() {
+                Some(ObjectType::Tree) => {
+                    let sub = self
+                        .repo
+                        .find_tree(entry.id())
+                        .map_err(|e| git_error(&path, &e))?;
+                    self.walk(&sub, &path, out)?;
+                }
+                Some(ObjectType::Blob) => out.push(path),
+                _ => {
+                    return Err(InputError::new(
+                        &path,
+                        format!("is a submodule in {}, not a file", self.label),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn git_error(rel: &str, e: &git2::Error) -> InputError {
+    InputError::new(rel, format!("cannot read from git: {}", e.message()))
+}
+
+impl Source for GitTree<'_> {
+    fn describe(&self) -> String {
+        self.label.clone()
+    }
+
+    fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, InputError> {
+        match self.find(rel)? {
+            Found::Missing => Ok(None),
+            Found::File(entry) => Ok(Some(self.blob(rel, &entry)?)),
+            Found::Dir(_) => Err(InputError::new(
+                rel,
+                format!("is a directory in {}, not a file", self.label),
+            )),
+        }
+    }
+
+    fn is_dir(&self, rel: &str) -> Result<bool, InputError> {
+        Ok(matches!(self.find(rel)?, Found::Dir(_)))
+    }
+
+    fn list_files(&self, dirs: &[String]) -> Result<Vec<String>, InputError> {
+        let mut out = Vec::new();
+        for dir in dirs {
+            let rel = crate::workspace::normalize_rel(dir);
+            match self.find(&rel)? {
+                Found::Missing => {}
+                Found::File(_) => out.push(rel),
+                Found::Dir(tree) => self.walk(&tree, &rel, &mut out)?,
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    fn hash_files(
+        &self,
+        lockfile: &str,
+        rels: &[String],
+    ) -> Result<BTreeMap<String, FixtureState>, InputError> {
+        let mut states = BTreeMap::new();
+        for rel in rels {
+            let state = match self
+                .find(rel)
+                .map_err(|e| InputError::new(lockfile, format!("entry {rel:?}: {}", e.message)))?
+            {
+                Found::Missing => FixtureState::Missing,
+                Found::Dir(_) => {
+                    return Err(InputError::new(
+                        lockfile,
+                        format!("entry {rel:?} is a directory in {}", self.label),
+                    ));
+                }
+                Found::File(entry) => match self.trusted.get(rel) {
+                    Some((id, digest)) if *id == entry.id() => FixtureState::Digest(digest.clone()),
+                    _ => FixtureState::Digest(sha256_bytes(&self.blob(rel, &entry)?)),
+                },
+            };
+            states.insert(rel.clone(), state);
+        }
+        Ok(states)
+    }
+}

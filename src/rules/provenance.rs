@@ -1,0 +1,239 @@
+//! Provenance: who changed protected paths, with which trailers. Agent commits may not
+//! change them at all; human commits need the class's human trailer; an agent commit that
+//! carries a human trailer is a forgery; agents may not add leases or property tests.
+
+use std::collections::BTreeMap;
+
+use crate::agents::HumanTrailer;
+use crate::findings::{Code, Finding};
+use crate::git::protected::{Change, ChangeKind, Class};
+use crate::ledger::TrailerPolicy;
+
+/// What is known about one commit of a range.
+#[derive(Debug, Clone)]
+pub struct CommitFacts {
+    pub short: String,
+    pub subject: String,
+    /// Why the commit counts as an agent's; `None` for a human's.
+    pub agent: Option<String>,
+    pub trailers: Vec<(String, String)>,
+    pub changes: Vec<Change>,
+    /// Test ids this commit added to the freeze file.
+    pub leases_added: Vec<String>,
+    /// The base revision, for "restore from" advice.
+    pub base: String,
+}
+
+pub struct ProvenanceInput<'a> {
+    pub trailers: &'a TrailerPolicy,
+    pub reject_if_agent_adds_lease: bool,
+    /// Property seed directory, whose additions are not new property tests.
+    pub seeds: Option<&'a str>,
+}
+
+pub fn trailer_for(class: Class, policy: &TrailerPolicy) -> &HumanTrailer {
+    match class {
+        Class::Ledger => &policy.ledger,
+        Class::Freeze => &policy.freeze,
+        Class::Fixtures => &policy.fixtures,
+        Class::Properties => &policy.properties,
+    }
+}
+
+/// Findings for one commit. Also returns how many leases an agent added.
+pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, usize) {
+    let mut findings = Vec::new();
+    let mut by_class: BTreeMap<Class, Vec<&Change>> = BTreeMap::new();
+    for change in &commit.changes {
+        by_class.entry(change.class).or_default().push(change);
+    }
+    let at = |f: Finding| f.commit(&commit.short, &commit.subject);
+
+    for (class, changes) in &by_class {
+        let trailer = trailer_for(*class, input.trailers);
+        let has_trailer = trailer.present_in(&commit.trailers);
+        match &commit.agent {
+            Some(why) => {
+                for change in changes {
+                    findings.push(at(Finding::new(
+                        Code::AgentEditProtected,
+                        format!("agent commit {} {} ({}); agent: {why}", change.kind.describe(), describe_path(change), class.describe()),
+                    )
+                    .path(&change.path)
+                    .help(format!(
+                        "revert this change (`git checkout {} -- {}`), or have a human make it in a commit with `{trailer}`",
+                        commit.base, change.path
+                    ))));
+                    if change.class == Class::Properties
+                        && change.kind == ChangeKind::Added
+                        && !input
+                            .seeds
+                            .is_some_and(|s| change.path.starts_with(&format!("{s}/")))
+                    {
+                        findings.push(at(Finding::new(
+                            Code::AgentAddedProperty,
+                            "agent commit adds a property test file; properties are human-owned invariants",
+                        )
+                        .path(&change.path)
+                        .help("move the test out of the property paths, or a human rewrites it as an invariant")));
+                    }
+                }
+                if has_trailer {
+                    findings.push(at(Finding::new(
+                        Code::ForgedHumanTrailer,
+                        format!("agent commit carries `{trailer}`: a human trailer on an agent's commit is a forgery; agent: {why}"),
+                    )
+                    .path(&changes[0].path)
+                    .help("drop the commit; a human makes the change in a commit of their own")));
+                }
+            }
+            None if !has_trailer => {
+                for change in changes {
+                    findings.push(at(Finding::new(
+                        Code::MissingHumanTrailer,
+                        format!("commit {} {} ({}) without a `{trailer}` trailer", change.kind.describe(), describe_path(change), class.describe()),
+                    )
+                    .path(&change.path)
+                    .help(format!(
+                        "if a human made this change on purpose, amend the commit message to end with the trailer line `{trailer}`; else revert it"
+                    ))));
+                }
+            }
+            None => {}
+        }
+    }
+
+    let mut added = 0;
+    if let Some(why) = &commit.agent {
+        for nodeid in &commit.leases_added {
+            added += 1;
+            if input.reject_if_agent_adds_lease {
+                findings.push(at(Finding::new(
+                    Code::AgentAddedLease,
+                    format!("agent commit adds a freeze lease for {nodeid}; agent: {why}"),
+                )
+                .test(nodeid)
+                .help("agents cannot freeze tests; fix the test, or a human adds the lease with `Freeze-Lease: human`")));
+            }
+        }
+    }
+    (findings, added)
+}
+
+fn describe_path(change: &Change) -> String {
+    match &change.case_variant_of {
+        Some(of) => format!("{} (a case variant of {of})", change.path),
+        None => change.path.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::Policy;
+
+    fn facts(
+        agent: bool,
+        trailers: &[(&str, &str)],
+        changes: &[(&str, Class, ChangeKind)],
+    ) -> CommitFacts {
+        CommitFacts {
+            short: "1a2b3c4".into(),
+            subject: "Tweak".into(),
+            agent: agent.then(|| "author e-mail matches".to_string()),
+            trailers: trailers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            changes: changes
+                .iter()
+                .map(|(p, c, k)| Change {
+                    path: p.to_string(),
+                    kind: *k,
+                    class: *c,
+                    case_variant_of: None,
+                })
+                .collect(),
+            leases_added: Vec::new(),
+            base: "main".into(),
+        }
+    }
+
+    fn codes(f: &CommitFacts) -> Vec<Code> {
+        let policy = Policy::embedded();
+        let input = ProvenanceInput {
+            trailers: &policy.trailers,
+            reject_if_agent_adds_lease: true,
+            seeds: Some("tests/properties/seeds"),
+        };
+        judge(f, &input).0.into_iter().map(|f| f.code).collect()
+    }
+
+    const FREEZE: (&str, Class, ChangeKind) =
+        ("qa/freeze.toml", Class::Freeze, ChangeKind::Modified);
+
+    #[test]
+    fn agent_edit_rejects_and_forged_trailer_is_named() {
+        assert_eq!(
+            codes(&facts(true, &[], &[FREEZE])),
+            vec![Code::AgentEditProtected]
+        );
+        assert_eq!(
+            codes(&facts(true, &[("Freeze-Lease", "human")], &[FREEZE])),
+            vec![Code::AgentEditProtected, Code::ForgedHumanTrailer]
+        );
+    }
+
+    #[test]
+    fn human_edit_needs_the_trailer_of_its_class() {
+        assert_eq!(
+            codes(&facts(false, &[], &[FREEZE])),
+            vec![Code::MissingHumanTrailer]
+        );
+        assert_eq!(
+            codes(&facts(false, &[("freeze-lease", "human")], &[FREEZE])),
+            vec![]
+        );
+        assert_eq!(
+            codes(&facts(false, &[("Fixture-Lock", "human")], &[FREEZE])),
+            vec![Code::MissingHumanTrailer]
+        );
+    }
+
+    #[test]
+    fn agent_added_leases_and_properties() {
+        let mut f = facts(
+            true,
+            &[],
+            &[(
+                "tests/properties/test_new.py",
+                Class::Properties,
+                ChangeKind::Added,
+            )],
+        );
+        f.leases_added = vec!["tests/a.py::b".into()];
+        assert_eq!(
+            codes(&f),
+            vec![
+                Code::AgentEditProtected,
+                Code::AgentAddedProperty,
+                Code::AgentAddedLease
+            ]
+        );
+        let seeds = facts(
+            true,
+            &[],
+            &[(
+                "tests/properties/seeds/x.json",
+                Class::Properties,
+                ChangeKind::Added,
+            )],
+        );
+        assert_eq!(codes(&seeds), vec![Code::AgentEditProtected]);
+    }
+
+    #[test]
+    fn unprotected_changes_are_fine() {
+        assert!(codes(&facts(true, &[], &[])).is_empty());
+    }
+}
