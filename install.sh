@@ -1,29 +1,122 @@
 #!/usr/bin/env bash
-# Build guard in release mode and install it as PREFIX/bin/guard (default ~/.local/bin/guard).
+# Install guard, and its git hooks.
 #
-#   ./install.sh                 install into ~/.local/bin
-#   ./install.sh --prefix DIR    install into DIR/bin
+#   ./install.sh [--prefix DIR]                  build guard and install it as DIR/bin/guard
+#                                                (default ~/.local)
+#   ./install.sh --hooks REPO                    install the pre-push hook into a clone
+#   ./install.sh --server BARE_REPO [--gitlab|--gitea]
+#                                                install the pre-receive hook into a bare
+#                                                repository (hooks/, or GitLab's
+#                                                custom_hooks/pre-receive.d/, or Gitea's
+#                                                hooks/pre-receive.d/)
+#   ... --uninstall                              remove the hook, restoring what was there
+#   ... --guard PATH                             use this guard binary instead of building one
+#
+# A hook that is already there is never overwritten: it is kept as HOOK.guard-chained and
+# still runs first (its failure still rejects). Installing twice is harmless. core.hooksPath
+# is honoured.
 set -euo pipefail
 
-prefix="${HOME:?HOME is not set; pass --prefix}/.local"
+die() { echo "error: $*" >&2; exit 2; }
+
+prefix=""
+mode=binary
+target=""
+flavour=plain
+uninstall=false
+guard_bin=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --prefix) [ $# -ge 2 ] || { echo "error: --prefix needs a directory" >&2; exit 2; }; prefix="$2"; shift 2 ;;
+    --prefix) [ $# -ge 2 ] || die "--prefix needs a directory"; prefix="$2"; shift 2 ;;
     --prefix=*) prefix="${1#--prefix=}"; shift ;;
-    -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "error: unknown argument: $1 (see --help)" >&2; exit 2 ;;
+    --hooks) [ $# -ge 2 ] || die "--hooks needs a repository"; mode=hooks; target="$2"; shift 2 ;;
+    --server) [ $# -ge 2 ] || die "--server needs a bare repository"; mode=server; target="$2"; shift 2 ;;
+    --gitlab) flavour=gitlab; shift ;;
+    --gitea) flavour=gitea; shift ;;
+    --uninstall) uninstall=true; shift ;;
+    --guard) [ $# -ge 2 ] || die "--guard needs a path"; guard_bin="$2"; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
+[ "$flavour" = plain ] || [ "$mode" = server ] || die "--gitlab and --gitea go with --server"
 
 here="$(cd "$(dirname "$0")" && pwd)"
-command -v cargo >/dev/null || { echo "error: cargo not found; install Rust from https://rustup.rs" >&2; exit 2; }
-cargo build --release --locked --manifest-path "$here/Cargo.toml"
-mkdir -p "$prefix/bin"
-# Copy then rename, so a hook running the old binary never sees a half-written file.
-install -m 0755 "$here/target/release/guard" "$prefix/bin/.guard.new"
-mv -f "$prefix/bin/.guard.new" "$prefix/bin/guard"
-echo "installed $prefix/bin/guard ($("$prefix/bin/guard" --version))"
-case ":$PATH:" in
-  *":$prefix/bin:"*) ;;
-  *) echo "note: $prefix/bin is not on PATH; add it, or call $prefix/bin/guard" ;;
+
+install_binary() {
+  local dest="${prefix:-${HOME:?HOME is not set; pass --prefix}/.local}"
+  command -v cargo >/dev/null || die "cargo not found; install Rust from https://rustup.rs"
+  cargo build --release --locked --manifest-path "$here/Cargo.toml" >&2
+  mkdir -p "$dest/bin"
+  # Copy then rename, so a hook running the old binary never sees a half-written file.
+  install -m 0755 "$here/target/release/guard" "$dest/bin/.guard.new"
+  mv -f "$dest/bin/.guard.new" "$dest/bin/guard"
+  echo "installed $dest/bin/guard ($("$dest/bin/guard" --version))" >&2
+  case ":$PATH:" in
+    *":$dest/bin:"*) ;;
+    *) echo "note: $dest/bin is not on PATH; add it, or call $dest/bin/guard" >&2 ;;
+  esac
+  guard_bin="$dest/bin/guard"
+}
+
+if [ "$mode" = binary ]; then
+  $uninstall && die "--uninstall goes with --hooks or --server"
+  install_binary
+  exit 0
+fi
+
+[ -d "$target" ] || die "$target is not a directory"
+command -v git >/dev/null || die "git not found"
+if ! $uninstall; then
+  if [ -z "$guard_bin" ]; then install_binary; fi
+  [ -x "$guard_bin" ] || die "$guard_bin is not an executable guard"
+  guard_bin="$(cd "$(dirname "$guard_bin")" && pwd)/$(basename "$guard_bin")"
+fi
+
+git_dir="$(git -C "$target" rev-parse --absolute-git-dir 2>/dev/null)" || die "$target is not a git repository"
+if [ "$mode" = server ] && [ "$(git -C "$target" rev-parse --is-bare-repository)" != true ]; then
+  die "$target is not a bare repository (use --hooks for a clone)"
+fi
+hook=pre-push
+[ "$mode" = server ] && hook=pre-receive
+
+case "$flavour" in
+  gitlab) dir="$git_dir/custom_hooks/pre-receive.d"; file="$dir/merge-guard" ;;
+  gitea) dir="$git_dir/hooks/pre-receive.d"; file="$dir/merge-guard" ;;
+  plain)
+    # `--git-path hooks` honours core.hooksPath (relative paths are from the work tree).
+    dir="$(cd "$target" && git rev-parse --git-path hooks)"
+    case "$dir" in /*) ;; *) dir="$(cd "$target" && pwd)/$dir" ;; esac
+    file="$dir/$hook" ;;
 esac
+
+is_ours() { [ -f "$1" ] && grep -q 'merge-guard hook shim' "$1"; }
+
+if $uninstall; then
+  if is_ours "$file"; then
+    rm -f "$file"
+    if [ -e "$file.guard-chained" ]; then
+      mv "$file.guard-chained" "$file"
+      echo "removed guard's $hook hook from $dir; restored the hook that was there" >&2
+    else
+      echo "removed guard's $hook hook from $dir" >&2
+    fi
+  else
+    echo "guard's $hook hook is not installed in $dir; nothing to do" >&2
+  fi
+  exit 0
+fi
+
+mkdir -p "$dir"
+if [ -e "$file" ] && ! is_ours "$file"; then
+  [ "$flavour" = plain ] || die "$file exists and is not guard's; move it away first"
+  [ -e "$file.guard-chained" ] && die "$file and $file.guard-chained both exist; resolve by hand"
+  mv "$file" "$file.guard-chained"
+  echo "kept the existing $hook hook as $file.guard-chained; it still runs first" >&2
+fi
+# Write to a temp file and rename: a push running right now sees the old or the new hook.
+tmp="$(mktemp "$dir/.guard-hook.XXXXXX")"
+sed "s#@GUARD@#$guard_bin#" "$here/hooks/$hook" >"$tmp"
+chmod 0755 "$tmp"
+mv -f "$tmp" "$file"
+echo "installed $file (runs $guard_bin)" >&2

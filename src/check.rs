@@ -20,7 +20,7 @@ use crate::ledger::{DEFAULT_LEDGER_PATH, Policy, PolicySource};
 use crate::policy_diff::{self, PolicyChange};
 use crate::report::Report;
 use crate::rules::provenance::{self, CommitFacts, ProvenanceInput};
-use crate::score::{Artifacts, load_lockfile, score};
+use crate::score::{Artifacts, Stats, load_lockfile, score};
 use crate::source::Source;
 
 /// What to check.
@@ -231,18 +231,26 @@ pub fn judge_update(
     }
     let mut artifacts = opts.artifacts.clone();
     artifacts.expect_evidence = artifacts.any();
-    let mut evaluation = score(&tip_tree, &policy, &artifacts, today)?;
-    if let Some(base_tree) = &base_tree {
-        mark_rewritten_frozen_tests(&mut evaluation.findings, base_tree, &tip_tree)?;
-    }
-    findings.extend(evaluation.findings);
-    let mut stats = evaluation.stats;
+    // A tip whose policy files or artifacts cannot be read cannot be judged (exit 2), but
+    // what the commits did is still reported: that is what the pusher has to fix first.
+    let (stats, unjudged) = match score(&tip_tree, &policy, &artifacts, today) {
+        Ok(mut evaluation) => {
+            if let Some(base_tree) = &base_tree {
+                mark_rewritten_frozen_tests(&mut evaluation.findings, base_tree, &tip_tree)?;
+            }
+            findings.extend(evaluation.findings);
+            (evaluation.stats, None)
+        }
+        Err(e) => (Stats::empty(today), Some(e)),
+    };
+    let mut stats = stats;
     stats.agent_added_leases = agent_added_leases;
 
     Ok(Report {
         policy: policy.source.describe(),
         findings,
         stats,
+        unjudged,
         history: Some(History {
             range: spec.to_string(),
             base: base.map(|b| b.to_string()),
@@ -331,6 +339,22 @@ fn test_file_candidates(id: &str) -> Vec<String> {
         .rev()
         .map(|n| format!("{}.py", parts[..n].join("/")))
         .collect()
+}
+
+/// The policy in force at `base` (the ledger at `ledger`, default `qa/merge_ledger.toml`, in
+/// that revision), else the embedded default.
+pub fn policy_at(
+    repo: &Repository,
+    base: Option<Oid>,
+    ledger: Option<&str>,
+) -> anyhow::Result<Policy> {
+    let ledger_path = ledger.unwrap_or(DEFAULT_LEDGER_PATH);
+    let Some(base) = base else {
+        return Ok(Policy::embedded());
+    };
+    let short = git::short_id(repo, base);
+    let tree = GitTree::new(repo, base, format!("commit {short}"))?;
+    load_policy(Some(&tree), ledger_path, Some(&short))
 }
 
 #[cfg(test)]

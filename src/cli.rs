@@ -40,6 +40,22 @@ pub enum Command {
     Lint(LintArgs),
     /// Write a starter ledger, freeze file and lockfile into the repository.
     Init,
+    /// Run as a git hook (reads the hook's standard input as git writes it).
+    #[command(subcommand)]
+    Hook(HookCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    /// Server side: judge every ref update of a push; any finding rejects the whole push.
+    PreReceive,
+    /// Client side: the same checks on what `git push` is about to send (advisory).
+    PrePush {
+        /// The remote's name (or URL when pushing to a URL).
+        remote: String,
+        /// The remote's URL.
+        url: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -46,6 +46,8 @@ codes! {
     MissingHumanTrailer => "missing_human_trailer", "a human commit changes a protected path without its trailer";
     AgentAddedProperty => "agent_added_property", "an agent commit adds a property test file";
     FrozenTestRewritten => "frozen_test_rewritten", "a frozen test passes and the range changed its test file";
+    RefDeletion => "ref_deletion", "a push deletes a protected ref and the ledger forbids it";
+    ArtifactsMissing => "artifacts_missing", "the ledger requires test artifacts and none were found for the pushed commit";
 }
 
 impl Serialize for Code {

@@ -49,6 +49,26 @@ pub struct Policy {
     pub agents: AgentsPolicy,
     pub trailers: TrailerPolicy,
     pub protect: ProtectPolicy,
+    pub refs: RefsPolicy,
+    pub artifacts: ArtifactsPolicy,
+}
+
+/// Which refs the hooks judge, and whether protected refs may be deleted.
+#[derive(Debug, Clone)]
+pub struct RefsPolicy {
+    pub protected: PatternSet,
+    pub allow_delete: bool,
+}
+
+/// The test artifacts a hook scores, by file name: in the server's artifact directory
+/// (`guard.artifacts`) for pre-receive, relative to the repository root for pre-push.
+#[derive(Debug, Clone)]
+pub struct ArtifactsPolicy {
+    /// Reject a push when no JUnit report is found.
+    pub required: bool,
+    pub junit: Vec<String>,
+    pub coverage: Option<String>,
+    pub collected: Option<String>,
 }
 
 /// The human trailer each protected class needs.
@@ -330,6 +350,54 @@ impl Policy {
                 .map_err(|e| InputError::new(path, format!("`protect.paths`: {e}")))?,
         };
 
+        let r = &raw.refs;
+        let protected_texts: Vec<String> = match &r.protected {
+            None => vec!["refs/heads/*".to_string(), "refs/tags/*".to_string()],
+            Some(list) => list.iter().map(|v| v.get_ref().clone()).collect(),
+        };
+        let refs = RefsPolicy {
+            protected: PatternSet::new(&protected_texts).map_err(|(i, e)| {
+                let span = r
+                    .protected
+                    .as_ref()
+                    .and_then(|l| l.get(i))
+                    .map(|v| v.span())
+                    .unwrap_or(0..0);
+                invalid(span, format!("`refs.protected`: {e}"))
+            })?,
+            allow_delete: r.allow_delete.unwrap_or(true),
+        };
+        let a = &raw.artifacts;
+        let name = |v: &Spanned<String>, key: &str| -> Result<String, InputError> {
+            check_relative(v.get_ref()).map_err(|e| {
+                invalid(
+                    v.span(),
+                    format!("`artifacts.{key}` = {:?}: {e}", v.get_ref()),
+                )
+            })?;
+            Ok(normalize_rel(v.get_ref()))
+        };
+        let artifacts = ArtifactsPolicy {
+            required: a.required.unwrap_or(false),
+            junit: match &a.junit {
+                None => vec!["junit.xml".to_string()],
+                Some(list) => list
+                    .iter()
+                    .map(|v| name(v, "junit"))
+                    .collect::<Result<_, _>>()?,
+            },
+            coverage: a
+                .coverage
+                .as_ref()
+                .map(|v| name(v, "coverage"))
+                .transpose()?,
+            collected: a
+                .collected
+                .as_ref()
+                .map(|v| name(v, "collected"))
+                .transpose()?,
+        };
+
         Ok(Policy {
             source,
             properties,
@@ -340,6 +408,8 @@ impl Policy {
             agents,
             trailers,
             protect,
+            refs,
+            artifacts,
         })
     }
 }
@@ -460,6 +530,26 @@ struct RawLedger {
     trailers: RawTrailers,
     #[serde(default)]
     protect: RawProtect,
+    #[serde(default)]
+    refs: RawRefs,
+    #[serde(default)]
+    artifacts: RawArtifacts,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRefs {
+    protected: Option<Vec<Spanned<String>>>,
+    allow_delete: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawArtifacts {
+    required: Option<bool>,
+    junit: Option<Vec<Spanned<String>>>,
+    coverage: Option<Spanned<String>>,
+    collected: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

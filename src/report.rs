@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::check::History;
+use crate::error::InputError;
 use crate::findings::{Code, Decision, Finding, reasons};
 use crate::score::Stats;
 
@@ -22,6 +23,8 @@ pub struct Report {
     pub policy: String,
     pub findings: Vec<Finding>,
     pub stats: Stats,
+    /// Why part of the input could not be judged (exit code 2); the findings so far stand.
+    pub unjudged: Option<InputError>,
     /// The judged commits, for `check` and the hooks.
     pub history: Option<History>,
 }
@@ -33,6 +36,8 @@ struct JsonReport<'a> {
     reasons: Vec<Code>,
     findings: &'a [Finding],
     policy: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
     #[serde(flatten)]
     stats: &'a Stats,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -41,6 +46,9 @@ struct JsonReport<'a> {
 
 impl Report {
     pub fn decision(&self) -> Decision {
+        if self.unjudged.is_some() {
+            return Decision::Reject;
+        }
         Decision::from_findings(&self.findings)
     }
 
@@ -59,6 +67,7 @@ impl Report {
             reasons: reasons(&self.findings),
             findings: &self.findings,
             policy: &self.policy,
+            error: self.unjudged.as_ref().map(|e| e.to_string()),
             stats: &self.stats,
             history: self.history.as_ref(),
         };
@@ -90,6 +99,9 @@ impl Report {
                 h.commits.len(),
                 if h.commits.len() == 1 { "" } else { "s" }
             );
+        }
+        if let Some(e) = &self.unjudged {
+            let _ = writeln!(out, "error: {e}");
         }
         let s = &self.stats;
         let j = &s.junit;

@@ -54,6 +54,24 @@ pub struct Stats {
     pub junit: JunitCounts,
 }
 
+impl Stats {
+    /// Figures for a run that scored nothing.
+    pub fn empty(today: Date) -> Stats {
+        Stats {
+            today_utc: today.to_string(),
+            collected_tests: None,
+            active_leases: 0,
+            expired_leases: 0,
+            proven_coverage_percent: None,
+            min_proven_coverage_percent: 0.0,
+            fixture_digest_delta: 0,
+            property_failures: 0,
+            agent_added_leases: 0,
+            junit: JunitCounts::default(),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Evaluation {
     pub findings: Vec<Finding>,

@@ -74,9 +74,14 @@ pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
         println!("wrote {rel}");
     }
     println!(
-        "{} fixture(s) hashed into {}. Commit these files as a human, then run `guard lint`.",
+        "{} fixture(s) hashed into {}. Check with `guard lint`, then commit as a human, with the\n\
+         trailers that approve each protected file in the message's last paragraph:\n\
+         \n    git add qa && git commit -m \"Add the merge ledger\" \\\n        -m \"{}\n{}\n{}\"",
         lockfile.entries.len(),
-        policy.fixtures.lockfile
+        policy.fixtures.lockfile,
+        policy.trailers.ledger,
+        policy.trailers.freeze,
+        policy.trailers.fixtures,
     );
     Ok(exit::MERGE)
 }

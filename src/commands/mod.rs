@@ -1,8 +1,9 @@
 //! One module per subcommand. Each resolves its arguments into settings, calls the engine,
 //! prints, and returns an exit code; `run` turns errors into exit code 2.
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, HookCommand};
 use crate::exit;
+use crate::freeze::today_utc;
 use crate::workspace::Workspace;
 
 mod check;
@@ -41,5 +42,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Lock(args) => lock::run(&ws()?, &args),
         Command::Lint(args) => lint::run(&ws()?, &args),
         Command::Init => init::run(&ws()?),
+        Command::Hook(HookCommand::PreReceive) => Ok(crate::hooks::pre_receive::run(
+            &mut std::io::stdin().lock(),
+            today_utc(),
+        )),
+        Command::Hook(HookCommand::PrePush { remote, url: _ }) => Ok(crate::hooks::pre_push::run(
+            &remote,
+            &mut std::io::stdin().lock(),
+            today_utc(),
+        )),
     }
 }

@@ -18,6 +18,7 @@ pub fn run(ws: &Workspace, args: &ScoreArgs) -> anyhow::Result<i32> {
         policy: policy.source.describe(),
         findings: evaluation.findings,
         stats: evaluation.stats,
+        unjudged: None,
         history: None,
     };
     print!("{}", report.render(args.format));
@@ -36,6 +37,9 @@ pub fn artifacts(args: &ArtifactArgs, expect_evidence: bool) -> Artifacts {
 }
 
 pub fn exit_code(report: &Report) -> i32 {
+    if report.unjudged.is_some() {
+        return exit::CANNOT_JUDGE;
+    }
     match report.decision() {
         Decision::Merge => exit::MERGE,
         Decision::Reject => exit::REJECT,

@@ -1,0 +1,116 @@
+//! The git hook protocols: `pre-receive` on a server and `pre-push` on a developer's
+//! machine. Owns reading hook input exactly as git writes it, the server's settings, the
+//! pusher's identity, break-glass, and hook messages; the judging is `check`'s.
+
+pub mod pre_push;
+pub mod pre_receive;
+pub mod server;
+
+use std::fmt::Write as _;
+
+use crate::findings::Finding;
+
+/// A 40-hex (SHA-1) or 64-hex (SHA-256) object id as git writes it; `None` for the zero id
+/// (a ref created or deleted).
+pub fn parse_id(text: &str) -> Result<Option<String>, String> {
+    let ok_len = text.len() == 40 || text.len() == 64;
+    if !ok_len || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!("{text:?} is not an object id"));
+    }
+    if text.bytes().all(|b| b == b'0') {
+        return Ok(None);
+    }
+    Ok(Some(text.to_ascii_lowercase()))
+}
+
+/// How hook messages are written: `error:` lines, prefixed for GitLab's web UI.
+#[derive(Debug, Clone, Copy)]
+pub struct Messages {
+    /// `GL_ID` is set: GitLab shows lines starting with `GL-HOOK-ERR:` in its UI too.
+    pub gitlab: bool,
+}
+
+impl Messages {
+    pub fn from_env() -> Messages {
+        Messages {
+            gitlab: std::env::var_os("GL_ID").is_some(),
+        }
+    }
+
+    fn prefix(&self) -> &'static str {
+        if self.gitlab { "GL-HOOK-ERR: " } else { "" }
+    }
+
+    /// One `error:` line (no colour, one line).
+    pub fn error(&self, text: &str) -> String {
+        format!("{}error: {}\n", self.prefix(), one_line(text))
+    }
+
+    /// A `hint:` line saying how to fix the error before it.
+    pub fn hint(&self, text: &str) -> String {
+        format!("{}hint: {}\n", self.prefix(), one_line(text))
+    }
+
+    /// A `warning:` line.
+    pub fn warning(&self, text: &str) -> String {
+        format!("{}warning: {}\n", self.prefix(), one_line(text))
+    }
+
+    /// A finding as an `error:` line and a `hint:` line, naming the ref.
+    pub fn finding(&self, refname: &str, f: &Finding) -> String {
+        let mut line = format!("{refname}: [{}] ", f.code);
+        if let Some(commit) = &f.commit {
+            let _ = write!(line, "{commit} ");
+            if let Some(subject) = &f.subject {
+                let _ = write!(line, "{subject:?} ");
+            }
+        }
+        if let Some(path) = &f.path {
+            let _ = write!(line, "{path}: ");
+        }
+        line.push_str(&f.message);
+        let mut out = self.error(&line);
+        if let Some(help) = &f.help {
+            out.push_str(&self.hint(help));
+        }
+        out
+    }
+}
+
+/// Control characters (colour codes, newlines from a commit subject) never reach the pusher's
+/// terminal.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::Code;
+
+    #[test]
+    fn ids_and_zero_ids() {
+        assert_eq!(parse_id(&"0".repeat(40)), Ok(None));
+        assert_eq!(parse_id(&"0".repeat(64)), Ok(None));
+        assert_eq!(parse_id(&"A".repeat(40)), Ok(Some("a".repeat(40))));
+        assert!(parse_id("xyz").is_err());
+        assert!(parse_id(&"g".repeat(40)).is_err());
+        assert!(parse_id(&"a".repeat(41)).is_err());
+    }
+
+    #[test]
+    fn messages_are_single_lines_prefixed_for_gitlab() {
+        let f = Finding::new(Code::AgentEditProtected, "agent\x1b[31m edit\nsecond")
+            .path("qa/freeze.toml")
+            .help("revert it");
+        let plain = Messages { gitlab: false }.finding("refs/heads/main", &f);
+        assert_eq!(
+            plain,
+            "error: refs/heads/main: [agent_edit_protected] qa/freeze.toml: agent [31m edit second\nhint: revert it\n"
+        );
+        let gl = Messages { gitlab: true }.finding("refs/heads/main", &f);
+        assert!(gl.lines().all(|l| l.starts_with("GL-HOOK-ERR: ")), "{gl}");
+    }
+}

@@ -1,0 +1,226 @@
+//! `guard hook pre-push REMOTE URL`: the same checks on what a developer is about to push.
+//! Advisory (git's `--no-verify` skips it); the server's pre-receive is the gate.
+
+use std::io::{BufRead, Read as _, Write as _};
+
+use anyhow::Context as _;
+use git2::{Oid, Repository};
+use jiff::civil::Date;
+
+use crate::check::{CheckOptions, judge_update, policy_at};
+use crate::exit;
+use crate::findings::{Code, Finding};
+use crate::git::{self, range};
+use crate::hooks::{Messages, parse_id};
+use crate::score::Artifacts;
+
+/// One line of pre-push input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushLine {
+    pub local_ref: String,
+    /// `None` when the push deletes the remote ref (`(delete)`).
+    pub local: Option<String>,
+    pub remote_ref: String,
+    /// `None` when the remote ref does not exist yet.
+    pub remote: Option<String>,
+}
+
+/// Parses git's pre-push input: `<local ref> <local oid> <remote ref> <remote oid>` lines.
+pub fn parse_lines(input: &mut dyn BufRead) -> Result<Vec<PushLine>, String> {
+    let mut text = String::new();
+    std::io::Read::take(input, 64 << 20)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read the pre-push lines on standard input: {e}"))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let [local_ref, local, remote_ref, remote] = fields[..] else {
+            return Err(format!(
+                "line {}: expected `<local ref> <local id> <remote ref> <remote id>`, got {:?}",
+                i + 1,
+                line.chars().take(80).collect::<String>()
+            ));
+        };
+        out.push(PushLine {
+            local_ref: local_ref.to_string(),
+            local: parse_id(local).map_err(|e| format!("line {}: {e}", i + 1))?,
+            remote_ref: remote_ref.to_string(),
+            remote: parse_id(remote).map_err(|e| format!("line {}: {e}", i + 1))?,
+        });
+    }
+    Ok(out)
+}
+
+/// Runs the hook; returns the exit code (0 lets the push go on).
+pub fn run(remote: &str, input: &mut dyn BufRead, today: Date) -> i32 {
+    let msg = Messages { gitlab: false };
+    let mut err = std::io::stderr().lock();
+    let lines = match parse_lines(input) {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = err.write_all(msg.error(&format!("guard: {e}")).as_bytes());
+            return exit::CANNOT_JUDGE;
+        }
+    };
+    match judge_push(remote, &lines, today) {
+        Err(e) => {
+            let _ = err.write_all(msg.error(&format!("guard: {e:#}")).as_bytes());
+            exit::CANNOT_JUDGE
+        }
+        Ok(results) => {
+            let mut rejected = false;
+            let mut unjudged = false;
+            for (name, findings, error) in &results {
+                for f in findings {
+                    rejected = true;
+                    let _ = err.write_all(msg.finding(name, f).as_bytes());
+                }
+                if let Some(e) = error {
+                    unjudged = true;
+                    let _ =
+                        err.write_all(msg.error(&format!("{name}: cannot judge: {e}")).as_bytes());
+                }
+            }
+            if unjudged {
+                exit::CANNOT_JUDGE
+            } else if rejected {
+                let _ = err.write_all(
+                    msg.error("guard: the server's merge ledger would reject this push")
+                        .as_bytes(),
+                );
+                let _ = err.write_all(msg.hint("fix the findings above; `git push --no-verify` skips this local check, not the server's").as_bytes());
+                exit::REJECT
+            } else {
+                exit::MERGE
+            }
+        }
+    }
+}
+
+/// Per pushed ref: its findings, and why its tip could not be judged, if so.
+type Verdicts = Vec<(String, Vec<Finding>, Option<String>)>;
+
+fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<Verdicts> {
+    let repo = git::open()?;
+    let tracking = remote_tracking_tips(&repo, remote);
+    let remote_default = ["HEAD", "main", "master"]
+        .iter()
+        .find_map(|b| {
+            repo.find_reference(&format!("refs/remotes/{remote}/{b}"))
+                .ok()?
+                .peel_to_commit()
+                .ok()
+        })
+        .map(|c| c.id());
+    let mut out = Vec::new();
+    for line in lines {
+        let (findings, unjudged) = judge_line(&repo, line, &tracking, remote_default, today)
+            .with_context(|| line.remote_ref.clone())?;
+        out.push((line.remote_ref.clone(), findings, unjudged));
+    }
+    Ok(out)
+}
+
+/// Tips of `refs/remotes/REMOTE/*`: what the remote is known to have.
+fn remote_tracking_tips(repo: &Repository, remote: &str) -> Vec<Oid> {
+    let Ok(refs) = repo.references_glob(&format!("refs/remotes/{remote}/*")) else {
+        return Vec::new();
+    };
+    refs.filter_map(|r| r.ok()?.peel_to_commit().ok().map(|c| c.id()))
+        .collect()
+}
+
+fn judge_line(
+    repo: &Repository,
+    line: &PushLine,
+    tracking: &[Oid],
+    remote_default: Option<Oid>,
+    today: Date,
+) -> anyhow::Result<(Vec<Finding>, Option<String>)> {
+    // The remote's old tip, when this clone has it (a remote id unknown locally is treated
+    // like a new ref: judged against what the remote-tracking refs show).
+    let remote_old = line
+        .remote
+        .as_deref()
+        .and_then(|id| Oid::from_str(id).ok())
+        .and_then(|oid| repo.find_object(oid, None).ok()?.peel_to_commit().ok())
+        .map(|c| c.id());
+    let base = remote_old.or(remote_default);
+    let policy = policy_at(repo, base, None)?;
+    if !policy.refs.protected.set.is_match(&line.remote_ref) {
+        return Ok((Vec::new(), None));
+    }
+    let Some(local) = &line.local else {
+        if policy.refs.allow_delete {
+            return Ok((Vec::new(), None));
+        }
+        let f = Finding::new(Code::RefDeletion, "the push deletes a protected ref")
+            .help("the ledger's [refs] allow_delete = false");
+        return Ok((vec![f], None));
+    };
+    let tip = repo
+        .find_object(Oid::from_str(local)?, None)?
+        .peel_to_commit()
+        .with_context(|| format!("{} is not a commit", line.local_ref))?
+        .id();
+    let hide: Vec<Oid> = match remote_old {
+        Some(o) => vec![o],
+        None => tracking.to_vec(),
+    };
+    let commits = range::commits(repo, tip, &hide)?;
+    let mut artifacts = Artifacts::default();
+    let mut findings = Vec::new();
+    if let Some(workdir) = repo.workdir() {
+        let existing = |name: &str| {
+            let p = workdir.join(name);
+            p.is_file().then_some(p)
+        };
+        artifacts.junit = policy
+            .artifacts
+            .junit
+            .iter()
+            .filter_map(|n| existing(n))
+            .collect();
+        artifacts.coverage = policy.artifacts.coverage.as_deref().and_then(existing);
+        artifacts.collected = policy.artifacts.collected.as_deref().and_then(existing);
+    }
+    if policy.artifacts.required && artifacts.junit.is_empty() {
+        findings.push(
+            Finding::new(
+                Code::ArtifactsMissing,
+                format!(
+                    "no JUnit report ({}) in the work tree",
+                    policy.artifacts.junit.join(", ")
+                ),
+            )
+            .help("run the tests with JUnit output before pushing"),
+        );
+    }
+    let opts = CheckOptions {
+        range: None,
+        ledger: None,
+        pusher: None,
+        artifacts,
+    };
+    let report = judge_update(repo, base, tip, &commits, &line.remote_ref, &opts, today)?;
+    findings.extend(report.findings);
+    Ok((findings, report.unjudged.map(|e| e.to_string())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_deletes_and_new_refs() {
+        let zero = "0".repeat(40);
+        let a = "a".repeat(40);
+        let text =
+            format!("refs/heads/x {a} refs/heads/x {zero}\n(delete) {zero} refs/heads/y {a}\n");
+        let lines = parse_lines(&mut text.as_bytes()).unwrap();
+        assert_eq!(lines[0].remote, None);
+        assert_eq!(lines[1].local, None);
+        assert_eq!(lines[1].local_ref, "(delete)");
+        assert!(parse_lines(&mut "refs/heads/x abc\n".as_bytes()).is_err());
+    }
+}
