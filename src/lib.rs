@@ -19,6 +19,7 @@ pub mod policy_diff;
 pub mod report;
 pub mod rules;
 pub mod score;
+pub mod signers;
 pub mod source;
 pub mod testid;
 pub mod workspace;
