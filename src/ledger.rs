@@ -51,6 +51,17 @@ pub struct Policy {
     pub protect: ProtectPolicy,
     pub refs: RefsPolicy,
     pub artifacts: ArtifactsPolicy,
+    pub humans: HumansPolicy,
+}
+
+/// What proves a commit human.
+#[derive(Debug, Clone)]
+pub struct HumansPolicy {
+    /// An allowed-signers file (git's `gpg.ssh.allowedSignersFile` format), read from the
+    /// same revision as the ledger; the server's `guard.allowedSigners` overrides it.
+    pub allowed_signers: Option<String>,
+    /// A commit counts as human only when its SSH signature verifies against it.
+    pub require_signature: bool,
 }
 
 /// Which refs the hooks judge, and whether protected refs may be deleted.
@@ -398,7 +409,18 @@ impl Policy {
                 .transpose()?,
         };
 
+        let h = &raw.humans;
+        let humans = HumansPolicy {
+            allowed_signers: h
+                .allowed_signers
+                .as_ref()
+                .map(|v| rel(v, "humans.allowed_signers"))
+                .transpose()?,
+            require_signature: h.require_signature.unwrap_or(false),
+        };
+
         Ok(Policy {
+            humans,
             source,
             properties,
             fixtures,
@@ -534,6 +556,15 @@ struct RawLedger {
     refs: RawRefs,
     #[serde(default)]
     artifacts: RawArtifacts,
+    #[serde(default)]
+    humans: RawHumans,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHumans {
+    allowed_signers: Option<Spanned<String>>,
+    require_signature: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
