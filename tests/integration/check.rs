@@ -358,6 +358,25 @@ fn agent_commit_with_the_human_trailer_is_forged() {
     );
 }
 
+#[test]
+fn agent_commit_with_another_classes_human_trailer_is_forged_too() {
+    // DESIGN: "An agent commit that carries a human trailer is a forgery"; the trailer need
+    // not be the one the changed path's class asks for.
+    let (p, base) = repo();
+    extend_lease(&p);
+    p.commit_as(CURSOR, "Extend the retry lease\n\nFixture-Lock: human\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected", "forged_human_trailer"]);
+    let forged = only(&run.json(), "forged_human_trailer");
+    assert!(
+        forged["message"]
+            .as_str()
+            .unwrap()
+            .contains("Fixture-Lock: human"),
+        "{forged}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Policy from the base.
 
