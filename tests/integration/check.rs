@@ -908,6 +908,24 @@ fn fixture_and_lockfile_updated_together_by_a_human_merge() {
 }
 
 #[test]
+fn drift_already_in_the_base_is_still_drift_at_the_tip() {
+    let (p, _) = repo();
+    // A fixture changed before guard was installed (or past a gate that was off): the base
+    // itself does not match its lockfile.
+    p.write("tests/fixtures/invoice.json", INVOICE_V2);
+    let drifted = p.commit_as(HUMAN, "New tax rate\n\nFixture-Lock: human\n");
+    unrelated(&p, "src/app.py", "Bump the version");
+    // `guard lock --check` on this checkout reports the drift; so must `guard check` of a
+    // range that starts at the drifted commit, although the range did not touch the file.
+    let run = check(&p, &since(&drifted));
+    expect(&run, 1, &["fixture_digest"]);
+    assert_eq!(
+        only(&run.json(), "fixture_digest")["path"],
+        "tests/fixtures/invoice.json"
+    );
+}
+
+#[test]
 fn bare_clone_gives_the_same_decision() {
     let (p, base) = repo();
     p.write("tests/fixtures/invoice.json", INVOICE_V2).write(
