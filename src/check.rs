@@ -192,8 +192,22 @@ fn judge(
                         .and_then(|t| FreezeFile::parse(Path::new(path), t.as_bytes()).ok())
                 };
                 let list = policy_diff::diff_freeze(parse(&old).as_ref(), parse(&new).as_ref());
+                // A merge adds a lease only if no parent has it; one from another parent was
+                // added (and counted) by that side's own commit.
+                let others: Vec<FreezeFile> = parents
+                    .iter()
+                    .skip(1)
+                    .filter_map(|t| parse(&blob_text(repo, t, path)))
+                    .collect();
+                let in_others = |id: &str| {
+                    others
+                        .iter()
+                        .any(|f| f.leases.iter().any(|l| l.nodeid == id))
+                };
                 leases_added.extend(list.iter().filter_map(|c| match c {
-                    PolicyChange::LeaseAdded { nodeid, .. } => Some(nodeid.clone()),
+                    PolicyChange::LeaseAdded { nodeid, .. } if !in_others(nodeid) => {
+                        Some(nodeid.clone())
+                    }
                     _ => None,
                 }));
                 list

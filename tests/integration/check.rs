@@ -533,6 +533,63 @@ fn agent_edit_on_a_side_branch_is_named_not_the_merge() {
 }
 
 #[test]
+fn agent_merge_resolving_the_freeze_file_adds_no_lease_of_its_own() {
+    let (p, base) = repo();
+    p.git_cmd(&["checkout", "-q", "-b", "side"]);
+    set_leases(&p, &[(LEASE, EXPIRES), (NEW_LEASE, EXPIRES)]);
+    let side = p.commit_as(CURSOR, "Freeze the parser test\n");
+    p.git_cmd(&["checkout", "-q", "main"]);
+    const CACHE: &str = "tests/test_cache.py::test_eviction";
+    set_leases(&p, &[(LEASE, EXPIRES), (CACHE, EXPIRES)]);
+    p.commit_as(HUMAN, "Freeze the cache test\n\nFreeze-Lease: human\n");
+    // The agent merges and resolves the freeze file to hold both sides' leases: a change
+    // made in the merge (it differs from both parents) that adds no lease of its own.
+    p.git_cmd(&["merge", "-q", "--no-commit", "-s", "ours", "side"]);
+    set_leases(
+        &p,
+        &[(LEASE, EXPIRES), (CACHE, EXPIRES), (NEW_LEASE, EXPIRES)],
+    );
+    p.git_cmd(&["add", "qa/freeze.toml"]);
+    p.git_as(CURSOR, &["commit", "-q", "--no-edit"]);
+    let merge = p.rev("HEAD");
+
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_added_lease", "agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(
+        json["agent_added_leases"], 1,
+        "{NEW_LEASE} was added once, on the side"
+    );
+    let added = only(&json, "agent_added_lease");
+    assert_eq!(
+        (&added["commit"], &added["test"]),
+        (&json!(p.short(&side)), &json!(NEW_LEASE))
+    );
+    let edits: Vec<Value> = findings(&json, "agent_edit_protected")
+        .iter()
+        .map(|f| f["commit"].clone())
+        .collect();
+    assert_eq!(edits, vec![json!(p.short(&side)), json!(p.short(&merge))]);
+}
+
+#[test]
+fn lease_added_in_an_agent_merge_is_the_merges() {
+    let (p, base) = repo();
+    diverge(&p, |p| unrelated(p, "src/side.py", "Side work"));
+    p.git_cmd(&["merge", "-q", "--no-ff", "--no-commit", "side"]);
+    set_leases(&p, &[(LEASE, EXPIRES), (NEW_LEASE, EXPIRES)]);
+    p.git_cmd(&["add", "qa/freeze.toml"]);
+    p.git_as(CURSOR, &["commit", "-q", "--no-edit"]);
+    let merge = p.rev("HEAD");
+
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_added_lease", "agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(json["agent_added_leases"], 1);
+    assert_eq!(only(&json, "agent_added_lease")["commit"], p.short(&merge));
+}
+
+#[test]
 fn agent_commit_fast_forwarded_from_a_feature_branch_is_judged_for_main() {
     let (p, base) = repo();
     p.git_cmd(&["checkout", "-q", "-b", "feature"]);
