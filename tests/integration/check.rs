@@ -1154,3 +1154,20 @@ fn malformed_ledger_in_the_base_cannot_be_judged() {
     let named = format!("qa/merge_ledger.toml at {}", p.short(&bad));
     assert!(run.stderr.contains(&named), "{named:?} in {}", run.stderr);
 }
+
+#[test]
+fn sha256_repository_is_refused_with_a_clear_message() {
+    let p = Project::new();
+    p.git_cmd(&["init", "-q", "-b", "main", "--object-format=sha256"]);
+    p.write("src/app.py", "VERSION = 1\n");
+    p.commit_as(HUMAN, "Start\n");
+    unrelated(&p, "src/app.py", "Bump the version");
+    let run = check(&p, "HEAD~..HEAD");
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("SHA-256"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("not in a git repository"),
+        "{}",
+        run.stderr
+    );
+}
