@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::scenario::{PASS, PROPERTY_FILE, freeze_toml, junit};
-use crate::support::{Project, Run, sha256sum};
+use crate::support::{Project, Run, hermetic, sha256sum};
 
 /// The base ledger: the embedded default's layout, no `[agents]` section (so the built-in
 /// agent identities apply), and a `[protect]` glob over CI config.
@@ -193,6 +193,21 @@ fn agent_author_adding_a_lease_is_rejected_and_counted() {
     );
     let why = json["commits"][0]["agent"].as_str().unwrap();
     assert!(why.contains("cursoragent@cursor.com"), "{why}");
+
+    // Text: each finding names the rule, the commit (short id and subject), the path, the fix.
+    let text = p.guard(&["check", &since(&base)]);
+    assert_eq!(text.code, 1);
+    let head = format!(
+        "error[agent_edit_protected]: {} \"Freeze the flaky parser test\": qa/freeze.toml: ",
+        p.short(&c)
+    );
+    let at = text
+        .stdout
+        .find(&head)
+        .unwrap_or_else(|| panic!("{head:?} in\n{}", text.stdout));
+    let next = text.stdout[at..].lines().nth(1).unwrap();
+    assert!(next.trim_start().starts_with("help: "), "{next}");
+    assert!(text.stdout.contains("decision: REJECT"), "{}", text.stdout);
 }
 
 #[test]
@@ -210,6 +225,74 @@ fn coauthored_by_claude_marks_the_commit_as_an_agents() {
     assert_eq!(json["agent_added_leases"], 0, "an extension adds no lease");
     let why = json["commits"][0]["agent"].as_str().unwrap();
     assert!(why.contains("noreply@anthropic.com"), "{why}");
+}
+
+#[test]
+fn agent_cannot_switch_off_the_lease_rule_in_its_own_commit() {
+    let (p, base) = repo();
+    // The tip's freeze file says agents may add leases; the base's, which is in force, not.
+    p.write(
+        "qa/freeze.toml",
+        freeze_toml(
+            &format!("{BUDGET}\nreject_if_agent_adds_lease = false"),
+            &[(LEASE, EXPIRES), (NEW_LEASE, EXPIRES)],
+        ),
+    );
+    p.commit_as(CURSOR, "Freeze the flaky parser test\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_added_lease", "agent_edit_protected"]);
+    assert_eq!(run.json()["agent_added_leases"], 1);
+}
+
+#[test]
+fn agent_committer_alone_makes_the_commit_an_agents() {
+    let (p, base) = repo();
+    extend_lease(&p);
+    p.git_cmd(&["add", "-A"]);
+    // Authored by the human, committed by the agent (e.g. an agent rebasing human work).
+    let status = hermetic(std::process::Command::new("git"), p.root())
+        .env("GIT_COMMITTER_NAME", CURSOR.0)
+        .env("GIT_COMMITTER_EMAIL", CURSOR.1)
+        .args(["commit", "-q", "-m", "Extend the retry lease"])
+        .current_dir(p.root())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let why = run.json()["commits"][0]["agent"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(why.starts_with("committer e-mail"), "{why}");
+}
+
+#[test]
+fn human_commit_needs_the_trailer_of_every_class_it_changes() {
+    let (p, base) = repo();
+    p.write("tests/fixtures/invoice.json", INVOICE_V2).write(
+        "qa/fixtures.lock.json",
+        lockfile(&[
+            ("tests/fixtures/batch.ndjson", BATCH),
+            ("tests/fixtures/invoice.json", INVOICE_V2),
+        ]),
+    );
+    extend_lease(&p);
+    p.commit_as(HUMAN, "New tax rate, longer lease\n\nFixture-Lock: human\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["missing_human_trailer"]);
+    assert_eq!(
+        only(&run.json(), "missing_human_trailer")["path"],
+        "qa/freeze.toml"
+    );
+    p.git_cmd(&[
+        "commit",
+        "-q",
+        "--amend",
+        "-m",
+        "New tax rate, longer lease\n\nFixture-Lock: human\nFreeze-Lease: human",
+    ]);
+    expect(&check(&p, &since(&base)), 0, &[]);
 }
 
 #[test]
@@ -1132,6 +1215,21 @@ fn no_upstream_and_no_range_asks_for_a_range() {
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("pass a range"), "{}", run.stderr);
     assert!(run.stdout.is_empty(), "{}", run.stdout);
+}
+
+#[test]
+fn annotated_tag_range_ends_are_peeled() {
+    let (p, base) = repo();
+    p.git_cmd(&["tag", "-a", "-m", "Release 1", "v1"]);
+    extend_lease(&p);
+    p.commit_as(CURSOR, "Extend the retry lease\n");
+    let run = check(&p, "v1..HEAD");
+    expect(&run, 1, &["agent_edit_protected"]);
+    assert_eq!(
+        run.json()["base"],
+        base,
+        "the tag's commit, not the tag object"
+    );
 }
 
 #[test]
