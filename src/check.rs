@@ -73,7 +73,9 @@ pub struct History {
 pub fn check(repo: &Repository, opts: &CheckOptions, today: Date) -> anyhow::Result<Report> {
     let range = range::resolve(repo, opts.range.as_deref())?;
     let commits = range::commits(repo, range.tip, range.base.as_slice())?;
-    judge_update(
+    // An audited range's base need not have passed the gate (guard installed later, a push
+    // past a disabled hook): its fixture digests are not trusted, every fixture is hashed.
+    judge(
         repo,
         range.base,
         range.tip,
@@ -81,10 +83,13 @@ pub fn check(repo: &Repository, opts: &CheckOptions, today: Date) -> anyhow::Res
         &range.spec,
         opts,
         today,
+        false,
     )
 }
 
 /// Judges `commits` (oldest first) leading from `base` to `tip` under the policy of `base`.
+/// For hooks: `base` is the ref's old tip (or its merge base with the default branch), which
+/// passed the gate, so fixtures whose blob is unchanged since `base` are not hashed again.
 pub fn judge_update(
     repo: &Repository,
     base: Option<Oid>,
@@ -93,6 +98,20 @@ pub fn judge_update(
     spec: &str,
     opts: &CheckOptions,
     today: Date,
+) -> anyhow::Result<Report> {
+    judge(repo, base, tip, commits, spec, opts, today, true)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn judge(
+    repo: &Repository,
+    base: Option<Oid>,
+    tip: Oid,
+    commits: &[Oid],
+    spec: &str,
+    opts: &CheckOptions,
+    today: Date,
+    trust_base_fixtures: bool,
 ) -> anyhow::Result<Report> {
     let ledger_path = opts
         .ledger
@@ -173,8 +192,22 @@ pub fn judge_update(
                         .and_then(|t| FreezeFile::parse(Path::new(path), t.as_bytes()).ok())
                 };
                 let list = policy_diff::diff_freeze(parse(&old).as_ref(), parse(&new).as_ref());
+                // A merge adds a lease only if no parent has it; one from another parent was
+                // added (and counted) by that side's own commit.
+                let others: Vec<FreezeFile> = parents
+                    .iter()
+                    .skip(1)
+                    .filter_map(|t| parse(&blob_text(repo, t, path)))
+                    .collect();
+                let in_others = |id: &str| {
+                    others
+                        .iter()
+                        .any(|f| f.leases.iter().any(|l| l.nodeid == id))
+                };
                 leases_added.extend(list.iter().filter_map(|c| match c {
-                    PolicyChange::LeaseAdded { nodeid, .. } => Some(nodeid.clone()),
+                    PolicyChange::LeaseAdded { nodeid, .. } if !in_others(nodeid) => {
+                        Some(nodeid.clone())
+                    }
                     _ => None,
                 }));
                 list
@@ -222,7 +255,7 @@ pub fn judge_update(
     // The tip, as it would be merged: fixtures from its tree, artifacts when given.
     let tip_short = git::short_id(repo, tip);
     let mut tip_tree = GitTree::new(repo, tip, format!("commit {tip_short}"))?;
-    if let Some(base_tree) = &base_tree {
+    if let Some(base_tree) = base_tree.as_ref().filter(|_| trust_base_fixtures) {
         // The base passed the gate when it landed, so its fixtures matched its lockfile:
         // only blobs changed since then are hashed again.
         if let Ok(lock) = load_lockfile(base_tree, &policy) {

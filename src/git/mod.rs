@@ -7,7 +7,7 @@ pub mod protected;
 pub mod range;
 pub mod tree_source;
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use git2::{Commit, Oid, Repository};
 
 use crate::agents::Identity;
@@ -17,9 +17,20 @@ use crate::agents::Identity;
 /// set (so a pre-receive hook sees quarantined objects), else discovery from the current
 /// directory.
 pub fn open() -> anyhow::Result<Repository> {
-    let repo = Repository::open_from_env().context(
-        "not in a git repository (or any parent): run guard check inside a clone, or pass -C DIR",
-    )?;
+    let repo = Repository::open_from_env().map_err(|e| {
+        // libgit2 refuses a SHA-256 repository before it can be asked its format: say so,
+        // rather than "not in a git repository".
+        if e.message().contains("object format") {
+            anyhow::anyhow!(
+                "this repository uses SHA-256 object ids, which this build of guard cannot read ({})",
+                e.message()
+            )
+        } else {
+            anyhow::Error::new(e).context(
+                "not in a git repository (or any parent): run guard check inside a clone, or pass -C DIR",
+            )
+        }
+    })?;
     if repo.object_format() != git2::ObjectFormat::Sha1 {
         bail!("this repository uses SHA-256 object ids, which this build of guard cannot read");
     }

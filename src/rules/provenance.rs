@@ -78,14 +78,6 @@ pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, us
                         .help("move the test out of the property paths, or a human rewrites it as an invariant")));
                     }
                 }
-                if has_trailer {
-                    findings.push(at(Finding::new(
-                        Code::ForgedHumanTrailer,
-                        format!("agent commit carries `{trailer}`: a human trailer on an agent's commit is a forgery; agent: {why}"),
-                    )
-                    .path(&changes[0].path)
-                    .help("drop the commit; a human makes the change in a commit of their own")));
-                }
             }
             None if !has_trailer => {
                 for change in changes {
@@ -100,6 +92,32 @@ pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, us
                 }
             }
             None => {}
+        }
+    }
+
+    // Any human trailer on an agent commit that changes protected paths is a forgery, not
+    // only the trailer of a changed path's class (DESIGN: "carries a human trailer").
+    if let (Some(why), Some(first)) = (&commit.agent, commit.changes.first()) {
+        let mut carried: Vec<String> = [
+            Class::Ledger,
+            Class::Freeze,
+            Class::Fixtures,
+            Class::Properties,
+        ]
+        .into_iter()
+        .map(|c| trailer_for(c, input.trailers))
+        .filter(|t| t.present_in(&commit.trailers))
+        .map(|t| format!("`{t}`"))
+        .collect();
+        carried.sort();
+        carried.dedup();
+        if !carried.is_empty() {
+            findings.push(at(Finding::new(
+                Code::ForgedHumanTrailer,
+                format!("agent commit carries {}: a human trailer on an agent's commit is a forgery; agent: {why}", carried.join(", ")),
+            )
+            .path(&first.path)
+            .help("drop the commit; a human makes the change in a commit of their own")));
         }
     }
 
@@ -181,6 +199,16 @@ mod tests {
         assert_eq!(
             codes(&facts(true, &[("Freeze-Lease", "human")], &[FREEZE])),
             vec![Code::AgentEditProtected, Code::ForgedHumanTrailer]
+        );
+        assert_eq!(
+            codes(&facts(true, &[("Fixture-Lock", "human")], &[FREEZE])),
+            vec![Code::AgentEditProtected, Code::ForgedHumanTrailer],
+            "another class's human trailer is a forgery too"
+        );
+        assert_eq!(
+            codes(&facts(true, &[("Fixture-Lock", "human")], &[])),
+            vec![],
+            "no protected change, nothing to forge"
         );
     }
 

@@ -2,6 +2,7 @@
 //! real `guard` binary on projects built in temp dirs.
 
 mod bad_input;
+mod check;
 mod commands;
 mod real_runners;
 mod scenario;

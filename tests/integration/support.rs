@@ -104,6 +104,88 @@ impl Project {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Runs `git` hermetically as `who` (`(name, e-mail)`, both author and committer): the
+    /// hermetic environment fixes `GIT_AUTHOR_*`/`GIT_COMMITTER_*`, which beat `-c user.*`.
+    pub fn git_as(&self, who: (&str, &str), args: &[&str]) -> String {
+        let out = hermetic(Command::new("git"), self.root())
+            .env("GIT_AUTHOR_NAME", who.0)
+            .env("GIT_AUTHOR_EMAIL", who.1)
+            .env("GIT_COMMITTER_NAME", who.0)
+            .env("GIT_COMMITTER_EMAIL", who.1)
+            .args(args)
+            .current_dir(self.root())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?} as {who:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Commits the index as `who` with `message` kept byte for byte (`--cleanup=verbatim`:
+    /// CRLF, non-UTF-8 bytes and trailers stay as given); `config` are `-c` settings.
+    /// Returns the new commit id.
+    pub fn commit_index_as(
+        &self,
+        who: (&str, &str),
+        message: impl AsRef<[u8]>,
+        config: &[&str],
+    ) -> String {
+        let file = self.root().join(".git/guard-test-message");
+        std::fs::write(&file, message).unwrap();
+        let mut args: Vec<&str> = Vec::new();
+        for c in config {
+            args.extend(["-c", c]);
+        }
+        let file = file.to_str().unwrap();
+        args.extend([
+            "commit",
+            "-q",
+            "--allow-empty",
+            "--cleanup=verbatim",
+            "-F",
+            file,
+        ]);
+        self.git_as(who, &args);
+        self.rev("HEAD")
+    }
+
+    /// `git add -A`, then [`Project::commit_index_as`] without extra config.
+    pub fn commit_as(&self, who: (&str, &str), message: impl AsRef<[u8]>) -> String {
+        self.git_cmd(&["add", "-A"]);
+        self.commit_index_as(who, message, &[])
+    }
+
+    /// The full id of `rev`.
+    pub fn rev(&self, rev: &str) -> String {
+        self.git_cmd(&["rev-parse", "--verify", "-q", rev])
+            .trim()
+            .to_string()
+    }
+
+    /// The abbreviated id git shows for `rev`.
+    pub fn short(&self, rev: &str) -> String {
+        self.git_cmd(&["rev-parse", "--short", rev])
+            .trim()
+            .to_string()
+    }
+
+    /// A clone of `src` made with `git clone` (`--bare` when `bare`) in a new temp dir.
+    pub fn clone_of(src: &Project, bare: bool) -> Project {
+        let p = Project::new();
+        let from = src.root().to_str().unwrap();
+        let into = p.root().to_str().unwrap();
+        let mut args = vec!["clone", "-q"];
+        if bare {
+            args.push("--bare");
+        }
+        args.extend([from, into]);
+        p.git_cmd(&args);
+        p
+    }
+
     /// Runs guard in the project root.
     pub fn guard(&self, args: &[&str]) -> Run {
         self.guard_in(self.root(), args)

@@ -1,0 +1,1271 @@
+//! `guard check RANGE`: real repositories built with the `git` command. One test per rule and
+//! per indirect-edit kind. Expected values come from the git facts each test sets up (who
+//! made which commit, which tree entries differ from which parent), not from guard's output.
+
+use serde_json::{Value, json};
+
+use crate::scenario::{PASS, PROPERTY_FILE, freeze_toml, junit};
+use crate::support::{Project, Run, hermetic, sha256sum};
+
+/// The base ledger: the embedded default's layout, no `[agents]` section (so the built-in
+/// agent identities apply), and a `[protect]` glob over CI config.
+const LEDGER: &str = r#"version = 1
+
+[properties]
+paths = ["tests/properties/"]
+seeds = "tests/properties/seeds"
+
+[fixtures]
+lockfile = "qa/fixtures.lock.json"
+paths = ["tests/fixtures/"]
+
+[freeze]
+file = "qa/freeze.toml"
+
+[protect]
+paths = [".github/workflows/**"]
+"#;
+
+/// The same ledger once a human has decided nobody is an agent.
+fn permissive_ledger() -> String {
+    format!("{LEDGER}\n[agents]\nemails = []\nnames = []\ntrailers = []\n")
+}
+
+const BUDGET: &str = "max_active_leases = 4";
+const LEASE: &str = "tests/test_retry.py::test_backoff";
+const EXPIRES: &str = "2099-01-31";
+const LATER: &str = "2099-06-30";
+const NEW_LEASE: &str = "tests/test_parser.py::test_unicode";
+
+const INVOICE: &str = "{\"net\": 100, \"tax\": 19}\n";
+const INVOICE_V2: &str = "{\"net\": 100, \"tax\": 21}\n";
+const BATCH: &str = "{\"id\": 1}\n{\"id\": 2}\n";
+const RETRY_TEST: &str = "def test_backoff():\n    assert backoff(3) >= 0.4\n";
+
+const HUMAN: (&str, &str) = ("Human Dev", "dev@example.com");
+const CURSOR: (&str, &str) = ("Cursor Agent", "cursoragent@cursor.com");
+
+/// The lockfile for `(path, contents)` pairs, hashed with coreutils `sha256sum`.
+fn lockfile(entries: &[(&str, &str)]) -> String {
+    let lines: Vec<String> = entries
+        .iter()
+        .map(|(path, text)| format!("    \"{path}\": \"{}\"", sha256sum(text.as_bytes())))
+        .collect();
+    format!("{{\n  \"files\": {{\n{}\n  }}\n}}\n", lines.join(",\n"))
+}
+
+fn base_lockfile() -> String {
+    lockfile(&[
+        ("tests/fixtures/batch.ndjson", BATCH),
+        ("tests/fixtures/invoice.json", INVOICE),
+    ])
+}
+
+/// A repository whose first commit (the base) satisfies its own ledger, and the base's id.
+fn repo() -> (Project, String) {
+    let p = Project::git();
+    p.write("qa/merge_ledger.toml", LEDGER)
+        .write("qa/freeze.toml", freeze_toml(BUDGET, &[(LEASE, EXPIRES)]))
+        .write("qa/fixtures.lock.json", base_lockfile())
+        .write("tests/fixtures/invoice.json", INVOICE)
+        .write("tests/fixtures/batch.ndjson", BATCH)
+        .write("tests/properties/test_codec_roundtrip.py", PROPERTY_FILE)
+        .write("tests/properties/seeds/invoice.json", INVOICE)
+        .write("tests/test_retry.py", RETRY_TEST)
+        .write(".github/workflows/ci.yml", "on: push\n")
+        .write("src/app.py", "VERSION = 1\n");
+    let base = p.commit_as(HUMAN, "Start the project\n");
+    (p, base)
+}
+
+/// Writes the freeze file with `leases` (the budget unchanged).
+fn set_leases(p: &Project, leases: &[(&str, &str)]) {
+    p.write("qa/freeze.toml", freeze_toml(BUDGET, leases));
+}
+
+fn extend_lease(p: &Project) {
+    set_leases(p, &[(LEASE, LATER)]);
+}
+
+/// An unprotected change.
+fn unrelated(p: &Project, file: &str, subject: &str) -> String {
+    p.write(file, format!("# {subject}\n"));
+    p.commit_as(HUMAN, format!("{subject}\n"))
+}
+
+fn check(p: &Project, range: &str) -> Run {
+    p.guard(&["check", range, "--format", "json"])
+}
+
+fn since(base: &str) -> String {
+    format!("{base}..HEAD")
+}
+
+/// Asserts the exit code and the exact (sorted) reasons of a JSON report.
+#[track_caller]
+fn expect(run: &Run, code: i32, reasons: &[&str]) {
+    assert_eq!(
+        run.code, code,
+        "exit code\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert_eq!(run.reasons(), reasons, "reasons\nstdout:\n{}", run.stdout);
+}
+
+/// The findings with `code`.
+fn findings(json: &Value, code: &str) -> Vec<Value> {
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == code)
+        .cloned()
+        .collect()
+}
+
+/// The one finding with `code`.
+#[track_caller]
+fn only(json: &Value, code: &str) -> Value {
+    let found = findings(json, code);
+    assert_eq!(found.len(), 1, "one {code} finding in {json:#}");
+    found.into_iter().next().unwrap()
+}
+
+/// The `protected_changes` of the judged commit `id`.
+#[track_caller]
+fn changes_of(json: &Value, id: &str) -> Value {
+    json["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("commit {id} not judged: {json:#}"))["protected_changes"]
+        .clone()
+}
+
+fn change(path: &str, kind: &str, class: &str) -> Value {
+    json!({"path": path, "kind": kind, "class": class})
+}
+
+// ---------------------------------------------------------------------------------------
+// Baseline and rule 1: agents may not edit protected paths.
+
+#[test]
+fn unrelated_human_commit_merges_under_the_base_policy() {
+    let (p, base) = repo();
+    let c = unrelated(&p, "src/app.py", "Bump the version");
+    let run = check(&p, &since(&base));
+    expect(&run, 0, &[]);
+    let json = run.json();
+    assert_eq!(json["decision"], "MERGE");
+    assert_eq!(
+        json["policy"],
+        format!("qa/merge_ledger.toml at {}", p.short(&base))
+    );
+    assert_eq!(
+        (json["base"].as_str(), json["tip"].as_str()),
+        (Some(&*base), Some(&*c))
+    );
+    assert_eq!(json["commits"].as_array().unwrap().len(), 1);
+    assert_eq!(changes_of(&json, &c), json!([]));
+    assert!(json["commits"][0].get("agent").is_none(), "{json:#}");
+    assert_eq!(json["active_leases"], 1);
+    assert_eq!(json["agent_added_leases"], 0);
+}
+
+#[test]
+fn agent_author_adding_a_lease_is_rejected_and_counted() {
+    let (p, base) = repo();
+    set_leases(&p, &[(LEASE, EXPIRES), (NEW_LEASE, EXPIRES)]);
+    let c = p.commit_as(CURSOR, "Freeze the flaky parser test\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_added_lease", "agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(json["agent_added_leases"], 1);
+    let edit = only(&json, "agent_edit_protected");
+    assert_eq!(edit["path"], "qa/freeze.toml");
+    assert_eq!(edit["commit"], p.short(&c));
+    assert_eq!(edit["subject"], "Freeze the flaky parser test");
+    assert_eq!(only(&json, "agent_added_lease")["test"], NEW_LEASE);
+    assert_eq!(
+        changes_of(&json, &c),
+        json!([change("qa/freeze.toml", "modified", "freeze")])
+    );
+    let why = json["commits"][0]["agent"].as_str().unwrap();
+    assert!(why.contains("cursoragent@cursor.com"), "{why}");
+
+    // Text: each finding names the rule, the commit (short id and subject), the path, the fix.
+    let text = p.guard(&["check", &since(&base)]);
+    assert_eq!(text.code, 1);
+    let head = format!(
+        "error[agent_edit_protected]: {} \"Freeze the flaky parser test\": qa/freeze.toml: ",
+        p.short(&c)
+    );
+    let at = text
+        .stdout
+        .find(&head)
+        .unwrap_or_else(|| panic!("{head:?} in\n{}", text.stdout));
+    let next = text.stdout[at..].lines().nth(1).unwrap();
+    assert!(next.trim_start().starts_with("help: "), "{next}");
+    assert!(text.stdout.contains("decision: REJECT"), "{}", text.stdout);
+}
+
+#[test]
+fn coauthored_by_claude_marks_the_commit_as_an_agents() {
+    let (p, base) = repo();
+    extend_lease(&p);
+    // The author is the human; the trailer says an agent wrote it.
+    p.commit_as(
+        HUMAN,
+        "Extend the retry lease\n\nCo-authored-by: Claude <noreply@anthropic.com>\n",
+    );
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(json["agent_added_leases"], 0, "an extension adds no lease");
+    let why = json["commits"][0]["agent"].as_str().unwrap();
+    assert!(why.contains("noreply@anthropic.com"), "{why}");
+}
+
+#[test]
+fn agent_cannot_switch_off_the_lease_rule_in_its_own_commit() {
+    let (p, base) = repo();
+    // The tip's freeze file says agents may add leases; the base's, which is in force, not.
+    p.write(
+        "qa/freeze.toml",
+        freeze_toml(
+            &format!("{BUDGET}\nreject_if_agent_adds_lease = false"),
+            &[(LEASE, EXPIRES), (NEW_LEASE, EXPIRES)],
+        ),
+    );
+    p.commit_as(CURSOR, "Freeze the flaky parser test\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_added_lease", "agent_edit_protected"]);
+    assert_eq!(run.json()["agent_added_leases"], 1);
+}
+
+#[test]
+fn agent_committer_alone_makes_the_commit_an_agents() {
+    let (p, base) = repo();
+    extend_lease(&p);
+    p.git_cmd(&["add", "-A"]);
+    // Authored by the human, committed by the agent (e.g. an agent rebasing human work).
+    let status = hermetic(std::process::Command::new("git"), p.root())
+        .env("GIT_COMMITTER_NAME", CURSOR.0)
+        .env("GIT_COMMITTER_EMAIL", CURSOR.1)
+        .args(["commit", "-q", "-m", "Extend the retry lease"])
+        .current_dir(p.root())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let why = run.json()["commits"][0]["agent"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(why.starts_with("committer e-mail"), "{why}");
+}
+
+#[test]
+fn human_commit_needs_the_trailer_of_every_class_it_changes() {
+    let (p, base) = repo();
+    p.write("tests/fixtures/invoice.json", INVOICE_V2).write(
+        "qa/fixtures.lock.json",
+        lockfile(&[
+            ("tests/fixtures/batch.ndjson", BATCH),
+            ("tests/fixtures/invoice.json", INVOICE_V2),
+        ]),
+    );
+    extend_lease(&p);
+    p.commit_as(HUMAN, "New tax rate, longer lease\n\nFixture-Lock: human\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["missing_human_trailer"]);
+    assert_eq!(
+        only(&run.json(), "missing_human_trailer")["path"],
+        "qa/freeze.toml"
+    );
+    p.git_cmd(&[
+        "commit",
+        "-q",
+        "--amend",
+        "-m",
+        "New tax rate, longer lease\n\nFixture-Lock: human\nFreeze-Lease: human",
+    ]);
+    expect(&check(&p, &since(&base)), 0, &[]);
+}
+
+#[test]
+fn strict_mode_treats_every_commit_as_an_agents() {
+    let (p, _) = repo();
+    p.write(
+        "qa/merge_ledger.toml",
+        format!("{LEDGER}\n[agents]\ndefault = \"agent\"\n"),
+    );
+    let strict = p.commit_as(HUMAN, "Strict mode\n\nLedger-Change: human\n");
+    extend_lease(&p);
+    // Without signatures nothing proves a human, so the trailer is a forgery too.
+    p.commit_as(HUMAN, "Extend the retry lease\n\nFreeze-Lease: human\n");
+    let run = check(&p, &since(&strict));
+    expect(&run, 1, &["agent_edit_protected", "forged_human_trailer"]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 2: a human change to a protected path needs its class's trailer in the trailer block.
+
+/// A human extends the lease with `message` (raw bytes) and `-c` settings; checks the range.
+fn human_lease_extension(message: &[u8], config: &[&str]) -> (Project, String, Run) {
+    let (p, base) = repo();
+    extend_lease(&p);
+    p.git_cmd(&["add", "-A"]);
+    let c = p.commit_index_as(HUMAN, message, config);
+    let run = check(&p, &since(&base));
+    if run.code != 2 {
+        // The edit was seen whatever the verdict: the trailer decides, not a missed change.
+        assert_eq!(
+            changes_of(&run.json(), &c),
+            json!([change("qa/freeze.toml", "modified", "freeze")])
+        );
+    }
+    (p, c, run)
+}
+
+#[test]
+fn human_freeze_edit_with_its_trailer_merges() {
+    let (_, _, run) = human_lease_extension(
+        b"Extend the retry lease\n\nThe fix lands next sprint.\n\nFreeze-Lease: human\n",
+        &[],
+    );
+    expect(&run, 0, &[]);
+}
+
+#[test]
+fn human_freeze_edit_without_a_trailer_is_missing_one() {
+    let (p, c, run) = human_lease_extension(b"Extend the retry lease\n", &[]);
+    expect(&run, 1, &["missing_human_trailer"]);
+    let f = only(&run.json(), "missing_human_trailer");
+    assert_eq!(f["path"], "qa/freeze.toml");
+    assert_eq!(f["commit"], p.short(&c));
+    assert!(
+        f["help"].as_str().unwrap().contains("Freeze-Lease: human"),
+        "{f}"
+    );
+}
+
+#[test]
+fn trailer_in_the_body_is_not_in_the_trailer_block() {
+    let (_, _, run) = human_lease_extension(
+        b"Extend the retry lease\n\nFreeze-Lease: human\n\nThe fix lands next sprint.\n",
+        &[],
+    );
+    expect(&run, 1, &["missing_human_trailer"]);
+}
+
+#[test]
+fn trailer_of_another_class_does_not_approve_a_freeze_edit() {
+    let (_, _, run) =
+        human_lease_extension(b"Extend the retry lease\n\nFixture-Lock: human\n", &[]);
+    expect(&run, 1, &["missing_human_trailer"]);
+}
+
+#[test]
+fn trailer_keys_are_case_insensitive() {
+    let (_, _, run) =
+        human_lease_extension(b"Extend the retry lease\n\nfreeze-LEASE: human\n", &[]);
+    expect(&run, 0, &[]);
+}
+
+#[test]
+fn crlf_message_trailer_counts_and_paragraphs_still_split() {
+    let (p, _, run) = human_lease_extension(
+        b"Extend the retry lease\r\n\r\nThe fix lands next sprint.\r\n\r\nFreeze-Lease: human\r\n",
+        &[],
+    );
+    assert!(
+        p.git_cmd(&["cat-file", "commit", "HEAD"])
+            .contains("lease\r\n"),
+        "the commit really has CRLF line ends"
+    );
+    expect(&run, 0, &[]);
+
+    // A CRLF blank line still ends a paragraph: a trailer before the body is not a trailer.
+    let (_, _, run) = human_lease_extension(
+        b"Extend the retry lease\r\n\r\nFreeze-Lease: human\r\n\r\nThe fix lands next sprint.\r\n",
+        &[],
+    );
+    expect(&run, 1, &["missing_human_trailer"]);
+    let f = only(&run.json(), "missing_human_trailer");
+    assert_eq!(
+        f["subject"], "Extend the retry lease",
+        "no CR in the subject"
+    );
+}
+
+#[test]
+fn latin1_message_trailer_counts() {
+    let (p, _, run) = human_lease_extension(
+        b"Verl\xe4ngere die Frist f\xfcr den Retry-Test\n\nFreeze-Lease: human\n",
+        &["i18n.commitEncoding=ISO-8859-1"],
+    );
+    let raw = p.git_cmd(&["cat-file", "commit", "HEAD"]);
+    assert!(raw.contains("\nencoding ISO-8859-1\n"), "{raw}");
+    assert!(raw.contains('\u{FFFD}'), "the message is not UTF-8: {raw}");
+    expect(&run, 0, &[]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 3: an agent commit with a human trailer is a forgery.
+
+#[test]
+fn agent_commit_with_the_human_trailer_is_forged() {
+    let (p, base) = repo();
+    extend_lease(&p);
+    let c = p.commit_as(
+        CURSOR,
+        "Extend the retry lease\n\nFreeze-Lease: human\nSigned-off-by: Cursor Agent <cursoragent@cursor.com>\n",
+    );
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected", "forged_human_trailer"]);
+    let forged = only(&run.json(), "forged_human_trailer");
+    assert_eq!(forged["commit"], p.short(&c));
+    // A single commit is judged by its first parent's policy: the same verdict.
+    let single = check(&p, "HEAD");
+    expect(
+        &single,
+        1,
+        &["agent_edit_protected", "forged_human_trailer"],
+    );
+    assert_eq!(
+        single.json()["policy"],
+        format!("qa/merge_ledger.toml at {}", p.short(&base))
+    );
+}
+
+#[test]
+fn agent_commit_with_another_classes_human_trailer_is_forged_too() {
+    // DESIGN: "An agent commit that carries a human trailer is a forgery"; the trailer need
+    // not be the one the changed path's class asks for.
+    let (p, base) = repo();
+    extend_lease(&p);
+    p.commit_as(CURSOR, "Extend the retry lease\n\nFixture-Lock: human\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected", "forged_human_trailer"]);
+    let forged = only(&run.json(), "forged_human_trailer");
+    assert!(
+        forged["message"]
+            .as_str()
+            .unwrap()
+            .contains("Fixture-Lock: human"),
+        "{forged}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Policy from the base.
+
+#[test]
+fn range_that_edits_the_ledger_is_judged_by_the_ledger_it_replaces() {
+    let (p, base) = repo();
+    p.write("qa/merge_ledger.toml", permissive_ledger());
+    let allow = p.commit_as(HUMAN, "Nobody is an agent\n\nLedger-Change: human\n");
+    extend_lease(&p);
+    let c = p.commit_as(CURSOR, "Extend the retry lease\n");
+
+    // Under the base's ledger the Cursor commit is an agent's.
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(only(&json, "agent_edit_protected")["commit"], p.short(&c));
+    assert_eq!(
+        changes_of(&json, &allow),
+        json!([change("qa/merge_ledger.toml", "modified", "ledger")]),
+        "the ledger change itself is a human's with its trailer"
+    );
+    let text = p.guard(&["check", &since(&base)]);
+    assert_eq!(text.code, 1);
+    let named = format!("policy: qa/merge_ledger.toml at {}", p.short(&base));
+    assert!(text.stdout.contains(&named), "{}", text.stdout);
+
+    // Control: under the permissive ledger the same commit is a human's without a trailer,
+    // so the verdict above can only have come from the base's ledger.
+    let run = check(&p, &format!("{allow}..HEAD"));
+    expect(&run, 1, &["missing_human_trailer"]);
+    assert_eq!(
+        run.json()["policy"],
+        format!("qa/merge_ledger.toml at {}", p.short(&allow))
+    );
+}
+
+#[test]
+fn three_dot_range_takes_the_policy_from_the_merge_base() {
+    let (p, base) = repo();
+    p.git_cmd(&["checkout", "-q", "-b", "feature"]);
+    extend_lease(&p);
+    let c = p.commit_as(CURSOR, "Extend the retry lease\n");
+    p.git_cmd(&["checkout", "-q", "main"]);
+    p.write("qa/merge_ledger.toml", permissive_ledger());
+    let allow = p.commit_as(HUMAN, "Nobody is an agent\n\nLedger-Change: human\n");
+
+    // main...feature: feature's commits since the merge base (the base), under its ledger.
+    let run = check(&p, "main...feature");
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(json["base"], base);
+    assert_eq!(json["commits"].as_array().unwrap().len(), 1);
+    assert_eq!(json["commits"][0]["id"], c);
+
+    // main..feature: the same commit, under main's (permissive) ledger.
+    let run = check(&p, "main..feature");
+    expect(&run, 1, &["missing_human_trailer"]);
+    assert_eq!(run.json()["base"], allow);
+}
+
+// ---------------------------------------------------------------------------------------
+// Merges and fast-forwards.
+
+/// Branches `side` off HEAD, runs `on_side` there, adds an unrelated commit on main, and
+/// returns the side commit made by `on_side`.
+fn diverge(p: &Project, on_side: impl FnOnce(&Project) -> String) -> String {
+    p.git_cmd(&["checkout", "-q", "-b", "side"]);
+    let side = on_side(p);
+    p.git_cmd(&["checkout", "-q", "main"]);
+    unrelated(p, "src/app.py", "Main work");
+    side
+}
+
+#[test]
+fn evil_merge_that_changes_the_lockfile_needs_a_trailer() {
+    let (p, base) = repo();
+    diverge(&p, |p| unrelated(p, "src/side.py", "Side work"));
+    p.git_cmd(&["merge", "-q", "--no-ff", "--no-commit", "side"]);
+    // Same entries, other bytes: differs from both parents, made in the merge itself.
+    let compact = base_lockfile().replace(['\n', ' '], "");
+    p.write("qa/fixtures.lock.json", format!("{compact}\n"));
+    p.git_cmd(&["add", "qa/fixtures.lock.json"]);
+    p.git_cmd(&["commit", "-q", "--no-edit"]);
+    let merge = p.rev("HEAD");
+    assert_eq!(p.rev("HEAD^2"), p.rev("side"), "a real two-parent merge");
+
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["missing_human_trailer"]);
+    let json = run.json();
+    let f = only(&json, "missing_human_trailer");
+    assert_eq!(f["commit"], p.short(&merge));
+    assert_eq!(f["path"], "qa/fixtures.lock.json");
+    assert_eq!(f["subject"], "Merge branch 'side'");
+    assert_eq!(
+        changes_of(&json, &merge),
+        json!([change("qa/fixtures.lock.json", "modified", "fixtures")])
+    );
+}
+
+#[test]
+fn merge_bringing_a_trailered_side_change_merges() {
+    let (p, base) = repo();
+    let side = diverge(&p, |p| {
+        extend_lease(p);
+        p.commit_as(HUMAN, "Extend the retry lease\n\nFreeze-Lease: human\n")
+    });
+    p.git_cmd(&[
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "Merge branch 'side'",
+        "side",
+    ]);
+    let merge = p.rev("HEAD");
+
+    let run = check(&p, &since(&base));
+    expect(&run, 0, &[]);
+    let json = run.json();
+    assert_eq!(json["commits"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        changes_of(&json, &side),
+        json!([change("qa/freeze.toml", "modified", "freeze")])
+    );
+    // The merge differs from its first parent at qa/freeze.toml but not from the side it
+    // brings the change from: not a change made in the merge.
+    assert_eq!(changes_of(&json, &merge), json!([]));
+}
+
+#[test]
+fn agent_edit_on_a_side_branch_is_named_not_the_merge() {
+    let (p, base) = repo();
+    let side = diverge(&p, |p| {
+        extend_lease(p);
+        p.commit_as(CURSOR, "Extend the retry lease\n")
+    });
+    p.git_cmd(&[
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "Merge branch 'side'",
+        "side",
+    ]);
+    let merge = p.rev("HEAD");
+
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    let f = only(&json, "agent_edit_protected");
+    assert_eq!(f["commit"], p.short(&side));
+    assert_ne!(f["commit"], p.short(&merge));
+    assert_eq!(f["path"], "qa/freeze.toml");
+}
+
+#[test]
+fn agent_merge_resolving_the_freeze_file_adds_no_lease_of_its_own() {
+    let (p, base) = repo();
+    p.git_cmd(&["checkout", "-q", "-b", "side"]);
+    set_leases(&p, &[(LEASE, EXPIRES), (NEW_LEASE, EXPIRES)]);
+    let side = p.commit_as(CURSOR, "Freeze the parser test\n");
+    p.git_cmd(&["checkout", "-q", "main"]);
+    const CACHE: &str = "tests/test_cache.py::test_eviction";
+    set_leases(&p, &[(LEASE, EXPIRES), (CACHE, EXPIRES)]);
+    p.commit_as(HUMAN, "Freeze the cache test\n\nFreeze-Lease: human\n");
+    // The agent merges and resolves the freeze file to hold both sides' leases: a change
+    // made in the merge (it differs from both parents) that adds no lease of its own.
+    p.git_cmd(&["merge", "-q", "--no-commit", "-s", "ours", "side"]);
+    set_leases(
+        &p,
+        &[(LEASE, EXPIRES), (CACHE, EXPIRES), (NEW_LEASE, EXPIRES)],
+    );
+    p.git_cmd(&["add", "qa/freeze.toml"]);
+    p.git_as(CURSOR, &["commit", "-q", "--no-edit"]);
+    let merge = p.rev("HEAD");
+
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_added_lease", "agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(
+        json["agent_added_leases"], 1,
+        "{NEW_LEASE} was added once, on the side"
+    );
+    let added = only(&json, "agent_added_lease");
+    assert_eq!(
+        (&added["commit"], &added["test"]),
+        (&json!(p.short(&side)), &json!(NEW_LEASE))
+    );
+    let edits: Vec<Value> = findings(&json, "agent_edit_protected")
+        .iter()
+        .map(|f| f["commit"].clone())
+        .collect();
+    assert_eq!(edits, vec![json!(p.short(&side)), json!(p.short(&merge))]);
+}
+
+#[test]
+fn lease_added_in_an_agent_merge_is_the_merges() {
+    let (p, base) = repo();
+    diverge(&p, |p| unrelated(p, "src/side.py", "Side work"));
+    p.git_cmd(&["merge", "-q", "--no-ff", "--no-commit", "side"]);
+    set_leases(&p, &[(LEASE, EXPIRES), (NEW_LEASE, EXPIRES)]);
+    p.git_cmd(&["add", "qa/freeze.toml"]);
+    p.git_as(CURSOR, &["commit", "-q", "--no-edit"]);
+    let merge = p.rev("HEAD");
+
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_added_lease", "agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(json["agent_added_leases"], 1);
+    assert_eq!(only(&json, "agent_added_lease")["commit"], p.short(&merge));
+}
+
+#[test]
+fn agent_commit_fast_forwarded_from_a_feature_branch_is_judged_for_main() {
+    let (p, base) = repo();
+    p.git_cmd(&["checkout", "-q", "-b", "feature"]);
+    extend_lease(&p);
+    let c = p.commit_as(CURSOR, "Extend the retry lease\n");
+    p.git_cmd(&["checkout", "-q", "main"]);
+    p.git_cmd(&["merge", "-q", "--ff-only", "feature"]);
+    assert_eq!(p.rev("main"), c, "main was fast-forwarded");
+
+    // The commit is on `feature` too; it is judged again for main.
+    let run = check(&p, &format!("{base}..main"));
+    expect(&run, 1, &["agent_edit_protected"]);
+    assert_eq!(
+        only(&run.json(), "agent_edit_protected")["commit"],
+        p.short(&c)
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Indirect edits, each by an agent.
+
+#[test]
+fn agent_renames_the_lockfile() {
+    let (p, base) = repo();
+    p.git_cmd(&["mv", "qa/fixtures.lock.json", "qa/fixtures.lock.old"]);
+    let c = p.commit_as(CURSOR, "Move the lockfile aside\n");
+
+    // The tip has no lockfile where the base's ledger names it: the fixtures cannot be
+    // verified, which is input guard cannot judge (exit 2, fail closed).
+    let run = check(&p, &since(&base));
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("qa/fixtures.lock.json") && run.stderr.contains("not found"),
+        "{}",
+        run.stderr
+    );
+
+    // Once a human moves it back, the range is judged, and the agent's rename is named.
+    p.git_cmd(&["mv", "qa/fixtures.lock.old", "qa/fixtures.lock.json"]);
+    p.commit_as(HUMAN, "Restore the lockfile\n\nFixture-Lock: human\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    let f = only(&json, "agent_edit_protected");
+    assert_eq!(f["commit"], p.short(&c));
+    assert_eq!(f["path"], "qa/fixtures.lock.json");
+    assert_eq!(
+        changes_of(&json, &c),
+        json!([change("qa/fixtures.lock.json", "deleted", "fixtures")])
+    );
+}
+
+#[test]
+fn agent_renames_a_fixture_both_sides_count() {
+    let (p, base) = repo();
+    p.git_cmd(&[
+        "mv",
+        "tests/fixtures/batch.ndjson",
+        "tests/fixtures/batch_v2.ndjson",
+    ]);
+    let c = p.commit_as(CURSOR, "Rename the batch fixture\n");
+    let run = check(&p, &since(&base));
+    // Provenance for both sides; the tip's lockfile names a missing file and misses a new one.
+    expect(
+        &run,
+        1,
+        &[
+            "agent_edit_protected",
+            "fixture_missing",
+            "fixture_unhashed",
+        ],
+    );
+    let json = run.json();
+    assert_eq!(
+        changes_of(&json, &c),
+        json!([
+            change("tests/fixtures/batch.ndjson", "deleted", "fixtures"),
+            change("tests/fixtures/batch_v2.ndjson", "added", "fixtures"),
+        ])
+    );
+    let paths: Vec<Value> = findings(&json, "agent_edit_protected")
+        .iter()
+        .map(|f| f["path"].clone())
+        .collect();
+    assert_eq!(
+        paths,
+        vec![
+            json!("tests/fixtures/batch.ndjson"),
+            json!("tests/fixtures/batch_v2.ndjson")
+        ]
+    );
+}
+
+#[test]
+fn agent_deletes_a_fixture() {
+    let (p, base) = repo();
+    p.git_cmd(&["rm", "-q", "tests/fixtures/invoice.json"]);
+    let c = p.commit_as(CURSOR, "Drop the failing input\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected", "fixture_missing"]);
+    let json = run.json();
+    assert_eq!(
+        only(&json, "agent_edit_protected")["path"],
+        "tests/fixtures/invoice.json"
+    );
+    assert_eq!(
+        only(&json, "fixture_missing")["path"],
+        "tests/fixtures/invoice.json"
+    );
+    assert_eq!(
+        changes_of(&json, &c),
+        json!([change("tests/fixtures/invoice.json", "deleted", "fixtures")])
+    );
+}
+
+#[test]
+fn agent_changes_the_lockfile_mode() {
+    let (p, base) = repo();
+    p.git_cmd(&["update-index", "--chmod=+x", "qa/fixtures.lock.json"]);
+    let c = p.commit_index_as(CURSOR, "Make the lockfile executable\n", &[]);
+    let entry = p.git_cmd(&["ls-tree", "HEAD", "qa/fixtures.lock.json"]);
+    assert!(entry.starts_with("100755 "), "{entry}");
+
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(
+        only(&json, "agent_edit_protected")["path"],
+        "qa/fixtures.lock.json"
+    );
+    assert_eq!(
+        changes_of(&json, &c),
+        json!([change("qa/fixtures.lock.json", "mode_changed", "fixtures")])
+    );
+}
+
+#[test]
+fn agent_adds_case_variants_of_protected_paths() {
+    let (p, base) = repo();
+    // Through the index, so this works on any file system: on a case-insensitive checkout
+    // these entries replace the real files.
+    let add = |path: &str, text: &str| {
+        p.write(".git/variant", text);
+        let blob = p.git_cmd(&["hash-object", "-w", ".git/variant"]);
+        let info = format!("100644,{},{path}", blob.trim());
+        p.git_cmd(&["update-index", "--add", "--cacheinfo", &info]);
+    };
+    add("QA/merge_ledger.toml", &permissive_ledger());
+    let dir_variant = p.commit_index_as(CURSOR, "Add a ledger\n", &[]);
+    add("qa/Freeze.toml", &freeze_toml(BUDGET, &[]));
+    let file_variant = p.commit_index_as(CURSOR, "Add a freeze file\n", &[]);
+
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(
+        changes_of(&json, &dir_variant),
+        json!([{"path": "QA/merge_ledger.toml", "kind": "added", "class": "ledger",
+                "case_variant_of": "qa/merge_ledger.toml"}])
+    );
+    assert_eq!(
+        changes_of(&json, &file_variant),
+        json!([{"path": "qa/Freeze.toml", "kind": "added", "class": "freeze",
+                "case_variant_of": "qa/freeze.toml"}])
+    );
+    let paths: Vec<(Value, Value)> = findings(&json, "agent_edit_protected")
+        .iter()
+        .map(|f| (f["commit"].clone(), f["path"].clone()))
+        .collect();
+    assert_eq!(
+        paths,
+        vec![
+            (json!(p.short(&dir_variant)), json!("QA/merge_ledger.toml")),
+            (json!(p.short(&file_variant)), json!("qa/Freeze.toml")),
+        ]
+    );
+}
+
+#[test]
+fn agent_edits_a_protect_path() {
+    let (p, base) = repo();
+    p.write(".github/workflows/ci.yml", "on: push\njobs: {}\n");
+    let c = p.commit_as(CURSOR, "Simplify CI\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(
+        only(&json, "agent_edit_protected")["path"],
+        ".github/workflows/ci.yml"
+    );
+    assert_eq!(
+        changes_of(&json, &c),
+        json!([change(".github/workflows/ci.yml", "modified", "ledger")])
+    );
+}
+
+#[test]
+fn protect_path_needs_the_ledger_trailer_from_a_human() {
+    let (p, base) = repo();
+    p.write(".github/workflows/ci.yml", "on: [push, pull_request]\n");
+    p.commit_as(HUMAN, "Run CI on pull requests\n\nFixture-Lock: human\n");
+    expect(&check(&p, &since(&base)), 1, &["missing_human_trailer"]);
+    p.git_cmd(&[
+        "commit",
+        "-q",
+        "--amend",
+        "-m",
+        "Run CI on pull requests\n\nLedger-Change: human",
+    ]);
+    expect(&check(&p, &since(&base)), 0, &[]);
+}
+
+#[test]
+fn agent_replaces_a_fixture_with_a_symlink() {
+    let (p, base) = repo();
+    p.remove("tests/fixtures/invoice.json");
+    std::os::unix::fs::symlink("../../src/app.py", p.path("tests/fixtures/invoice.json")).unwrap();
+    let c = p.commit_as(CURSOR, "Point the fixture at the app\n");
+    let entry = p.git_cmd(&["ls-tree", "HEAD", "tests/fixtures/invoice.json"]);
+    assert!(entry.starts_with("120000 "), "{entry}");
+
+    // Exit 2 is right for this tip: git stores only a symlink's target text, so the tip has
+    // no fixture bytes to verify against the lockfile; guard cannot judge it and fails
+    // closed (a hook rejects on 2 as on 1), naming the symlink.
+    let run = check(&p, &since(&base));
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("tests/fixtures/invoice.json") && run.stderr.contains("symlink"),
+        "{}",
+        run.stderr
+    );
+
+    // After a human restores the file, the agent's symlink commit is still named.
+    p.remove("tests/fixtures/invoice.json");
+    p.write("tests/fixtures/invoice.json", INVOICE);
+    p.commit_as(HUMAN, "Restore the fixture\n\nFixture-Lock: human\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(only(&json, "agent_edit_protected")["commit"], p.short(&c));
+    assert_eq!(
+        changes_of(&json, &c),
+        json!([change(
+            "tests/fixtures/invoice.json",
+            "type_changed",
+            "fixtures"
+        )])
+    );
+}
+
+#[test]
+fn agent_replaces_the_fixture_dir_with_a_submodule() {
+    let (p, base) = repo();
+    p.git_cmd(&["rm", "-r", "-q", "--cached", "tests/fixtures"]);
+    let info = format!("160000,{base},tests/fixtures");
+    p.git_cmd(&["update-index", "--add", "--cacheinfo", &info]);
+    let c = p.commit_index_as(CURSOR, "Vendor the fixtures\n", &[]);
+
+    // As with a symlink: a submodule holds no fixture bytes in this repository (exit 2).
+    let run = check(&p, &since(&base));
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("tests/fixtures") && run.stderr.contains("submodule"),
+        "{}",
+        run.stderr
+    );
+
+    // The files are still in the work tree: a human puts them back.
+    p.git_cmd(&["rm", "-q", "--cached", "tests/fixtures"]);
+    p.git_cmd(&["add", "tests/fixtures"]);
+    p.commit_index_as(HUMAN, "Restore the fixtures\n\nFixture-Lock: human\n", &[]);
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(
+        changes_of(&json, &c),
+        json!([
+            change("tests/fixtures", "type_changed", "fixtures"),
+            change("tests/fixtures/batch.ndjson", "deleted", "fixtures"),
+            change("tests/fixtures/invoice.json", "deleted", "fixtures"),
+        ])
+    );
+    assert_eq!(findings(&json, "agent_edit_protected").len(), 3);
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 4: agents may not add property tests (seeds are protected, but not properties).
+
+#[test]
+fn agent_adding_a_property_test_is_rejected() {
+    let (p, base) = repo();
+    p.write("tests/properties/seeds/refund.json", "{\"net\": -5}\n");
+    let seed = p.commit_as(CURSOR, "Add a seed\n");
+    p.write("tests/properties/test_refund_roundtrip.py", PROPERTY_FILE);
+    let prop = p.commit_as(CURSOR, "Add a property\n");
+
+    let run = check(&p, &format!("{base}..{seed}"));
+    expect(&run, 1, &["agent_edit_protected"]);
+    assert_eq!(
+        changes_of(&run.json(), &seed),
+        json!([change(
+            "tests/properties/seeds/refund.json",
+            "added",
+            "properties"
+        )])
+    );
+
+    let run = check(&p, &format!("{seed}..{prop}"));
+    expect(&run, 1, &["agent_added_property", "agent_edit_protected"]);
+    let json = run.json();
+    for code in ["agent_added_property", "agent_edit_protected"] {
+        assert_eq!(
+            only(&json, code)["path"],
+            "tests/properties/test_refund_roundtrip.py"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Fixtures verified from git (the tip's tree, never the checkout).
+
+#[test]
+fn fixture_changed_without_its_lockfile_entry_is_drift() {
+    let (p, base) = repo();
+    p.write("tests/fixtures/invoice.json", INVOICE_V2);
+    p.commit_as(HUMAN, "New tax rate\n\nFixture-Lock: human\n");
+    // The checkout is put back: guard must read the committed blob.
+    p.write("tests/fixtures/invoice.json", INVOICE);
+
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["fixture_digest"]);
+    let json = run.json();
+    assert_eq!(json["fixture_digest_delta"], 1);
+    let f = only(&json, "fixture_digest");
+    assert_eq!(f["path"], "tests/fixtures/invoice.json");
+    let message = f["message"].as_str().unwrap();
+    assert!(
+        message.contains(&sha256sum(INVOICE_V2.as_bytes())),
+        "{message}"
+    );
+}
+
+#[test]
+fn fixture_and_lockfile_updated_together_by_a_human_merge() {
+    let (p, base) = repo();
+    p.write("tests/fixtures/invoice.json", INVOICE_V2).write(
+        "qa/fixtures.lock.json",
+        lockfile(&[
+            ("tests/fixtures/batch.ndjson", BATCH),
+            ("tests/fixtures/invoice.json", INVOICE_V2),
+        ]),
+    );
+    let c = p.commit_as(HUMAN, "New tax rate\n\nFixture-Lock: human\n");
+    // A dirty checkout does not matter either.
+    p.write("tests/fixtures/invoice.json", "garbage\n");
+
+    let run = check(&p, &since(&base));
+    expect(&run, 0, &[]);
+    let json = run.json();
+    assert_eq!(
+        json["policy_changes"],
+        json!([{
+            "commit": p.short(&c),
+            "path": "qa/fixtures.lock.json",
+            "changes": [{
+                "change": "lock_entry_changed",
+                "path": "tests/fixtures/invoice.json",
+                "from": sha256sum(INVOICE.as_bytes()),
+                "to": sha256sum(INVOICE_V2.as_bytes()),
+            }],
+        }])
+    );
+}
+
+#[test]
+fn drift_already_in_the_base_is_still_drift_at_the_tip() {
+    let (p, _) = repo();
+    // A fixture changed before guard was installed (or past a gate that was off): the base
+    // itself does not match its lockfile.
+    p.write("tests/fixtures/invoice.json", INVOICE_V2);
+    let drifted = p.commit_as(HUMAN, "New tax rate\n\nFixture-Lock: human\n");
+    unrelated(&p, "src/app.py", "Bump the version");
+    // `guard lock --check` on this checkout reports the drift; so must `guard check` of a
+    // range that starts at the drifted commit, although the range did not touch the file.
+    let run = check(&p, &since(&drifted));
+    expect(&run, 1, &["fixture_digest"]);
+    assert_eq!(
+        only(&run.json(), "fixture_digest")["path"],
+        "tests/fixtures/invoice.json"
+    );
+}
+
+#[test]
+fn bare_clone_gives_the_same_decision() {
+    let (p, base) = repo();
+    p.write("tests/fixtures/invoice.json", INVOICE_V2).write(
+        "qa/fixtures.lock.json",
+        lockfile(&[
+            ("tests/fixtures/batch.ndjson", BATCH),
+            ("tests/fixtures/invoice.json", INVOICE_V2),
+        ]),
+    );
+    let human = p.commit_as(HUMAN, "New tax rate\n\nFixture-Lock: human\n");
+    extend_lease(&p);
+    let agent = p.commit_as(CURSOR, "Extend the retry lease\n");
+    let bare = Project::clone_of(&p, true);
+    assert_eq!(
+        bare.git_cmd(&["rev-parse", "--is-bare-repository"]).trim(),
+        "true"
+    );
+
+    for (range, code, reasons) in [
+        (format!("{base}..{human}"), 0, vec![]),
+        (format!("{base}..{agent}"), 1, vec!["agent_edit_protected"]),
+    ] {
+        let work = check(&p, &range);
+        expect(&work, code, &reasons);
+        let dir = bare.root().to_str().unwrap();
+        let in_bare = p.guard(&["-C", dir, "check", &range, "--format", "json"]);
+        expect(&in_bare, code, &reasons);
+        assert_eq!(in_bare.json(), work.json(), "the whole report is the same");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// With artifacts: frozen tests that pass.
+
+fn junit_with_retry_passing(p: &Project) {
+    p.write(
+        "junit.xml",
+        junit(&[
+            (
+                "tests.properties.test_codec_roundtrip",
+                "test_roundtrip_on_seeds",
+                PASS,
+            ),
+            ("tests.test_retry", "test_backoff", PASS),
+        ]),
+    );
+}
+
+#[test]
+fn frozen_test_that_passes_after_the_range_rewrote_it() {
+    let (p, base) = repo();
+    p.write(
+        "tests/test_retry.py",
+        "def test_backoff():\n    assert True\n",
+    );
+    p.commit_as(CURSOR, "Stabilise the retry test\n");
+    junit_with_retry_passing(&p);
+    let run = p.guard(&[
+        "check",
+        &since(&base),
+        "--junit",
+        "junit.xml",
+        "--format",
+        "json",
+    ]);
+    expect(&run, 1, &["frozen_test_rewritten"]);
+    let f = only(&run.json(), "frozen_test_rewritten");
+    assert_eq!(f["test"], LEASE);
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("tests/test_retry.py"),
+        "{f}"
+    );
+}
+
+#[test]
+fn frozen_test_that_passes_with_its_file_unchanged() {
+    let (p, base) = repo();
+    unrelated(&p, "src/app.py", "Bump the version");
+    junit_with_retry_passing(&p);
+    let run = p.guard(&[
+        "check",
+        &since(&base),
+        "--junit",
+        "junit.xml",
+        "--format",
+        "json",
+    ]);
+    expect(&run, 1, &["frozen_test_passed"]);
+    assert_eq!(only(&run.json(), "frozen_test_passed")["test"], LEASE);
+}
+
+// ---------------------------------------------------------------------------------------
+// Semantic diff of the freeze file.
+
+#[test]
+fn lease_extension_is_shown_as_a_semantic_diff() {
+    let (p, base) = repo();
+    extend_lease(&p);
+    let c = p.commit_as(HUMAN, "Extend the retry lease\n\nFreeze-Lease: human\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 0, &[]);
+    assert_eq!(
+        run.json()["policy_changes"],
+        json!([{
+            "commit": p.short(&c),
+            "path": "qa/freeze.toml",
+            "changes": [{"change": "lease_extended", "nodeid": LEASE, "from": EXPIRES, "to": LATER}],
+        }])
+    );
+    let text = p.guard(&["check", &since(&base)]);
+    assert_eq!(text.code, 0, "{}{}", text.stdout, text.stderr);
+    for line in [
+        format!("change: {} qa/freeze.toml:", p.short(&c)),
+        format!("lease extended: {LEASE} {EXPIRES} -> {LATER}"),
+        format!("-expires = \"{EXPIRES}\""),
+        format!("+expires = \"{LATER}\""),
+    ] {
+        assert!(text.stdout.contains(&line), "{line:?} in\n{}", text.stdout);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The default range, and input that cannot be judged.
+
+#[test]
+fn default_range_is_the_upstream_to_head() {
+    let (origin, base) = repo();
+    let clone = Project::clone_of(&origin, false);
+    extend_lease(&clone);
+    let c = clone.commit_as(CURSOR, "Extend the retry lease\n");
+    let run = clone.guard(&["check", "--format", "json"]);
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(json["range"], "@{upstream}..HEAD");
+    assert_eq!(json["base"], base);
+    assert_eq!(json["commits"].as_array().unwrap().len(), 1);
+    assert_eq!(json["commits"][0]["id"], c);
+}
+
+#[test]
+fn no_upstream_and_no_range_asks_for_a_range() {
+    let (p, _) = repo();
+    let run = p.guard(&["check"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("pass a range"), "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+}
+
+#[test]
+fn annotated_tag_range_ends_are_peeled() {
+    let (p, base) = repo();
+    p.git_cmd(&["tag", "-a", "-m", "Release 1", "v1"]);
+    extend_lease(&p);
+    p.commit_as(CURSOR, "Extend the retry lease\n");
+    let run = check(&p, "v1..HEAD");
+    expect(&run, 1, &["agent_edit_protected"]);
+    assert_eq!(
+        run.json()["base"],
+        base,
+        "the tag's commit, not the tag object"
+    );
+}
+
+#[test]
+fn unresolvable_range_cannot_be_judged() {
+    let (p, _) = repo();
+    let run = check(&p, "no-such-branch..HEAD");
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("no-such-branch"), "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+}
+
+#[test]
+fn malformed_ledger_in_the_base_cannot_be_judged() {
+    let (p, _) = repo();
+    p.write("qa/merge_ledger.toml", "[fixtures\nlockfile = 1\n");
+    let bad = p.commit_as(HUMAN, "Break the ledger\n\nLedger-Change: human\n");
+    unrelated(&p, "src/app.py", "Bump the version");
+    let run = check(&p, &since(&bad));
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let named = format!("qa/merge_ledger.toml at {}", p.short(&bad));
+    assert!(run.stderr.contains(&named), "{named:?} in {}", run.stderr);
+}
+
+#[test]
+fn sha256_repository_is_refused_with_a_clear_message() {
+    let p = Project::new();
+    p.git_cmd(&["init", "-q", "-b", "main", "--object-format=sha256"]);
+    p.write("src/app.py", "VERSION = 1\n");
+    p.commit_as(HUMAN, "Start\n");
+    unrelated(&p, "src/app.py", "Bump the version");
+    let run = check(&p, "HEAD~..HEAD");
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("SHA-256"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("not in a git repository"),
+        "{}",
+        run.stderr
+    );
+}
