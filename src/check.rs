@@ -144,6 +144,7 @@ fn judge(
         trailers: &policy.trailers,
         reject_if_agent_adds_lease,
         seeds: policy.properties.seeds.as_deref(),
+        property_files: &policy.properties.files,
     };
 
     for &id in commits {

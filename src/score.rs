@@ -197,7 +197,7 @@ pub fn read_policy_file(
         Some(bytes) => Ok(Some(bytes)),
         None if policy.files_optional() => Ok(None),
         None => Err(InputError::new(rel, format!("file not found in the {}", source.describe())).with_hint(format!(
-            "the ledger ({}) names this file as `{key}`; create it (`guard init` writes a starter) or fix the ledger",
+            "the ledger ({}) names this file as `{key}`; restore it from the base branch, or fix the ledger (in a new project, `guard init` writes starters)",
             policy.source.describe()
         ))),
     }

@@ -29,6 +29,9 @@ pub struct ProvenanceInput<'a> {
     pub reject_if_agent_adds_lease: bool,
     /// Property seed directory, whose additions are not new property tests.
     pub seeds: Option<&'a str>,
+    /// File-name globs of property test files (`properties.files`): an added `conftest.py`
+    /// is an edit of the property paths, not a new property test.
+    pub property_files: &'a globset::GlobSet,
 }
 
 pub fn trailer_for(class: Class, policy: &TrailerPolicy) -> &HumanTrailer {
@@ -64,8 +67,10 @@ pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, us
                         "revert this change (`git checkout {} -- {}`), or have a human make it in a commit with `{trailer}`",
                         commit.base, change.path
                     ))));
+                    let file_name = change.path.rsplit('/').next().unwrap_or(&change.path);
                     if change.class == Class::Properties
                         && change.kind == ChangeKind::Added
+                        && input.property_files.is_match(file_name)
                         && !input
                             .seeds
                             .is_some_and(|s| change.path.starts_with(&format!("{s}/")))
@@ -183,6 +188,7 @@ mod tests {
             trailers: &policy.trailers,
             reject_if_agent_adds_lease: true,
             seeds: Some("tests/properties/seeds"),
+            property_files: &policy.properties.files,
         };
         judge(f, &input).0.into_iter().map(|f| f.code).collect()
     }
@@ -258,6 +264,20 @@ mod tests {
             )],
         );
         assert_eq!(codes(&seeds), vec![Code::AgentEditProtected]);
+        let helper = facts(
+            true,
+            &[],
+            &[(
+                "tests/properties/conftest.py",
+                Class::Properties,
+                ChangeKind::Added,
+            )],
+        );
+        assert_eq!(
+            codes(&helper),
+            vec![Code::AgentEditProtected],
+            "conftest.py is no property test"
+        );
     }
 
     #[test]

@@ -704,11 +704,13 @@ fn agent_renames_the_lockfile() {
     // verified, which is input guard cannot judge (exit 2, fail closed).
     let run = check(&p, &since(&base));
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let error = run.json()["error"].as_str().unwrap_or_default().to_string();
     assert!(
-        run.stderr.contains("qa/fixtures.lock.json") && run.stderr.contains("not found"),
-        "{}",
-        run.stderr
+        error.contains("qa/fixtures.lock.json") && error.contains("not found"),
+        "{error}"
     );
+    // What the commits did is still reported beside the error.
+    assert_eq!(run.reasons(), vec!["agent_edit_protected"]);
 
     // Once a human moves it back, the range is judged, and the agent's rename is named.
     p.git_cmd(&["mv", "qa/fixtures.lock.old", "qa/fixtures.lock.json"]);
@@ -899,11 +901,13 @@ fn agent_replaces_a_fixture_with_a_symlink() {
     // closed (a hook rejects on 2 as on 1), naming the symlink.
     let run = check(&p, &since(&base));
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let error = run.json()["error"].as_str().unwrap_or_default().to_string();
     assert!(
-        run.stderr.contains("tests/fixtures/invoice.json") && run.stderr.contains("symlink"),
-        "{}",
-        run.stderr
+        error.contains("tests/fixtures/invoice.json") && error.contains("symlink"),
+        "{error}"
     );
+    // What the commits did is still reported beside the error.
+    assert_eq!(run.reasons(), vec!["agent_edit_protected"]);
 
     // After a human restores the file, the agent's symlink commit is still named.
     p.remove("tests/fixtures/invoice.json");
@@ -934,11 +938,13 @@ fn agent_replaces_the_fixture_dir_with_a_submodule() {
     // As with a symlink: a submodule holds no fixture bytes in this repository (exit 2).
     let run = check(&p, &since(&base));
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let error = run.json()["error"].as_str().unwrap_or_default().to_string();
     assert!(
-        run.stderr.contains("tests/fixtures") && run.stderr.contains("submodule"),
-        "{}",
-        run.stderr
+        error.contains("tests/fixtures") && error.contains("submodule"),
+        "{error}"
     );
+    // What the commits did is still reported beside the error.
+    assert_eq!(run.reasons(), vec!["agent_edit_protected"]);
 
     // The files are still in the work tree: a human puts them back.
     p.git_cmd(&["rm", "-q", "--cached", "tests/fixtures"]);
