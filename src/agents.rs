@@ -135,6 +135,17 @@ impl AgentsPolicy {
     /// Why `who` is an agent, or `None` for a human. In strict mode every commit is an
     /// agent's (signatures that prove a human are a later addition).
     pub fn agent_reason(&self, who: &Identity) -> Option<String> {
+        self.matched_agent(who).or_else(|| {
+            self.default_agent.then(|| {
+                "strict mode (agents.default = \"agent\"): no proof of a human".to_string()
+            })
+        })
+    }
+
+    /// Why `who` matches an agent pattern (pusher, e-mail, name, trailer), or `None`. Unlike
+    /// `agent_reason`, strict mode is left to the caller, which may hold a verified
+    /// signature that proves a human.
+    pub fn matched_agent(&self, who: &Identity) -> Option<String> {
         if let Some(pusher) = &who.pusher {
             if let Some(p) = self.pushers.first_match(pusher) {
                 return Some(format!("pushed by {pusher} (matches agents.pushers {p:?})"));
@@ -165,11 +176,6 @@ impl AgentsPolicy {
                     ));
                 }
             }
-        }
-        if self.default_agent {
-            return Some(
-                "strict mode (agents.default = \"agent\"): no proof of a human".to_string(),
-            );
         }
         None
     }

@@ -21,6 +21,7 @@ use crate::policy_diff::{self, PolicyChange};
 use crate::report::Report;
 use crate::rules::provenance::{self, CommitFacts, ProvenanceInput};
 use crate::score::{Artifacts, Stats, load_lockfile, score};
+use crate::signers::{AllowedSigners, SignatureStatus};
 use crate::source::Source;
 
 /// What to check.
@@ -33,6 +34,9 @@ pub struct CheckOptions {
     /// The authenticated pusher (hooks).
     pub pusher: Option<String>,
     pub artifacts: Artifacts,
+    /// An allowed-signers file from the server's config (`guard.allowedSigners`), which
+    /// overrides the ledger's `[humans] allowed_signers`.
+    pub allowed_signers: Option<std::path::PathBuf>,
 }
 
 /// One judged commit, for reports.
@@ -45,6 +49,9 @@ pub struct CommitSummary {
     /// Why the commit counts as an agent's; absent for a human's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// Who signed it, when the policy asks for signatures or names allowed signers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<SignatureStatus>,
     pub protected_changes: Vec<Change>,
 }
 
@@ -147,6 +154,15 @@ fn judge(
         property_files: &policy.properties.files,
     };
 
+    // Signatures are checked when the policy needs proof of a human, or names signers.
+    let needs_proof = policy.humans.require_signature || policy.agents.default_agent;
+    let signers = load_signers(
+        base_tree.as_ref(),
+        &policy,
+        opts.allowed_signers.as_deref(),
+        needs_proof,
+    )?;
+
     for &id in commits {
         let commit = repo.find_commit(id)?;
         let tree = commit.tree()?;
@@ -174,7 +190,19 @@ fn judge(
         let short = git::short_id(repo, id);
         let subject = git::summary(&commit);
         let who = git::identity(&commit, opts.pusher.as_deref());
-        let agent = policy.agents.agent_reason(&who);
+        let signature = signers.as_ref().map(|s| commit_signature(repo, &commit, s));
+        let verified = signature.as_ref().is_some_and(SignatureStatus::is_verified);
+        let pattern_agent = policy.agents.matched_agent(&who);
+        let agent = pattern_agent.clone().or_else(|| {
+            (needs_proof && !verified).then(|| {
+                let why = signature
+                    .as_ref()
+                    .map_or("not signed".to_string(), SignatureStatus::describe);
+                format!(
+                    "not proven human ({why}); the ledger asks for a signature by an allowed signer"
+                )
+            })
+        });
 
         let mut leases_added = Vec::new();
         let first_parent = parents.first();
@@ -239,6 +267,9 @@ fn judge(
             changes: changes.clone(),
             leases_added,
             base: restore_from.clone(),
+            signature: (needs_proof && pattern_agent.is_none())
+                .then(|| signature.clone())
+                .flatten(),
         };
         let (found, added) = provenance::judge(&facts, &input);
         findings.extend(found);
@@ -249,6 +280,7 @@ fn judge(
             subject,
             author: format!("{} <{}>", who.author_name, who.author_email),
             agent,
+            signature,
             protected_changes: changes,
         });
     }
@@ -293,6 +325,67 @@ fn judge(
             policy_changes,
         }),
     })
+}
+
+/// The allowed signers in force: the server's file, else the one the policy names in the
+/// base revision (so a push cannot bring its own key). `None` when signatures play no part.
+fn load_signers(
+    base: Option<&GitTree>,
+    policy: &Policy,
+    server_file: Option<&Path>,
+    needs_proof: bool,
+) -> anyhow::Result<Option<AllowedSigners>> {
+    let (text, shown) = if let Some(path) = server_file {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            InputError::io(path, &e).with_hint("fix the server's git config guard.allowedSigners")
+        })?;
+        (text, path.display().to_string())
+    } else if let Some(rel) = &policy.humans.allowed_signers {
+        let Some(base) = base else {
+            // No base revision (a first push): nothing is trusted yet.
+            return Ok(Some(AllowedSigners::default()));
+        };
+        let shown = format!("{rel} in {}", base.describe());
+        let bytes = base.read(rel)?.ok_or_else(|| {
+            InputError::new(
+                &shown,
+                "the allowed-signers file the ledger names does not exist",
+            )
+            .with_hint(
+                "a human adds it (with `Ledger-Change: human`) before commits are judged by it",
+            )
+        })?;
+        (String::from_utf8_lossy(&bytes).into_owned(), shown)
+    } else if needs_proof {
+        return Ok(Some(AllowedSigners::default()));
+    } else {
+        return Ok(None);
+    };
+    let signers = AllowedSigners::parse(&text).map_err(|(line, msg)| {
+        InputError::new(&shown, msg).at(crate::error::Location::Line(line))
+    })?;
+    Ok(Some(signers))
+}
+
+/// What `commit`'s signature proves, checked at its committer date (as git does).
+fn commit_signature(
+    repo: &Repository,
+    commit: &git2::Commit,
+    signers: &AllowedSigners,
+) -> SignatureStatus {
+    match repo.extract_signature(&commit.id(), None) {
+        Err(e) if e.code() == git2::ErrorCode::NotFound => SignatureStatus::Unsigned,
+        Err(e) => SignatureStatus::Bad {
+            reason: e.message().to_string(),
+        },
+        Ok((sig, payload)) => {
+            let committer = commit.committer();
+            let email = String::from_utf8_lossy(committer.email_bytes()).into_owned();
+            let time = jiff::Timestamp::from_second(committer.when().seconds())
+                .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+            signers.verify(&sig, &payload, &email, time)
+        }
+    }
 }
 
 /// The policy in force: the ledger in the base revision, else the embedded default.

@@ -110,6 +110,10 @@ pub struct CheckArgs {
     #[arg(long, value_name = "PATH", default_value = "qa/merge_ledger.toml")]
     pub ledger: String,
 
+    /// List every judged commit with its author, agent status and signature (text format).
+    #[arg(short, long)]
+    pub verbose: bool,
+
     #[command(flatten)]
     pub artifacts: ArtifactArgs,
 

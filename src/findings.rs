@@ -48,6 +48,11 @@ codes! {
     FrozenTestRewritten => "frozen_test_rewritten", "a frozen test passes and the range changed its test file";
     RefDeletion => "ref_deletion", "a push deletes a protected ref and the ledger forbids it";
     ArtifactsMissing => "artifacts_missing", "the ledger requires test artifacts and none were found for the pushed commit";
+    UnsignedHumanCommit => "unsigned_human_commit", "a commit that must prove a human is not signed";
+    BadSignature => "bad_signature", "a commit's signature does not verify (or is not an SSH signature)";
+    UnknownSigner => "unknown_signer", "a commit is signed by a key that is not in the allowed signers";
+    SignerNotCommitter => "signer_not_committer", "the signing key's principals do not match the committer e-mail";
+    SignatureExpired => "signature_expired", "the commit time is outside the signing key's validity window";
 }
 
 impl Serialize for Code {

@@ -76,6 +76,31 @@ impl Report {
         out
     }
 
+    /// One block per judged commit: who made it, whether it counts as an agent's and why,
+    /// its signature, and the protected paths it changes.
+    pub fn render_commits(&self) -> String {
+        let mut out = String::new();
+        let Some(h) = &self.history else { return out };
+        for c in &h.commits {
+            let _ = writeln!(out, "commit {} {:?} by {}", c.short, c.subject, c.author);
+            match &c.agent {
+                Some(why) => {
+                    let _ = writeln!(out, "  agent: {why}");
+                }
+                None => {
+                    let _ = writeln!(out, "  human");
+                }
+            }
+            if let Some(sig) = &c.signature {
+                let _ = writeln!(out, "  signature: {}", sig.describe());
+            }
+            for change in &c.protected_changes {
+                let _ = writeln!(out, "  {} {}", change.kind.describe(), change.path);
+            }
+        }
+        out
+    }
+
     pub fn render_text(&self) -> String {
         let mut out = String::new();
         for f in &self.findings {

@@ -13,8 +13,12 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         ledger: Some(args.ledger.clone()),
         pusher: None,
         artifacts: artifacts(&args.artifacts, false),
+        allowed_signers: None,
     };
     let report = check(&repo, &opts, today_utc())?;
+    if args.verbose && args.format == crate::report::Format::Text {
+        print!("{}", report.render_commits());
+    }
     print!("{}", report.render(args.format));
     Ok(exit_code(&report))
 }

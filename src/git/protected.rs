@@ -110,6 +110,9 @@ impl ProtectedSet {
             }
         };
         add(ledger_path, Class::Ledger);
+        if let Some(signers) = &policy.humans.allowed_signers {
+            add(signers, Class::Ledger);
+        }
         add(&policy.freeze.file, Class::Freeze);
         add(&policy.fixtures.lockfile, Class::Fixtures);
         for p in &policy.fixtures.paths {

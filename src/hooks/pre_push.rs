@@ -201,6 +201,7 @@ fn judge_line(
         ledger: None,
         pusher: None,
         artifacts,
+        allowed_signers: None,
     };
     let report = judge_update(repo, base, tip, &commits, &line.remote_ref, &opts, today)?;
     findings.extend(report.findings);

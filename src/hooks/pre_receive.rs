@@ -332,6 +332,7 @@ fn judge_ref(
         ledger: None,
         pusher: pusher.map(str::to_string),
         artifacts,
+        allowed_signers: config.allowed_signers.clone(),
     };
     let report = judge_update(repo, base, new, &commits, &update.name, &opts, today)?;
     findings.extend(report.findings);

@@ -20,6 +20,8 @@ pub struct ServerConfig {
     pub audit_log: Option<PathBuf>,
     /// `guard.artifacts`: a directory template with `{commit}` or `{tree}`.
     pub artifacts: Option<String>,
+    /// `guard.allowedSigners`: an allowed-signers file that overrides the ledger's.
+    pub allowed_signers: Option<PathBuf>,
 }
 
 impl ServerConfig {
@@ -63,6 +65,7 @@ impl ServerConfig {
             bypass,
             audit_log: string("guard.auditLog").map(PathBuf::from),
             artifacts: string("guard.artifacts"),
+            allowed_signers: string("guard.allowedSigners").map(PathBuf::from),
         })
     }
 }

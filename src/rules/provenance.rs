@@ -8,6 +8,7 @@ use crate::agents::HumanTrailer;
 use crate::findings::{Code, Finding};
 use crate::git::protected::{Change, ChangeKind, Class};
 use crate::ledger::TrailerPolicy;
+use crate::signers::SignatureStatus;
 
 /// What is known about one commit of a range.
 #[derive(Debug, Clone)]
@@ -22,6 +23,8 @@ pub struct CommitFacts {
     pub leases_added: Vec<String>,
     /// The base revision, for "restore from" advice.
     pub base: String,
+    /// The signature of a commit that needed proof of a human and matched no agent pattern.
+    pub signature: Option<SignatureStatus>,
 }
 
 pub struct ProvenanceInput<'a> {
@@ -126,6 +129,30 @@ pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, us
         }
     }
 
+    // A commit that needed a signature to count as human and changed a protected path: say
+    // why its signature did not prove a human.
+    if let Some(status) = commit
+        .signature
+        .as_ref()
+        .filter(|_| !commit.changes.is_empty())
+    {
+        let code = match status {
+            SignatureStatus::Verified { .. } => None,
+            SignatureStatus::Unsigned => Some(Code::UnsignedHumanCommit),
+            SignatureStatus::Unsupported { .. } | SignatureStatus::Bad { .. } => {
+                Some(Code::BadSignature)
+            }
+            SignatureStatus::UnknownSigner { .. } => Some(Code::UnknownSigner),
+            SignatureStatus::SignerNotCommitter { .. } => Some(Code::SignerNotCommitter),
+            SignatureStatus::Expired { .. } => Some(Code::SignatureExpired),
+        };
+        if let Some(code) = code {
+            findings.push(at(Finding::new(code, format!("commit changes protected paths and is {}", status.describe()))
+                .path(&commit.changes[0].path)
+                .help("sign the commit with a key in the allowed signers whose principal is your committer e-mail: `git -c gpg.format=ssh -c user.signingkey=KEY commit --amend -S --no-edit`")));
+        }
+    }
+
     let mut added = 0;
     if let Some(why) = &commit.agent {
         for nodeid in &commit.leases_added {
@@ -179,6 +206,7 @@ mod tests {
                 .collect(),
             leases_added: Vec::new(),
             base: "main".into(),
+            signature: None,
         }
     }
 

@@ -304,10 +304,19 @@ fn strict_mode_treats_every_commit_as_an_agents() {
     );
     let strict = p.commit_as(HUMAN, "Strict mode\n\nLedger-Change: human\n");
     extend_lease(&p);
-    // Without signatures nothing proves a human, so the trailer is a forgery too.
+    // Without a signature nothing proves a human, so the trailer is a forgery too, and the
+    // commit is named as an unsigned one.
     p.commit_as(HUMAN, "Extend the retry lease\n\nFreeze-Lease: human\n");
     let run = check(&p, &since(&strict));
-    expect(&run, 1, &["agent_edit_protected", "forged_human_trailer"]);
+    expect(
+        &run,
+        1,
+        &[
+            "agent_edit_protected",
+            "forged_human_trailer",
+            "unsigned_human_commit",
+        ],
+    );
 }
 
 // ---------------------------------------------------------------------------------------
