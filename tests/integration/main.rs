@@ -7,4 +7,5 @@ mod commands;
 mod real_runners;
 mod scenario;
 mod score;
+mod signatures;
 mod support;

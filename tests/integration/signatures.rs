@@ -1,0 +1,424 @@
+//! Signed human commits (`[humans]`, strict mode): real keys made with `ssh-keygen`, commits
+//! signed by git itself (`gpg.format=ssh`), checked by `guard check` and through the
+//! installed pre-receive hook.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::scenario::freeze_toml;
+use crate::support::{Project, Run, hermetic};
+
+const HUMAN: (&str, &str) = ("Human Dev", "dev@example.com");
+const LEASE: &str = "tests/test_retry.py::test_backoff";
+
+/// A key pair made with ssh-keygen: (private key path, public key line).
+fn keygen(dir: &Path, name: &str, kind: &str) -> (PathBuf, String) {
+    let key = dir.join(name);
+    let mut args = vec![
+        "-q",
+        "-t",
+        kind,
+        "-N",
+        "",
+        "-C",
+        name,
+        "-f",
+        key.to_str().unwrap(),
+    ];
+    if kind == "rsa" {
+        args.extend(["-b", "2048"]);
+    }
+    assert!(
+        Command::new("ssh-keygen")
+            .args(&args)
+            .status()
+            .expect("ssh-keygen is installed")
+            .success()
+    );
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    (
+        key,
+        public
+            .split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+fn ledger(strict: bool) -> String {
+    let agents = if strict {
+        "[agents]\ndefault = \"agent\"\n"
+    } else {
+        ""
+    };
+    format!(
+        "[properties]\nrequired = false\n\n[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\n\n[freeze]\nfile = \"qa/freeze.toml\"\n\n[humans]\nallowed_signers = \"qa/allowed_signers\"\nrequire_signature = true\n{agents}"
+    )
+}
+
+struct Keys {
+    _dir: tempfile::TempDir,
+    dev: PathBuf,
+    dev_rsa: PathBuf,
+    stranger: PathBuf,
+    stranger_public: String,
+    allowed: String,
+}
+
+fn keys() -> Keys {
+    let dir = tempfile::tempdir().unwrap();
+    let (dev, dev_public) = keygen(dir.path(), "dev", "ed25519");
+    let (dev_rsa, dev_rsa_public) = keygen(dir.path(), "dev-rsa", "rsa");
+    let (stranger, stranger_public) = keygen(dir.path(), "stranger", "ed25519");
+    let allowed = format!(
+        "# who may sign human commits\ndev@example.com namespaces=\"git\" {dev_public}\ndev@example.com {dev_rsa_public}\n"
+    );
+    Keys {
+        _dir: dir,
+        dev,
+        dev_rsa,
+        stranger,
+        stranger_public,
+        allowed,
+    }
+}
+
+/// A repository whose base commit holds the ledger and the allowed signers.
+fn repo(keys: &Keys, strict: bool) -> (Project, String) {
+    let p = Project::git();
+    p.write("qa/merge_ledger.toml", ledger(strict))
+        .write("qa/allowed_signers", &keys.allowed)
+        .write(
+            "qa/freeze.toml",
+            freeze_toml("max_active_leases = 4", &[(LEASE, "2099-01-31")]),
+        )
+        .write("qa/fixtures.lock.json", "{\"files\": {}}\n")
+        .write("src/app.py", "VERSION = 1\n");
+    let base = p.commit_as(HUMAN, "Start\n");
+    (p, base)
+}
+
+/// Commits everything as the human, signed with `key` (None: unsigned).
+fn commit(p: &Project, message: &str, key: Option<&Path>) -> String {
+    p.git_cmd(&["add", "-A"]);
+    match key {
+        Some(key) => {
+            let signing = format!("user.signingkey={}", key.display());
+            p.commit_index_as(
+                HUMAN,
+                message,
+                &["gpg.format=ssh", &signing, "commit.gpgSign=true"],
+            )
+        }
+        None => p.commit_index_as(HUMAN, message, &[]),
+    }
+}
+
+fn extend_lease(p: &Project) {
+    p.write(
+        "qa/freeze.toml",
+        freeze_toml("max_active_leases = 4", &[(LEASE, "2099-06-30")]),
+    );
+}
+
+fn check(p: &Project, range: &str) -> Run {
+    p.guard(&["check", range, "--format", "json"])
+}
+
+#[test]
+fn signed_human_commit_with_its_trailer_passes() {
+    let keys = keys();
+    for key in [&keys.dev, &keys.dev_rsa] {
+        let (p, base) = repo(&keys, false);
+        extend_lease(&p);
+        commit(&p, "Extend the lease\n\nFreeze-Lease: human\n", Some(key));
+        let run = check(&p, &format!("{base}..HEAD"));
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        let json = run.json();
+        assert_eq!(json["commits"][0]["signature"]["status"], "verified");
+        assert_eq!(
+            json["commits"][0]["signature"]["principal"],
+            "dev@example.com"
+        );
+        assert!(json["commits"][0]["agent"].is_null());
+        let text = p.guard(&["check", &format!("{base}..HEAD"), "--verbose"]);
+        assert!(
+            text.stdout
+                .contains("signature: signed by dev@example.com (SHA256:"),
+            "{}",
+            text.stdout
+        );
+    }
+}
+
+#[test]
+fn unsigned_human_commit_in_strict_mode_is_rejected() {
+    let keys = keys();
+    let (p, base) = repo(&keys, true);
+    extend_lease(&p);
+    let c = commit(&p, "Extend the lease\n\nFreeze-Lease: human\n", None);
+    let run = check(&p, &format!("{base}..HEAD"));
+    assert_eq!(run.code, 1);
+    // Unproven, so an agent's: the edit is an agent's and its human trailer a forgery.
+    assert_eq!(
+        run.reasons(),
+        vec![
+            "agent_edit_protected",
+            "forged_human_trailer",
+            "unsigned_human_commit"
+        ]
+    );
+    let json = run.json();
+    let unsigned = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "unsigned_human_commit")
+        .unwrap();
+    assert_eq!(unsigned["commit"], p.short(&c));
+    assert_eq!(json["commits"][0]["signature"]["status"], "unsigned");
+    // An unsigned commit that changes nothing protected is fine even in strict mode.
+    let (p, base) = repo(&keys, true);
+    p.write("src/app.py", "VERSION = 2\n");
+    commit(&p, "Bump\n", None);
+    assert_eq!(check(&p, &format!("{base}..HEAD")).code, 0);
+}
+
+#[test]
+fn commit_signed_by_a_key_outside_the_allowed_signers_is_rejected() {
+    let keys = keys();
+    let (p, base) = repo(&keys, false);
+    extend_lease(&p);
+    commit(
+        &p,
+        "Extend the lease\n\nFreeze-Lease: human\n",
+        Some(&keys.stranger),
+    );
+    let run = check(&p, &format!("{base}..HEAD"));
+    assert_eq!(
+        run.reasons(),
+        vec![
+            "agent_edit_protected",
+            "forged_human_trailer",
+            "unknown_signer"
+        ]
+    );
+}
+
+#[test]
+fn signer_whose_principal_is_not_the_committer_is_rejected() {
+    let keys = keys();
+    let (p, base) = repo(&keys, false);
+    extend_lease(&p);
+    p.git_cmd(&["add", "-A"]);
+    let signing = format!("user.signingkey={}", keys.dev.display());
+    p.commit_index_as(
+        ("Someone Else", "else@example.com"),
+        "Extend the lease\n\nFreeze-Lease: human\n",
+        &["gpg.format=ssh", &signing, "commit.gpgSign=true"],
+    );
+    let run = check(&p, &format!("{base}..HEAD"));
+    assert_eq!(
+        run.reasons(),
+        vec![
+            "agent_edit_protected",
+            "forged_human_trailer",
+            "signer_not_committer"
+        ]
+    );
+}
+
+#[test]
+fn tampered_signed_commit_is_rejected() {
+    let keys = keys();
+    let (p, base) = repo(&keys, false);
+    extend_lease(&p);
+    let signed = commit(
+        &p,
+        "Extend the lease\n\nFreeze-Lease: human\n",
+        Some(&keys.dev),
+    );
+    // Rewrite the message but keep the gpgsig header: the signature no longer covers it.
+    let object = p.git_cmd(&["cat-file", "commit", &signed]);
+    assert!(
+        object.contains("gpgsig -----BEGIN SSH SIGNATURE-----"),
+        "{object}"
+    );
+    let forged = object.replace("Extend the lease", "Extend the lease for good");
+    let path = p.path(".git/forged-commit");
+    std::fs::write(&path, forged).unwrap();
+    let id = p
+        .git_cmd(&["hash-object", "-w", "-t", "commit", path.to_str().unwrap()])
+        .trim()
+        .to_string();
+    let run = check(&p, &format!("{base}..{id}"));
+    assert_eq!(
+        run.reasons(),
+        vec![
+            "agent_edit_protected",
+            "bad_signature",
+            "forged_human_trailer"
+        ]
+    );
+    assert_eq!(run.json()["commits"][0]["signature"]["status"], "bad");
+}
+
+#[test]
+fn signature_outside_valid_before_is_rejected() {
+    let keys = keys();
+    // The hermetic committer date is 2026-01-01; this key stopped being valid in 2025.
+    let expired = keys.allowed.replace(
+        "dev@example.com namespaces",
+        "dev@example.com valid-before=\"20251231\",namespaces",
+    );
+    let p = Project::git();
+    p.write("qa/merge_ledger.toml", ledger(false))
+        .write("qa/allowed_signers", expired)
+        .write(
+            "qa/freeze.toml",
+            freeze_toml("max_active_leases = 4", &[(LEASE, "2099-01-31")]),
+        )
+        .write("qa/fixtures.lock.json", "{\"files\": {}}\n");
+    let base = p.commit_as(HUMAN, "Start\n");
+    extend_lease(&p);
+    commit(
+        &p,
+        "Extend the lease\n\nFreeze-Lease: human\n",
+        Some(&keys.dev),
+    );
+    let run = check(&p, &format!("{base}..HEAD"));
+    assert_eq!(
+        run.reasons(),
+        vec![
+            "agent_edit_protected",
+            "forged_human_trailer",
+            "signature_expired"
+        ]
+    );
+}
+
+#[test]
+fn a_push_cannot_bring_its_own_key() {
+    // The range adds the stranger's key to qa/allowed_signers and, signed with it, edits the
+    // freeze file: the allowed signers of the base apply, which do not know the key.
+    let keys = keys();
+    let (p, base) = repo(&keys, false);
+    p.write(
+        "qa/allowed_signers",
+        format!("{}dev@example.com {}\n", keys.allowed, keys.stranger_public),
+    );
+    extend_lease(&p);
+    commit(
+        &p,
+        "Trust my key, extend the lease\n\nLedger-Change: human\nFreeze-Lease: human\n",
+        Some(&keys.stranger),
+    );
+    let run = check(&p, &format!("{base}..HEAD"));
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.reasons(),
+        vec![
+            "agent_edit_protected",
+            "forged_human_trailer",
+            "unknown_signer"
+        ]
+    );
+    let json = run.json();
+    let paths: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "agent_edit_protected")
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, vec!["qa/allowed_signers", "qa/freeze.toml"]);
+}
+
+#[test]
+fn malformed_allowed_signers_in_the_base_cannot_be_judged() {
+    let keys = keys();
+    let p = Project::git();
+    p.write("qa/merge_ledger.toml", ledger(false))
+        .write(
+            "qa/allowed_signers",
+            "dev@example.com ssh-ed25519 not-a-key\n",
+        )
+        .write("qa/freeze.toml", freeze_toml("max_active_leases = 4", &[]))
+        .write("qa/fixtures.lock.json", "{\"files\": {}}\n");
+    let base = p.commit_as(HUMAN, "Start\n");
+    p.write("src/x.py", "x = 1\n");
+    commit(&p, "Add x\n", Some(&keys.dev));
+    let run = p.guard(&["check", &format!("{base}..HEAD")]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("qa/allowed_signers") && run.stderr.contains(":1:"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_installed_pre_receive_hook_checks_signatures() {
+    let keys = keys();
+    let (p, _) = repo(&keys, true);
+    let server = tempfile::tempdir().unwrap();
+    let bare = server.path().join("server.git");
+    let status = hermetic(Command::new("git"), server.path())
+        .args([
+            "clone",
+            "-q",
+            "--bare",
+            p.root().to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let install = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/install.sh"))
+        .args([
+            "--server",
+            bare.to_str().unwrap(),
+            "--guard",
+            env!("CARGO_BIN_EXE_guard"),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    p.git_cmd(&["remote", "add", "server", bare.to_str().unwrap()]);
+
+    let push = |p: &Project| {
+        hermetic(Command::new("git"), p.root())
+            .args(["push", "server", "HEAD:refs/heads/main"])
+            .current_dir(p.root())
+            .output()
+            .unwrap()
+    };
+    extend_lease(&p);
+    commit(&p, "Extend the lease\n\nFreeze-Lease: human\n", None);
+    let out = push(&p);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("remote: error: refs/heads/main: [unsigned_human_commit]"),
+        "{stderr}"
+    );
+
+    p.git_cmd(&["reset", "-q", "--hard", "HEAD~"]);
+    extend_lease(&p);
+    commit(
+        &p,
+        "Extend the lease\n\nFreeze-Lease: human\n",
+        Some(&keys.dev),
+    );
+    let out = push(&p);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
