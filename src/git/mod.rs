@@ -17,9 +17,18 @@ use crate::agents::Identity;
 /// set (so a pre-receive hook sees quarantined objects), else discovery from the current
 /// directory.
 pub fn open() -> anyhow::Result<Repository> {
-    let repo = Repository::open_from_env().context(
-        "not in a git repository (or any parent): run guard check inside a clone, or pass -C DIR",
-    )?;
+    let repo = match Repository::open_from_env() {
+        Ok(repo) => repo,
+        // libgit2 built without SHA-256 cannot even open such a repository: say why, rather
+        // than "not in a git repository".
+        Err(e) if e.message().contains("object format") => bail!(
+            "this repository uses SHA-256 object ids, which this build of guard cannot read ({})",
+            e.message()
+        ),
+        Err(e) => Err(e).context(
+            "not in a git repository (or any parent): run guard check inside a clone, or pass -C DIR",
+        )?,
+    };
     if repo.object_format() != git2::ObjectFormat::Sha1 {
         bail!("this repository uses SHA-256 object ids, which this build of guard cannot read");
     }
