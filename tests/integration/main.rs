@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod commands;
+mod hooks;
 mod real_runners;
 mod scenario;
 mod score;
