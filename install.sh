@@ -71,6 +71,7 @@ if ! $uninstall; then
   if [ -z "$guard_bin" ]; then install_binary; fi
   [ -x "$guard_bin" ] || die "$guard_bin is not an executable guard"
   guard_bin="$(cd "$(dirname "$guard_bin")" && pwd)/$(basename "$guard_bin")"
+  case "$guard_bin" in *$'\n'*) die "the guard path must not contain a newline" ;; esac
 fi
 
 git_dir="$(git -C "$target" rev-parse --absolute-git-dir 2>/dev/null)" || die "$target is not a git repository"
@@ -116,7 +117,10 @@ if [ -e "$file" ] && ! is_ours "$file"; then
 fi
 # Write to a temp file and rename: a push running right now sees the old or the new hook.
 tmp="$(mktemp "$dir/.guard-hook.XXXXXX")"
-sed "s#@GUARD@#$guard_bin#" "$here/hooks/$hook" >"$tmp"
+# The path lands in a single-quoted shell string via a sed replacement: quote it for both,
+# or a path with ', &, # or \ would give a broken shim (which rejects every push).
+quoted="$(printf '%s' "$guard_bin" | sed "s/'/'\\\\''/g" | sed 's/[\\&#]/\\&/g')"
+sed "s#@GUARD@#$quoted#" "$here/hooks/$hook" >"$tmp"
 chmod 0755 "$tmp"
 mv -f "$tmp" "$file"
 echo "installed $file (runs $guard_bin)" >&2

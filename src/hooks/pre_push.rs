@@ -114,8 +114,9 @@ fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<V
         .map(|c| c.id());
     let mut out = Vec::new();
     for line in lines {
-        let (findings, unjudged) = judge_line(&repo, line, &tracking, remote_default, today)
-            .with_context(|| line.remote_ref.clone())?;
+        let (findings, unjudged) =
+            judge_line(&repo, remote, line, &tracking, remote_default, today)
+                .with_context(|| line.remote_ref.clone())?;
         out.push((line.remote_ref.clone(), findings, unjudged));
     }
     Ok(out)
@@ -132,20 +133,34 @@ fn remote_tracking_tips(repo: &Repository, remote: &str) -> Vec<Oid> {
 
 fn judge_line(
     repo: &Repository,
+    remote: &str,
     line: &PushLine,
     tracking: &[Oid],
     remote_default: Option<Oid>,
     today: Date,
 ) -> anyhow::Result<(Vec<Finding>, Option<String>)> {
-    // The remote's old tip, when this clone has it (a remote id unknown locally is treated
-    // like a new ref: judged against what the remote-tracking refs show).
+    // The remote's old tip, when this clone has it.
     let remote_old = line
         .remote
         .as_deref()
         .and_then(|id| Oid::from_str(id).ok())
         .and_then(|oid| repo.find_object(oid, None).ok()?.peel_to_commit().ok())
         .map(|c| c.id());
-    let base = remote_old.or(remote_default);
+    // Like the server: from the remote's old tip, else where this clone last saw the ref,
+    // else the remote's default branch. Not from every remote-tracking ref: an agent commit
+    // on another remote branch is judged again for this ref, and the server rejects it.
+    let last_seen = line
+        .remote
+        .as_ref()
+        .and_then(|_| line.remote_ref.strip_prefix("refs/heads/"))
+        .and_then(|b| {
+            repo.find_reference(&format!("refs/remotes/{remote}/{b}"))
+                .ok()?
+                .peel_to_commit()
+                .ok()
+        })
+        .map(|c| c.id());
+    let base = remote_old.or(last_seen).or(remote_default);
     let policy = policy_at(repo, base, None)?;
     if !policy.refs.protected.set.is_match(&line.remote_ref) {
         return Ok((Vec::new(), None));
@@ -163,7 +178,7 @@ fn judge_line(
         .peel_to_commit()
         .with_context(|| format!("{} is not a commit", line.local_ref))?
         .id();
-    let hide: Vec<Oid> = match remote_old {
+    let hide: Vec<Oid> = match base {
         Some(o) => vec![o],
         None => tracking.to_vec(),
     };

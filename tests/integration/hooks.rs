@@ -1,0 +1,1569 @@
+//! The git hooks end to end: a bare repository set up by `install.sh --server`, working
+//! clones, and real pushes over `file://` and `git daemon`. Every check is made from the
+//! pusher's side (the push's exit status, git's `remote:` lines, the server's refs
+//! afterwards); expected values come from git, not from guard.
+
+use std::io::Write as _;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use crate::support::{Project, hermetic};
+
+const GUARD: &str = env!("CARGO_BIN_EXE_guard");
+const AGENT_NAME: &str = "Cursor Agent";
+const AGENT_EMAIL: &str = "cursoragent@cursor.com";
+/// A 40-hex id that no test repository holds.
+const UNKNOWN_ID: &str = "0123456789abcdef0123456789abcdef01234567";
+const ZERO_ID: &str = "0000000000000000000000000000000000000000";
+
+/// The `[agents]` table of the test ledger (without its header).
+const AGENTS: &str = "emails = ['cursoragent@cursor.com']";
+
+/// Forge variables that tell the hook who pushes; removed from every command so the
+/// surrounding environment cannot change a decision.
+const FORGE_VARS: &[&str] = &[
+    "GITHUB_USER_LOGIN",
+    "GL_USERNAME",
+    "GL_ID",
+    "GITEA_PUSHER_NAME",
+    "GIT_PUSH_CERT_SIGNER",
+    "GIT_PUSH_CERT_STATUS",
+    "REMOTE_USER",
+];
+
+/// A small ledger: no property tests required (no test runs here), an agent e-mail,
+/// `agents` as the body of `[agents]`, then `extra` tables.
+fn ledger(agents: &str, extra: &str) -> String {
+    format!(
+        "version = 1\n\n[properties]\nrequired = false\n\n[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\npaths = [\"tests/fixtures/\"]\n\n[freeze]\nfile = \"qa/freeze.toml\"\n\n[agents]\n{agents}\n\n{extra}\n"
+    )
+}
+
+const FREEZE: &str = "version = 1\nmax_active_leases = 2\n";
+const LOCKFILE: &str = "{\"files\": {}}\n";
+
+/// The commit that brings the policy files into an empty server repository: judged by the
+/// embedded policy, so it carries every human trailer.
+const BOOTSTRAP_MESSAGE: &str =
+    "Add the merge ledger\n\nLedger-Change: human\nFreeze-Lease: human\nFixture-Lock: human\n";
+
+/// The outcome of a `git push`, as the pusher sees it.
+#[derive(Debug)]
+struct Pushed {
+    ok: bool,
+    stderr: String,
+}
+
+impl Pushed {
+    fn from(out: Output) -> Pushed {
+        Pushed {
+            ok: out.status.success(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// stderr lines without git's trailing padding.
+    fn lines(&self) -> Vec<&str> {
+        self.stderr.lines().map(str::trim_end).collect()
+    }
+
+    fn has_line_starting(&self, prefix: &str) -> bool {
+        self.lines().iter().any(|l| l.starts_with(prefix))
+    }
+
+    #[track_caller]
+    fn assert_accepted(&self) {
+        assert!(self.ok, "push was refused:\n{}", self.stderr);
+        assert!(
+            !self.has_line_starting("remote: error:"),
+            "accepted push with remote errors:\n{}",
+            self.stderr
+        );
+    }
+
+    /// Rejected by the server's pre-receive hook, with an error line starting `expected`.
+    #[track_caller]
+    fn assert_rejected_with(&self, expected: &str) {
+        assert!(!self.ok, "push was accepted:\n{}", self.stderr);
+        assert!(
+            self.has_line_starting(expected),
+            "no line starting {expected:?}:\n{}",
+            self.stderr
+        );
+        assert!(
+            self.stderr.contains("(pre-receive hook declined)"),
+            "not refused by pre-receive:\n{}",
+            self.stderr
+        );
+    }
+}
+
+/// A temp dir holding a bare repository with guard's pre-receive hook installed by
+/// `install.sh`, and a working clone of it (`work`) whose policy commit is on the server.
+struct Server {
+    tmp: Project,
+    bare: PathBuf,
+    work: PathBuf,
+    /// The bootstrap commit (the server's first `main`).
+    base: String,
+}
+
+impl Server {
+    /// A server whose ledger has the test agents and `extra` tables.
+    fn new(extra: &str) -> Server {
+        Server::with_ledger(&ledger(AGENTS, extra), |_| {})
+    }
+
+    /// A server with `ledger`; `before_install` runs on the bare repository before
+    /// `install.sh` does.
+    fn with_ledger(ledger: &str, before_install: impl FnOnce(&Path)) -> Server {
+        let (tmp, bare) = bare_repo();
+        before_install(&bare);
+        install(&["--server", bare.to_str().unwrap()]);
+        // The default 4 s budget is for a release build on an idle server; debug builds
+        // running beside the whole test suite must not be rejected for being slow.
+        git_ok(tmp.root(), &bare, &["config", "guard.timeout", "300"]);
+        let work = tmp.path("work");
+        git_ok(
+            tmp.root(),
+            tmp.root(),
+            &["clone", "-q", &file_url(&bare), "work"],
+        );
+        let mut server = Server {
+            tmp,
+            bare,
+            work,
+            base: String::new(),
+        };
+        server.write("qa/merge_ledger.toml", ledger);
+        server.write("qa/freeze.toml", FREEZE);
+        server.write("qa/fixtures.lock.json", LOCKFILE);
+        server.write("README.md", "A project guarded by merge-guard.\n");
+        server.base = server.commit(BOOTSTRAP_MESSAGE);
+        server.push(&["origin", "main"]).assert_accepted();
+        assert_eq!(
+            server.server_ref("refs/heads/main"),
+            Some(server.base.clone())
+        );
+        server
+    }
+
+    fn home(&self) -> &Path {
+        self.tmp.root()
+    }
+
+    /// `git` in `dir`, hermetic, without forge variables.
+    fn git_cmd(&self, dir: &Path) -> Command {
+        git_command(self.home(), dir)
+    }
+
+    /// `git ARGS` in `dir`, which must succeed; its stdout, trimmed.
+    fn git_in(&self, dir: &Path, args: &[&str]) -> String {
+        git_ok(self.home(), dir, args)
+    }
+
+    /// `git ARGS` in the working clone.
+    fn git(&self, args: &[&str]) -> String {
+        self.git_in(&self.work, args)
+    }
+
+    /// `git ARGS` in the bare repository.
+    fn bare_git(&self, args: &[&str]) -> String {
+        self.git_in(&self.bare, args)
+    }
+
+    fn config(&self, key: &str, value: &str) {
+        self.bare_git(&["config", key, value]);
+    }
+
+    /// Writes a file in the working clone.
+    fn write(&self, rel: &str, contents: &str) {
+        write_in(&self.work, rel, contents);
+    }
+
+    /// Commits everything in the working clone as the human; the new commit id.
+    fn commit(&self, message: &str) -> String {
+        commit_in(self, &self.work, None, message)
+    }
+
+    /// Commits everything in the working clone as the agent (author and committer).
+    fn agent_commit(&self, message: &str) -> String {
+        commit_in(self, &self.work, Some((AGENT_NAME, AGENT_EMAIL)), message)
+    }
+
+    /// The agent parks a test: an edit of the protected freeze file.
+    fn agent_edits_freeze(&self, message: &str) -> String {
+        append_in(&self.work, "qa/freeze.toml", "# parked: flaky on CI\n");
+        self.agent_commit(message)
+    }
+
+    /// A human change outside the protected paths.
+    fn human_change(&self, file: &str, message: &str) -> String {
+        append_in(&self.work, file, "more text\n");
+        self.commit(message)
+    }
+
+    /// `git push ARGS` from the working clone.
+    fn push(&self, args: &[&str]) -> Pushed {
+        self.push_from(&self.work, args, &[])
+    }
+
+    /// `git push ARGS` from `dir`, with `env` set for git (and so for the hook).
+    fn push_from(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Pushed {
+        let mut cmd = self.git_cmd(dir);
+        cmd.arg("push").args(args).envs(env.iter().copied());
+        Pushed::from(cmd.output().unwrap())
+    }
+
+    /// The id a ref of the bare repository points at, if it exists.
+    fn server_ref(&self, name: &str) -> Option<String> {
+        let out = self
+            .git_cmd(&self.bare)
+            .args(["rev-parse", "-q", "--verify", name])
+            .output()
+            .unwrap();
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// A second clone of the server.
+    fn clone(&self, name: &str) -> PathBuf {
+        self.git_in(self.home(), &["clone", "-q", &file_url(&self.bare), name]);
+        self.tmp.path(name)
+    }
+
+    fn short(&self, id: &str) -> String {
+        self.git(&["rev-parse", "--short=7", id])
+    }
+
+    /// Runs `guard hook pre-receive` directly on the bare repository with `stdin`.
+    fn run_pre_receive(&self, stdin: &[u8], setup: impl FnOnce(&mut Command)) -> (i32, String) {
+        let mut cmd = hermetic(Command::new(GUARD), self.home());
+        for v in FORGE_VARS {
+            cmd.env_remove(v);
+        }
+        cmd.args(["hook", "pre-receive"])
+            .current_dir(self.home())
+            .env("GIT_DIR", &self.bare);
+        setup(&mut cmd);
+        run_with_stdin(cmd, stdin)
+    }
+}
+
+/// A temp dir with an empty bare repository `bare.git` whose HEAD is `main`.
+fn bare_repo() -> (Project, PathBuf) {
+    let tmp = Project::new();
+    git_ok(
+        tmp.root(),
+        tmp.root(),
+        &["init", "-q", "--bare", "-b", "main", "bare.git"],
+    );
+    let bare = tmp.path("bare.git");
+    (tmp, bare)
+}
+
+fn file_url(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+fn git_command(home: &Path, dir: &Path) -> Command {
+    let mut cmd = hermetic(Command::new("git"), home);
+    for v in FORGE_VARS {
+        cmd.env_remove(v);
+    }
+    cmd.current_dir(dir);
+    cmd
+}
+
+#[track_caller]
+fn git_ok(home: &Path, dir: &Path, args: &[&str]) -> String {
+    let out = git_command(home, dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?} in {} failed:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn write_in(dir: &Path, rel: &str, contents: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, contents).unwrap();
+}
+
+fn append_in(dir: &Path, rel: &str, line: &str) {
+    let path = dir.join(rel);
+    let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+    text.push_str(line);
+    write_in(dir, rel, &text);
+}
+
+/// Commits everything in `dir` as `who` (default: the hermetic human); the new commit id.
+fn commit_in(server: &Server, dir: &Path, who: Option<(&str, &str)>, message: &str) -> String {
+    server.git_in(dir, &["add", "-A"]);
+    let mut cmd = server.git_cmd(dir);
+    cmd.args(["commit", "-q", "--allow-empty", "-m", message]);
+    if let Some((name, email)) = who {
+        cmd.env("GIT_AUTHOR_NAME", name)
+            .env("GIT_AUTHOR_EMAIL", email)
+            .env("GIT_COMMITTER_NAME", name)
+            .env("GIT_COMMITTER_EMAIL", email);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "commit failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    server.git_in(dir, &["rev-parse", "HEAD"])
+}
+
+/// Runs `install.sh ARGS --guard <the test's guard>`, which must succeed.
+#[track_caller]
+fn install(args: &[&str]) -> Output {
+    let out = run_install(args, true);
+    assert!(
+        out.status.success(),
+        "install.sh {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn run_install(args: &[&str], with_guard: bool) -> Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = hermetic(Command::new("bash"), home.path());
+    cmd.arg(script).args(args);
+    if with_guard {
+        cmd.args(["--guard", GUARD]);
+    }
+    cmd.output().unwrap()
+}
+
+fn run_with_stdin(mut cmd: Command, stdin: &[u8]) -> (i32, String) {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().expect("exited by a signal"),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+// 1. Accepted and rejected pushes.
+
+#[test]
+fn human_push_is_accepted_and_agent_push_rejected() {
+    let s = Server::new("");
+    let human = s.human_change("README.md", "Document the project");
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(human.clone()));
+
+    s.agent_edits_freeze("Park a flaky test");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert!(
+        pushed.has_line_starting("remote: hint: "),
+        "{}",
+        pushed.stderr
+    );
+    assert!(
+        pushed.stderr.contains("qa/freeze.toml"),
+        "the message names the path: {}",
+        pushed.stderr
+    );
+    assert!(
+        !pushed.stderr.contains('\x1b'),
+        "no colour codes in hook output"
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(human));
+}
+
+// 2. One bad ref rejects the whole push.
+
+#[test]
+fn multi_ref_push_with_one_bad_ref_is_rejected_whole() {
+    let s = Server::new("");
+    s.git(&["checkout", "-q", "-b", "good"]);
+    let good = s.human_change("docs/good.md", "Good change");
+    s.git(&["checkout", "-q", "-b", "bad", "main"]);
+    let bad = s.agent_edits_freeze("Bad change");
+    s.git(&["checkout", "-q", "main"]);
+    let main = s.human_change("README.md", "Clean main change");
+    assert_ne!(good, bad);
+
+    for atomic in [false, true] {
+        let mut args = vec!["origin", "main", "good", "bad"];
+        if atomic {
+            args.insert(0, "--atomic");
+        }
+        let pushed = s.push(&args);
+        pushed.assert_rejected_with("remote: error: refs/heads/bad: [agent_edit_protected]");
+        assert!(
+            !pushed.has_line_starting("remote: error: refs/heads/good:")
+                && !pushed.has_line_starting("remote: error: refs/heads/main:"),
+            "only the bad ref has findings:\n{}",
+            pushed.stderr
+        );
+        // pre-receive decides for the whole push: no ref moves.
+        assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+        assert_eq!(s.server_ref("refs/heads/good"), None);
+        assert_eq!(s.server_ref("refs/heads/bad"), None);
+    }
+    s.push(&["origin", "main", "good"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(main));
+    assert_eq!(s.server_ref("refs/heads/good"), Some(good));
+}
+
+// 3. New branches, deletions, force pushes, tags.
+
+#[test]
+fn new_branch_is_judged_against_the_default_branch() {
+    let s = Server::new("");
+    s.git(&["checkout", "-q", "-b", "feature"]);
+    let clean = s.human_change("docs/feature.md", "Feature work");
+    s.push(&["origin", "feature"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/feature"), Some(clean));
+
+    s.git(&["checkout", "-q", "-b", "agent-feature", "main"]);
+    s.agent_edits_freeze("Agent feature");
+    s.push(&["origin", "agent-feature"])
+        .assert_rejected_with("remote: error: refs/heads/agent-feature: [agent_edit_protected]");
+    assert_eq!(s.server_ref("refs/heads/agent-feature"), None);
+
+    // An agent commit that landed on main by break-glass: a new branch at main's tip brings
+    // nothing that is not on the default branch, so it is accepted ...
+    s.push(&["origin", "main:refs/heads/trunk"])
+        .assert_accepted();
+    s.config("receive.advertisePushOptions", "true");
+    s.config("guard.bypass", "alice");
+    let log = s.tmp.path("audit.log");
+    s.config("guard.auditLog", log.to_str().unwrap());
+    s.git(&["checkout", "-q", "main"]);
+    let landed = s.agent_edits_freeze("Emergency lease");
+    s.push_from(
+        &s.work,
+        &["-o", "guard.bypass=outage", "origin", "main"],
+        &[("REMOTE_USER", "alice")],
+    )
+    .assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(landed.clone()));
+    s.push(&["origin", "main:refs/heads/hotfix"])
+        .assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/hotfix"), Some(landed.clone()));
+    // ... but judged against `guard.defaultBranch = trunk`, which lacks it, it is rejected.
+    s.config("guard.defaultBranch", "trunk");
+    s.push(&["origin", "main:refs/heads/hotfix2"])
+        .assert_rejected_with("remote: error: refs/heads/hotfix2: [agent_edit_protected]");
+    assert_eq!(s.server_ref("refs/heads/hotfix2"), None);
+}
+
+#[test]
+fn branch_deletion_is_allowed_by_default() {
+    let s = Server::new("");
+    s.git(&["checkout", "-q", "-b", "feature"]);
+    s.human_change("docs/feature.md", "Feature work");
+    s.push(&["origin", "feature"]).assert_accepted();
+    s.push(&["origin", "--delete", "feature"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/feature"), None);
+}
+
+#[test]
+fn branch_deletion_is_rejected_when_the_ledger_forbids_it() {
+    let s = Server::new("[refs]\nprotected = [\"refs/heads/*\"]\nallow_delete = false\n");
+    s.git(&["checkout", "-q", "-b", "feature"]);
+    let tip = s.human_change("docs/feature.md", "Feature work");
+    s.git(&["tag", "v0.1"]);
+    s.push(&["origin", "feature", "v0.1"]).assert_accepted();
+
+    let pushed = s.push(&["origin", "--delete", "feature"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/feature: [ref_deletion]");
+    assert!(
+        pushed.has_line_starting("remote: hint: "),
+        "{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/feature"), Some(tip));
+    // Tags are not protected under this ledger: deleting one passes.
+    s.push(&["origin", "--delete", "refs/tags/v0.1"])
+        .assert_accepted();
+    assert_eq!(s.server_ref("refs/tags/v0.1"), None);
+}
+
+#[test]
+fn force_push_judges_the_new_commits() {
+    let s = Server::new("");
+    let first = s.human_change("README.md", "First");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    // Rewrite main: a clean replacement is accepted.
+    s.git(&["reset", "-q", "--hard", &s.base]);
+    let rewritten = s.human_change("NOTES.md", "Rewritten");
+    let plain = s.push(&["origin", "main"]);
+    assert!(!plain.ok, "a non-fast-forward needs --force");
+    assert_eq!(s.server_ref("refs/heads/main"), Some(first));
+    s.push(&["--force", "origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(rewritten.clone()));
+
+    // A forced agent edit is rejected.
+    s.git(&["reset", "-q", "--hard", &s.base]);
+    s.agent_edits_freeze("Forced lease");
+    s.push(&["--force", "origin", "main"])
+        .assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert_eq!(s.server_ref("refs/heads/main"), Some(rewritten));
+}
+
+#[test]
+fn lightweight_and_annotated_tags() {
+    let s = Server::new("");
+    // A lightweight tag on a new clean commit (the tag brings the commit).
+    s.git(&["checkout", "-q", "-b", "side"]);
+    let clean = s.human_change("docs/side.md", "Side work");
+    s.git(&["tag", "v1"]);
+    s.push(&["origin", "v1"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/tags/v1"), Some(clean.clone()));
+
+    // An annotated tag: the ref holds the tag object, which the hook peels.
+    s.git(&["tag", "-a", "-m", "Release 1.1", "v1.1", &clean]);
+    let tag_object = s.git(&["rev-parse", "refs/tags/v1.1"]);
+    assert_ne!(tag_object, clean);
+    s.push(&["origin", "v1.1"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/tags/v1.1"), Some(tag_object));
+
+    // Annotated and lightweight tags on an agent commit that edits a protected path.
+    s.git(&["checkout", "-q", "-b", "agent", "main"]);
+    let agent = s.agent_edits_freeze("Agent lease");
+    s.git(&["tag", "-a", "-m", "Release 2", "v2", &agent]);
+    s.push(&["origin", "v2"])
+        .assert_rejected_with("remote: error: refs/tags/v2: [agent_edit_protected]");
+    assert_eq!(s.server_ref("refs/tags/v2"), None);
+    s.git(&["tag", "v2-light", &agent]);
+    s.push(&["origin", "v2-light"])
+        .assert_rejected_with("remote: error: refs/tags/v2-light: [agent_edit_protected]");
+    assert_eq!(s.server_ref("refs/tags/v2-light"), None);
+}
+
+// 4. A push that edits the ledger is judged by the ledger it replaces.
+
+#[test]
+fn push_that_edits_the_ledger_to_allow_itself_is_judged_by_the_old_ledger() {
+    let s = Server::new("");
+    s.write("qa/merge_ledger.toml", &ledger("emails = []", ""));
+    let loosen = s.commit("Trust everyone\n\nLedger-Change: human\n");
+    // The agent, no longer listed in the new ledger, parks a test with a human trailer.
+    append_in(&s.work, "qa/freeze.toml", "# parked\n");
+    let agent = s.agent_commit("Park a test\n\nFreeze-Lease: human\n");
+
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [agent_edit_protected] {}",
+        s.short(&agent)
+    ));
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    // Once the ledger change itself has landed, it is the policy in force.
+    s.push(&["origin", &format!("{loosen}:refs/heads/main")])
+        .assert_accepted();
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(agent));
+}
+
+// 5. Judged again for every ref it reaches.
+
+#[test]
+fn agent_commit_accepted_on_feature_is_rejected_for_main() {
+    let s = Server::new("[refs]\nprotected = [\"refs/heads/main\"]\n");
+    s.git(&["checkout", "-q", "-b", "feature"]);
+    let agent = s.agent_edits_freeze("Park a test on a feature branch");
+    s.push(&["origin", "feature"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/feature"), Some(agent.clone()));
+
+    // A fast-forward of main to a commit the server already has.
+    let pushed = s.push(&["origin", "feature:main"]);
+    pushed.assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [agent_edit_protected] {}",
+        s.short(&agent)
+    ));
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+}
+
+// 6. The hook sees the quarantined objects.
+
+#[test]
+fn hook_reads_the_pushed_commit_from_quarantine() {
+    let s = Server::new("");
+    let subject = "Quarantine probe: park test_retry";
+    let agent = s.agent_edits_freeze(subject);
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [agent_edit_protected] {} \"{subject}\" qa/freeze.toml:",
+        s.short(&agent)
+    ));
+    // The commit never entered the repository: the hook read it from git's quarantine.
+    let out = s
+        .git_cmd(&s.bare)
+        .args(["cat-file", "-e", &agent])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "rejected objects were kept");
+}
+
+// 7. An existing pre-receive hook is kept and chained.
+
+#[test]
+fn existing_pre_receive_hook_is_chained() {
+    let seen = tempfile::tempdir().unwrap();
+    let seen_path = seen.path().join("stdin-seen");
+    let chained = |exit: u8| {
+        format!(
+            "#!/bin/sh\necho \"site hook ran\" >&2\ncat >\"{}\"\nexit {exit}\n",
+            seen_path.display()
+        )
+    };
+    let first = chained(0);
+    let s = Server::with_ledger(&ledger(AGENTS, ""), |bare| {
+        let hook = bare.join("hooks/pre-receive");
+        std::fs::write(&hook, &first).unwrap();
+        set_executable(&hook);
+    });
+    let hooks = s.bare.join("hooks");
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("pre-receive.guard-chained")).unwrap(),
+        first
+    );
+    // The bootstrap push went through both hooks.
+    assert_eq!(
+        std::fs::read_to_string(&seen_path).unwrap(),
+        format!("{ZERO_ID} {} refs/heads/main\n", s.base)
+    );
+
+    // Exit 0: guard decides. A two-ref push: both hooks get both lines.
+    s.git(&["checkout", "-q", "-b", "topic"]);
+    let topic = s.human_change("docs/topic.md", "Topic");
+    s.git(&["checkout", "-q", "main"]);
+    let main = s.human_change("README.md", "Main");
+    let pushed = s.push(&["origin", "main", "topic"]);
+    pushed.assert_accepted();
+    assert!(pushed.has_line_starting("remote: site hook ran"));
+    let mut lines: Vec<String> = std::fs::read_to_string(&seen_path)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    assert_eq!(lines, {
+        let mut expected = vec![
+            format!("{} {main} refs/heads/main", s.base),
+            format!("{ZERO_ID} {topic} refs/heads/topic"),
+        ];
+        expected.sort();
+        expected
+    });
+
+    let agent = s.agent_edits_freeze("Agent lease");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert!(pushed.has_line_starting("remote: site hook ran"));
+    assert_eq!(
+        std::fs::read_to_string(&seen_path).unwrap(),
+        format!("{main} {agent} refs/heads/main\n")
+    );
+
+    // Exit 1: a clean push is rejected by the site's hook.
+    std::fs::write(hooks.join("pre-receive.guard-chained"), chained(1)).unwrap();
+    s.git(&["reset", "-q", "--hard", &main]);
+    let clean = s.human_change("README.md", "Clean");
+    let pushed = s.push(&["origin", "main"]);
+    assert!(!pushed.ok, "{}", pushed.stderr);
+    assert!(pushed.has_line_starting("remote: site hook ran"));
+    assert!(pushed.stderr.contains("(pre-receive hook declined)"));
+    assert_eq!(
+        std::fs::read_to_string(&seen_path).unwrap(),
+        format!("{main} {clean} refs/heads/main\n")
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(main));
+}
+
+fn set_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+fn dir_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".sample"))
+        .collect();
+    names.sort();
+    names
+}
+
+// 8. install.sh: idempotent, uninstall restores, GitLab and Gitea layouts, core.hooksPath.
+
+#[test]
+fn install_twice_then_uninstall_restores_the_original_hook() {
+    let (_tmp, bare) = bare_repo();
+    let hooks = bare.join("hooks");
+    let hook = hooks.join("pre-receive");
+    // Odd bytes on purpose: no trailing newline, a tab, a non-UTF-8 byte.
+    let original: &[u8] = b"#!/bin/sh\n# site policy\t\xe9\nexit 0";
+    std::fs::write(&hook, original).unwrap();
+    set_executable(&hook);
+    let target = bare.to_str().unwrap();
+
+    install(&["--server", target]);
+    install(&["--server", target]);
+    assert_eq!(
+        dir_names(&hooks),
+        vec!["pre-receive", "pre-receive.guard-chained"]
+    );
+    let shim = std::fs::read_to_string(&hook).unwrap();
+    assert!(
+        shim.contains(GUARD),
+        "the shim runs the given guard:\n{shim}"
+    );
+    assert_eq!(mode(&hook) & 0o111, 0o111, "the shim is executable");
+    assert_eq!(
+        std::fs::read(hooks.join("pre-receive.guard-chained")).unwrap(),
+        original
+    );
+
+    install(&["--server", target, "--uninstall"]);
+    assert_eq!(dir_names(&hooks), vec!["pre-receive"]);
+    assert_eq!(std::fs::read(&hook).unwrap(), original);
+    assert_eq!(mode(&hook), 0o755);
+    // Uninstalling again changes nothing.
+    install(&["--server", target, "--uninstall"]);
+    assert_eq!(std::fs::read(&hook).unwrap(), original);
+
+    // Without a hook before, uninstall leaves none.
+    let (_tmp2, bare2) = bare_repo();
+    install(&["--server", bare2.to_str().unwrap()]);
+    assert_eq!(dir_names(&bare2.join("hooks")), vec!["pre-receive"]);
+    install(&["--server", bare2.to_str().unwrap(), "--uninstall"]);
+    assert!(dir_names(&bare2.join("hooks")).is_empty());
+}
+
+#[test]
+fn install_refuses_a_clone_for_server_and_bad_guard() {
+    let (tmp, bare) = bare_repo();
+    let clone = tmp.path("clone");
+    git_ok(
+        tmp.root(),
+        tmp.root(),
+        &["clone", "-q", &file_url(&bare), "clone"],
+    );
+    let out = run_install(&["--server", clone.to_str().unwrap()], true);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!clone.join(".git/hooks/pre-receive").exists());
+    let out = run_install(
+        &[
+            "--server",
+            bare.to_str().unwrap(),
+            "--guard",
+            tmp.path("no-such-guard").to_str().unwrap(),
+        ],
+        false,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!bare.join("hooks/pre-receive").exists());
+}
+
+#[test]
+fn install_for_gitlab_and_gitea_layouts() {
+    let (_tmp, bare) = bare_repo();
+    install(&["--server", bare.to_str().unwrap(), "--gitlab"]);
+    let gitlab = bare.join("custom_hooks/pre-receive.d/merge-guard");
+    assert!(gitlab.is_file());
+    assert_eq!(mode(&gitlab) & 0o111, 0o111);
+    assert!(!bare.join("hooks/pre-receive").exists());
+    install(&["--server", bare.to_str().unwrap(), "--gitlab"]);
+    assert_eq!(
+        dir_names(&bare.join("custom_hooks/pre-receive.d")),
+        vec!["merge-guard"]
+    );
+    install(&[
+        "--server",
+        bare.to_str().unwrap(),
+        "--gitlab",
+        "--uninstall",
+    ]);
+    assert!(!gitlab.exists());
+
+    // Gitea runs every script in hooks/pre-receive.d from its own hooks/pre-receive; a
+    // dispatcher like Gitea's shows the installed script judges real pushes.
+    let dispatcher = concat!(
+        "#!/bin/sh\n",
+        "data=$(cat)\n",
+        "for h in hooks/pre-receive.d/*; do\n",
+        "  [ -x \"$h\" ] || continue\n",
+        "  printf '%s\\n' \"$data\" | \"$h\" || exit 1\n",
+        "done\n",
+    );
+    let s = Server::with_ledger(&ledger(AGENTS, ""), |bare| {
+        std::fs::write(bare.join("hooks/pre-receive"), dispatcher).unwrap();
+        set_executable(&bare.join("hooks/pre-receive"));
+    });
+    // `with_ledger` installed the plain hook (chaining the dispatcher): undo that, then
+    // install for Gitea.
+    install(&["--server", s.bare.to_str().unwrap(), "--uninstall"]);
+    assert_eq!(
+        std::fs::read_to_string(s.bare.join("hooks/pre-receive")).unwrap(),
+        dispatcher
+    );
+    install(&["--server", s.bare.to_str().unwrap(), "--gitea"]);
+    let gitea = s.bare.join("hooks/pre-receive.d/merge-guard");
+    assert!(gitea.is_file());
+    assert_eq!(
+        std::fs::read_to_string(s.bare.join("hooks/pre-receive")).unwrap(),
+        dispatcher,
+        "the forge's own hook is left alone"
+    );
+    s.agent_edits_freeze("Agent lease");
+    s.push(&["origin", "main"])
+        .assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    s.git(&["reset", "-q", "--hard", &s.base]);
+    let clean = s.human_change("README.md", "Clean");
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(clean));
+}
+
+#[test]
+fn install_quotes_an_unusual_guard_path_and_a_missing_guard_fails_closed() {
+    let (tmp, bare) = bare_repo();
+    // Characters that mean something to sed's replacement or to a single-quoted string.
+    let dir = tmp.path("it's a #1 & \\only");
+    std::fs::create_dir_all(&dir).unwrap();
+    let guard = dir.join("guard");
+    // A link, not a copy: executing a just-written file races with other tests' forks
+    // (ETXTBSY).
+    std::os::unix::fs::symlink(GUARD, &guard).unwrap();
+    let out = run_install(
+        &[
+            "--server",
+            bare.to_str().unwrap(),
+            "--guard",
+            guard.to_str().unwrap(),
+        ],
+        false,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hook = bare.join("hooks/pre-receive");
+    let mut cmd = hermetic(Command::new(&hook), tmp.root());
+    cmd.env("GIT_DIR", &bare);
+    // Empty input: guard runs and accepts; a broken shim would fail.
+    let (code, stderr) = run_with_stdin(cmd, b"");
+    assert_eq!(code, 0, "{stderr}");
+    let mut cmd = hermetic(Command::new(&hook), tmp.root());
+    cmd.env("GIT_DIR", &bare);
+    let (code, stderr) = run_with_stdin(cmd, b"garbage\n");
+    assert_eq!(code, 2, "guard itself judged the input: {stderr}");
+
+    // The binary the shim names is gone: every push is rejected.
+    std::fs::remove_file(&guard).unwrap();
+    let mut cmd = hermetic(Command::new(&hook), tmp.root());
+    cmd.env("GIT_DIR", &bare);
+    let (code, _) = run_with_stdin(
+        cmd,
+        format!("{ZERO_ID} {UNKNOWN_ID} refs/heads/main\n").as_bytes(),
+    );
+    assert_ne!(code, 0);
+}
+
+#[test]
+fn sha256_repository_is_rejected_with_a_clear_message() {
+    let tmp = Project::new();
+    let home = tmp.root();
+    git_ok(
+        home,
+        home,
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "--object-format=sha256",
+            "-b",
+            "main",
+            "bare.git",
+        ],
+    );
+    let bare = tmp.path("bare.git");
+    install(&["--server", bare.to_str().unwrap()]);
+    git_ok(
+        home,
+        home,
+        &["init", "-q", "--object-format=sha256", "-b", "main", "work"],
+    );
+    let work = tmp.path("work");
+    write_in(&work, "README.md", "hello\n");
+    git_ok(home, &work, &["add", "-A"]);
+    git_ok(home, &work, &["commit", "-q", "-m", "First"]);
+    let out = git_command(home, &work)
+        .args(["push", bare.to_str().unwrap(), "main"])
+        .output()
+        .unwrap();
+    let pushed = Pushed::from(out);
+    pushed.assert_rejected_with("remote: error: ");
+    assert!(
+        pushed
+            .lines()
+            .iter()
+            .any(|l| l.starts_with("remote: error:") && l.contains("SHA-256")),
+        "{}",
+        pushed.stderr
+    );
+    let out = git_command(home, &bare)
+        .args(["rev-parse", "-q", "--verify", "refs/heads/main"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "nothing landed");
+}
+
+// 9. pre-push in a clone.
+
+#[test]
+fn pre_push_refuses_an_agent_push_locally() {
+    let s = Server::new("");
+    install(&["--hooks", s.work.to_str().unwrap()]);
+    assert!(s.work.join(".git/hooks/pre-push").is_file());
+
+    let agent = s.agent_edits_freeze("Park a test");
+    let pushed = s.push(&["origin", "main"]);
+    assert!(!pushed.ok, "{}", pushed.stderr);
+    assert!(
+        pushed.has_line_starting(&format!(
+            "error: refs/heads/main: [agent_edit_protected] {}",
+            s.short(&agent)
+        )),
+        "{}",
+        pushed.stderr
+    );
+    assert!(
+        !pushed.has_line_starting("remote:"),
+        "refused before reaching the server:\n{}",
+        pushed.stderr
+    );
+    assert!(
+        pushed.stderr.contains("failed to push"),
+        "{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    // --no-verify skips the local check; the server still rejects.
+    s.push(&["--no-verify", "origin", "main"])
+        .assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+
+    s.git(&["reset", "-q", "--hard", &s.base]);
+    let clean = s.human_change("README.md", "Clean");
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(clean));
+}
+
+#[test]
+fn pre_push_with_a_remote_id_unknown_locally() {
+    let s = Server::new("");
+    // The clone does not have UNKNOWN_ID (as after the server moved on without a fetch).
+    let out = s
+        .git_cmd(&s.work)
+        .args(["cat-file", "-e", UNKNOWN_ID])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let url = file_url(&s.bare);
+    let pre_push = |tip: &str| {
+        let mut cmd = hermetic(Command::new(GUARD), s.home());
+        cmd.args(["hook", "pre-push", "origin", &url])
+            .current_dir(&s.work);
+        run_with_stdin(
+            cmd,
+            format!("refs/heads/main {tip} refs/heads/main {UNKNOWN_ID}\n").as_bytes(),
+        )
+    };
+
+    let clean = s.human_change("README.md", "Clean");
+    let (code, stderr) = pre_push(&clean);
+    assert_eq!(code, 0, "{stderr}");
+
+    let agent = s.agent_edits_freeze("Park a test");
+    let (code, stderr) = pre_push(&agent);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.lines().any(|l| l.starts_with(&format!(
+            "error: refs/heads/main: [agent_edit_protected] {}",
+            s.short(&agent)
+        ))),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn pre_push_judges_like_the_server_not_against_every_remote_branch() {
+    let s = Server::new("[refs]\nprotected = [\"refs/heads/main\", \"refs/heads/release/*\"]\n");
+    install(&["--hooks", s.work.to_str().unwrap()]);
+    s.git(&["checkout", "-q", "-b", "feature"]);
+    let agent = s.agent_edits_freeze("Park a test on a feature branch");
+    // feature is not protected: both hooks let it through.
+    s.push(&["origin", "feature"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/feature"), Some(agent.clone()));
+
+    // A new protected ref at that commit: the server judges it against main, and so must
+    // the local hook, though the commit is on a remote-tracking ref already.
+    let pushed = s.push(&["origin", "feature:refs/heads/release/1"]);
+    assert!(!pushed.ok, "{}", pushed.stderr);
+    assert!(
+        pushed.has_line_starting(&format!(
+            "error: refs/heads/release/1: [agent_edit_protected] {}",
+            s.short(&agent)
+        )) && !pushed.has_line_starting("remote:"),
+        "refused locally:\n{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/release/1"), None);
+
+    // main with a remote id this clone lacks: judged from where the clone last saw main.
+    let human = s.human_change("docs/more.md", "Human work on top");
+    let mut cmd = hermetic(Command::new(GUARD), s.home());
+    cmd.args(["hook", "pre-push", "origin", &file_url(&s.bare)])
+        .current_dir(&s.work);
+    let (code, stderr) = run_with_stdin(
+        cmd,
+        format!("refs/heads/feature {human} refs/heads/main {UNKNOWN_ID}\n").as_bytes(),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.lines().any(|l| l.starts_with(&format!(
+            "error: refs/heads/main: [agent_edit_protected] {}",
+            s.short(&agent)
+        ))),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn pre_push_install_honours_core_hooks_path() {
+    let s = Server::new("");
+    s.git(&["config", "core.hooksPath", "githooks"]);
+    install(&["--hooks", s.work.to_str().unwrap()]);
+    assert!(s.work.join("githooks/pre-push").is_file());
+    assert!(!s.work.join(".git/hooks/pre-push").exists());
+
+    s.agent_edits_freeze("Park a test");
+    let pushed = s.push(&["origin", "main"]);
+    assert!(!pushed.ok);
+    assert!(
+        pushed.has_line_starting("error: refs/heads/main: [agent_edit_protected]")
+            && !pushed.has_line_starting("remote:"),
+        "refused locally by the hook in core.hooksPath:\n{}",
+        pushed.stderr
+    );
+    install(&["--hooks", s.work.to_str().unwrap(), "--uninstall"]);
+    assert!(!s.work.join("githooks/pre-push").exists());
+}
+
+// 10. Concurrent pushes.
+
+#[test]
+fn twenty_concurrent_pushes_are_each_judged() {
+    let s = Server::new("");
+    let clones: Vec<(usize, PathBuf, String)> = (0..20)
+        .map(|i| {
+            let dir = s.clone(&format!("clone-{i}"));
+            s.git_in(&dir, &["checkout", "-q", "-b", &format!("topic-{i}")]);
+            let id = if i % 2 == 0 {
+                write_in(&dir, &format!("notes/{i}.md"), &format!("note {i}\n"));
+                commit_in(&s, &dir, None, &format!("Note {i}"))
+            } else {
+                append_in(&dir, "qa/freeze.toml", &format!("# parked by agent {i}\n"));
+                commit_in(
+                    &s,
+                    &dir,
+                    Some((AGENT_NAME, AGENT_EMAIL)),
+                    &format!("Agent lease {i}"),
+                )
+            };
+            (i, dir, id)
+        })
+        .collect();
+
+    let results: Vec<(usize, String, Pushed)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = clones
+            .iter()
+            .map(|(i, dir, id)| {
+                let s = &s;
+                scope.spawn(move || {
+                    let pushed = s.push_from(dir, &["origin", &format!("topic-{i}")], &[]);
+                    (*i, id.clone(), pushed)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+
+    for (i, id, pushed) in &results {
+        let name = format!("refs/heads/topic-{i}");
+        if i % 2 == 0 {
+            pushed.assert_accepted();
+            assert_eq!(s.server_ref(&name), Some(id.clone()), "topic-{i}");
+        } else {
+            pushed.assert_rejected_with(&format!(
+                "remote: error: {name}: [agent_edit_protected] {}",
+                &id[..7]
+            ));
+            assert_eq!(s.server_ref(&name), None, "topic-{i}");
+        }
+    }
+    let refs = s.bare_git(&["for-each-ref", "--format=%(refname)"]);
+    assert_eq!(refs.lines().count(), 11, "main and ten topics:\n{refs}");
+
+    let out = s
+        .git_cmd(&s.bare)
+        .args(["fsck", "--full", "--strict", "--no-dangling"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "fsck: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // No quarantine directory left behind.
+    let leftovers: Vec<String> = dir_names(&s.bare.join("objects"))
+        .into_iter()
+        .filter(|n| n.starts_with("tmp_objdir") || n.starts_with("incoming"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+// 11. Break-glass.
+
+#[test]
+fn break_glass_by_an_allowed_and_a_disallowed_pusher() {
+    let s = Server::new("");
+    let agent = s.agent_edits_freeze("Emergency lease");
+    let bypass = ["-o", "guard.bypass=outage 42", "origin", "main"];
+
+    // Without advertised push options, git itself refuses -o.
+    let pushed = s.push_from(&s.work, &bypass, &[("REMOTE_USER", "alice")]);
+    assert!(!pushed.ok);
+    assert!(
+        pushed.stderr.contains("push options"),
+        "git refuses: {}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    s.config("receive.advertisePushOptions", "true");
+    s.config("guard.bypass", "root-admin");
+    s.bare_git(&["config", "--add", "guard.bypass", "bob, alice"]);
+    let log = s.tmp.path("audit.log");
+
+    // An allowed pusher, but no audit log configured: refused, judged as usual.
+    let pushed = s.push_from(&s.work, &bypass, &[("REMOTE_USER", "alice")]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert!(
+        pushed
+            .lines()
+            .iter()
+            .any(|l| l.starts_with("remote: warning:") && l.contains("refused")),
+        "{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    s.config("guard.auditLog", log.to_str().unwrap());
+    // A pusher not on the list.
+    let pushed = s.push_from(&s.work, &bypass, &[("REMOTE_USER", "mallory")]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert!(
+        pushed
+            .lines()
+            .iter()
+            .any(|l| l.starts_with("remote: warning:") && l.contains("refused")),
+        "{}",
+        pushed.stderr
+    );
+    assert!(!log.exists(), "a refused bypass is not logged as one");
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    // Options are not the pusher: claiming a name in them changes nothing.
+    let pushed = s.push_from(
+        &s.work,
+        &[
+            "-o",
+            "guard.bypass=me",
+            "-o",
+            "REMOTE_USER=alice",
+            "origin",
+            "main",
+        ],
+        &[],
+    );
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+
+    // The allowed pusher with an audit log.
+    let pushed = s.push_from(&s.work, &bypass, &[("REMOTE_USER", "alice")]);
+    assert!(pushed.ok, "{}", pushed.stderr);
+    assert!(
+        pushed
+            .lines()
+            .iter()
+            .any(|l| l.starts_with("remote: warning:") && l.contains("alice")),
+        "{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(agent.clone()));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    let entry: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(entry["pusher"], "alice");
+    assert_eq!(entry["reason"], "outage 42");
+    assert_eq!(
+        entry["refs"],
+        serde_json::json!([{"ref": "refs/heads/main", "old": s.base, "new": agent}])
+    );
+    let time = entry["time_utc"].as_str().expect("a UTC time");
+    assert!(time.ends_with('Z'), "{time}");
+}
+
+// 12. The pusher as agent; GitLab's message prefix.
+
+#[test]
+fn agent_pusher_makes_every_commit_an_agents() {
+    let s = Server::with_ledger(
+        &ledger(&format!("{AGENTS}\npushers = [\"ci-bot-*\"]"), ""),
+        |_| {},
+    );
+    append_in(&s.work, "qa/freeze.toml", "# parked\n");
+    let human = s.commit("Park a test\n\nFreeze-Lease: human\n");
+
+    let pushed = s.push_from(
+        &s.work,
+        &["origin", "main"],
+        &[("GL_USERNAME", "ci-bot-7"), ("GL_ID", "user-7")],
+    );
+    pushed.assert_rejected_with(&format!(
+        "remote: GL-HOOK-ERR: error: refs/heads/main: [agent_edit_protected] {}",
+        s.short(&human)
+    ));
+    assert!(pushed.has_line_starting("remote: GL-HOOK-ERR: hint: "));
+    for line in pushed.lines() {
+        assert!(
+            !line.starts_with("remote: error:") && !line.starts_with("remote: hint:"),
+            "unprefixed line under GitLab: {line}"
+        );
+    }
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    // The same commit pushed by a person is a human's, with its trailer.
+    let pushed = s.push_from(
+        &s.work,
+        &["origin", "main"],
+        &[("GL_USERNAME", "dev-alice")],
+    );
+    pushed.assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(human));
+}
+
+// 13. Artifacts on the server.
+
+#[test]
+fn server_artifacts_are_required_and_scored() {
+    let s = Server::new("[artifacts]\nrequired = true\njunit = [\"junit.xml\"]\n");
+    let ci = s.tmp.path("ci");
+    s.config("guard.artifacts", &format!("{}/{{commit}}", ci.display()));
+    let commit = s.human_change("README.md", "Change with CI");
+    let dir = ci.join(&commit);
+
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [artifacts_missing]");
+    assert!(
+        pushed.stderr.contains(dir.to_str().unwrap()),
+        "names the directory {}:\n{}",
+        dir.display(),
+        pushed.stderr
+    );
+
+    write_in(
+        &dir,
+        "junit.xml",
+        &junit(&[("test_ok", ""), ("test_broken", FAILURE)]),
+    );
+    s.push(&["origin", "main"])
+        .assert_rejected_with("remote: error: refs/heads/main: [test_failures]");
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    write_in(
+        &dir,
+        "junit.xml",
+        &junit(&[("test_ok", ""), ("test_broken", "")]),
+    );
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(commit.clone()));
+
+    // `{tree}`: CI results keyed by tree serve a rebased commit with the same tree.
+    let trees = s.tmp.path("ci-trees");
+    s.config("guard.artifacts", &format!("{}/{{tree}}", trees.display()));
+    s.git(&["checkout", "-q", "-b", "topic"]);
+    let topic = s.human_change("docs/topic.md", "Topic");
+    let tree = s.git(&["rev-parse", &format!("{topic}^{{tree}}")]);
+    write_in(&trees.join(&tree), "junit.xml", &junit(&[("test_ok", "")]));
+    s.git(&["commit", "-q", "--amend", "-m", "Topic, reworded"]);
+    let reworded = s.git(&["rev-parse", "HEAD"]);
+    assert_ne!(reworded, topic);
+    s.push(&["origin", "topic"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/topic"), Some(reworded));
+}
+
+const FAILURE: &str = "<failure message=\"assert 1 == 2\">AssertionError</failure>";
+
+fn junit(cases: &[(&str, &str)]) -> String {
+    let body: String = cases
+        .iter()
+        .map(|(name, child)| {
+            format!("<testcase classname=\"tests.test_app\" name=\"{name}\" time=\"0.01\">{child}</testcase>")
+        })
+        .collect();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?><testsuites><testsuite name=\"pytest\" tests=\"{}\">{body}</testsuite></testsuites>\n",
+        cases.len()
+    )
+}
+
+// 14. Bad hook input.
+
+#[test]
+fn garbage_on_hook_stdin_cannot_be_judged() {
+    let s = Server::new("");
+    let b = &s.base;
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("garbage", b"hello world\n".to_vec()),
+        ("truncated line", format!("{ZERO_ID} {b}").into_bytes()),
+        (
+            "truncated id",
+            format!("{ZERO_ID} {} refs/heads/x\n", &b[..39]).into_bytes(),
+        ),
+        (
+            "second line bad",
+            format!("{ZERO_ID} {b} refs/heads/x\n{b} {b}\n").into_bytes(),
+        ),
+        ("non-UTF-8", b"\xff\xfe\x00garbage\n".to_vec()),
+        ("not a ref", format!("{ZERO_ID} {b} main\n").into_bytes()),
+        (
+            "unknown object",
+            format!("{ZERO_ID} {UNKNOWN_ID} refs/heads/x\n").into_bytes(),
+        ),
+    ];
+    for (what, input) in cases {
+        let (code, stderr) = s.run_pre_receive(&input, |_| {});
+        assert_eq!(code, 2, "{what}: {stderr}");
+        assert!(
+            stderr.lines().any(|l| l.starts_with("error: ")),
+            "{what}: {stderr}"
+        );
+    }
+    let (code, stderr) = s.run_pre_receive(b"", |_| {});
+    assert_eq!(code, 0, "empty input: {stderr}");
+}
+
+// 15. Server surroundings: GIT_DIR=., no HOME, guard's own timeout.
+
+#[test]
+fn hook_works_with_git_dir_dot_and_without_home() {
+    let s = Server::new("");
+    // Bring commits into the server under an unprotected ref (through the hook).
+    let agent = s.agent_edits_freeze("Agent lease");
+    s.push(&["origin", "HEAD:refs/scratch/agent"])
+        .assert_accepted();
+    s.git(&["reset", "-q", "--hard", &s.base]);
+    let clean = s.human_change("README.md", "Clean");
+    s.push(&["origin", "HEAD:refs/scratch/clean"])
+        .assert_accepted();
+
+    let at_bare = |cmd: &mut Command| {
+        cmd.current_dir(&s.bare)
+            .env("GIT_DIR", ".")
+            .env_remove("HOME");
+    };
+    let (code, stderr) = s.run_pre_receive(
+        format!("{} {agent} refs/heads/main\n", s.base).as_bytes(),
+        at_bare,
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("error: refs/heads/main: [agent_edit_protected]")),
+        "{stderr}"
+    );
+    let (code, stderr) = s.run_pre_receive(
+        format!("{} {clean} refs/heads/main\n", s.base).as_bytes(),
+        at_bare,
+    );
+    assert_eq!(code, 0, "{stderr}");
+
+    // A real push from an environment without HOME.
+    let mut cmd = s.git_cmd(&s.work);
+    cmd.args(["push", "origin", "main"]).env_remove("HOME");
+    Pushed::from(cmd.output().unwrap()).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(clean));
+}
+
+#[test]
+fn guard_timeout_fails_closed() {
+    let s = Server::new("");
+    s.config("guard.timeout", "0.000001");
+    s.human_change("README.md", "Clean but slow to judge");
+    let pushed = s.push(&["origin", "main"]);
+    assert!(!pushed.ok, "{}", pushed.stderr);
+    assert!(
+        pushed
+            .lines()
+            .iter()
+            .any(|l| l.starts_with("remote: error:") && l.contains("guard.timeout")),
+        "{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    // A setting guard cannot read rejects too.
+    s.config("guard.timeout", "soon");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error:");
+    assert!(pushed.stderr.contains("guard.timeout"), "{}", pushed.stderr);
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+}
+
+#[test]
+fn repository_owned_by_another_user() {
+    // Only root can hand a repository to another user; elsewhere there is nothing to test.
+    let uid = Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        eprintln!("skipped: needs root to chown the repository");
+        return;
+    }
+    let s = Server::new("");
+    let out = Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(&s.bare)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    // git itself refuses a repository owned by someone else unless it is a safe.directory
+    // (protected config; for a local push only `--receive-pack` can carry it to the server).
+    let receive_pack = "--receive-pack=git -c safe.directory=* receive-pack";
+    s.agent_edits_freeze("Agent lease");
+    s.push(&[receive_pack, "origin", "main"])
+        .assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    s.git(&["reset", "-q", "--hard", &s.base]);
+    let clean = s.human_change("README.md", "Clean");
+    s.push(&[receive_pack, "origin", "main"]).assert_accepted();
+    assert_eq!(
+        s.git_in(
+            s.home(),
+            &[
+                "-c",
+                "safe.directory=*",
+                "-C",
+                s.bare.to_str().unwrap(),
+                "rev-parse",
+                "refs/heads/main"
+            ]
+        ),
+        clean
+    );
+}
+
+// 16. git daemon.
+
+/// A running `git daemon`, killed when dropped.
+struct Daemon {
+    child: Child,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn pushes_over_git_daemon() {
+    let exec_path = git_ok(Path::new("/"), Path::new("/"), &["--exec-path"]);
+    assert!(
+        Path::new(&exec_path).join("git-daemon").is_file(),
+        "`git daemon` is not installed ({exec_path}/git-daemon missing): install it (it ships with git)"
+    );
+    let s = Server::new("");
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let log = std::fs::File::create(s.tmp.path("daemon.log")).unwrap();
+    let mut cmd = git_command(s.home(), s.home());
+    cmd.arg("daemon")
+        .arg("--reuseaddr")
+        .arg(format!("--base-path={}", s.home().display()))
+        .arg("--export-all")
+        .arg("--enable=receive-pack")
+        .arg(format!("--port={port}"))
+        .arg("--listen=127.0.0.1")
+        .arg(s.home())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log);
+    let mut daemon = Daemon {
+        child: cmd.spawn().expect("git daemon starts"),
+    };
+    let mut up = false;
+    for _ in 0..200 {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            up = true;
+            break;
+        }
+        if let Some(status) = daemon.child.try_wait().unwrap() {
+            panic!(
+                "git daemon exited ({status}): {}",
+                std::fs::read_to_string(s.tmp.path("daemon.log")).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert!(up, "git daemon did not listen on 127.0.0.1:{port}");
+    let url = format!("git://127.0.0.1:{port}/bare.git");
+
+    s.agent_edits_freeze("Agent lease over git://");
+    s.push(&[&url, "main"])
+        .assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    s.git(&["reset", "-q", "--hard", &s.base]);
+    let clean = s.human_change("README.md", "Clean over git://");
+    s.push(&[&url, "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(clean));
+    drop(daemon);
+}
