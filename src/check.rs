@@ -468,6 +468,53 @@ fn test_file_candidates(id: &str) -> Vec<String> {
         .collect()
 }
 
+/// A non-fast-forward update drops commits. Protected paths those commits changed, which
+/// differ between the old and the new tip while no new commit changes them, are undone by
+/// the rewind itself: no commit carries that change, so no trailer or signature can approve
+/// it. (A rebase that re-applies a protected change is judged through its new commits.)
+pub fn rewind_findings(
+    repo: &Repository,
+    policy: &Policy,
+    old: Oid,
+    new: Oid,
+    ledger: Option<&str>,
+) -> anyhow::Result<Vec<Finding>> {
+    if old == new || repo.graph_descendant_of(new, old)? {
+        return Ok(Vec::new());
+    }
+    let protected = ProtectedSet::new(policy, ledger.unwrap_or(DEFAULT_LEDGER_PATH));
+    let old_tree = repo.find_commit(old)?.tree()?;
+    let new_tree = repo.find_commit(new)?.tree()?;
+    let base_tree = match repo.merge_base(old, new) {
+        Ok(b) => Some(repo.find_commit(b)?.tree()?),
+        Err(_) => None,
+    };
+    let brought: Vec<String> = protected
+        .changes(repo, &new_tree, base_tree.as_ref())?
+        .into_iter()
+        .map(|c| c.path)
+        .collect();
+    let old_short = git::short_id(repo, old);
+    Ok(protected
+        .changes(repo, &new_tree, Some(&old_tree))?
+        .into_iter()
+        .filter(|c| !brought.contains(&c.path))
+        .map(|c| {
+            Finding::new(
+                Code::ProtectedRewind,
+                format!(
+                    "the update rewinds past {old_short} and so {} {} ({}) with no commit that carries the change",
+                    c.kind.describe(),
+                    c.path,
+                    c.class.describe()
+                ),
+            )
+            .path(&c.path)
+            .help("undo protected changes with a revert commit (it needs its human trailer), not a force push")
+        })
+        .collect())
+}
+
 /// The policy in force at `base` (the ledger at `ledger`, default `qa/merge_ledger.toml`, in
 /// that revision), else the embedded default.
 pub fn policy_at(

@@ -52,6 +52,7 @@ codes! {
     BadSignature => "bad_signature", "a commit's signature does not verify (or is not an SSH signature)";
     UnknownSigner => "unknown_signer", "a commit is signed by a key that is not in the allowed signers";
     SignerNotCommitter => "signer_not_committer", "the signing key's principals do not match the committer e-mail";
+    ProtectedRewind => "protected_rewind", "a non-fast-forward update undoes protected changes with no commit that carries them";
     SignatureExpired => "signature_expired", "the commit time is outside the signing key's validity window";
 }
 

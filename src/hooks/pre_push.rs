@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use git2::{Oid, Repository};
 use jiff::civil::Date;
 
-use crate::check::{CheckOptions, judge_update, policy_at};
+use crate::check::{CheckOptions, judge_update, policy_at, rewind_findings};
 use crate::exit;
 use crate::findings::{Code, Finding};
 use crate::git::{self, range};
@@ -185,6 +185,9 @@ fn judge_line(
     let commits = range::commits(repo, tip, &hide)?;
     let mut artifacts = Artifacts::default();
     let mut findings = Vec::new();
+    if let Some(old) = remote_old {
+        findings.extend(rewind_findings(repo, &policy, old, tip, None)?);
+    }
     if let Some(workdir) = repo.workdir() {
         let existing = |name: &str| {
             let p = workdir.join(name);

@@ -13,7 +13,7 @@ use anyhow::{Context as _, anyhow, bail};
 use git2::{Oid, Repository};
 use jiff::civil::Date;
 
-use crate::check::{CheckOptions, judge_update, policy_at};
+use crate::check::{CheckOptions, judge_update, policy_at, rewind_findings};
 use crate::exit;
 use crate::findings::{Code, Finding};
 use crate::git::{self, range};
@@ -326,6 +326,9 @@ fn judge_ref(
     let commits = range::commits(repo, new, &hide)?;
 
     let mut findings = Vec::new();
+    if let Some(old) = old {
+        findings.extend(rewind_findings(repo, &policy, old, new, None)?);
+    }
     let artifacts = server_artifacts(repo, config, &policy, new, &mut findings)?;
     let opts = CheckOptions {
         range: None,

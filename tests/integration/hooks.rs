@@ -525,6 +525,43 @@ fn force_push_judges_the_new_commits() {
 }
 
 #[test]
+fn force_push_that_undoes_a_protected_change_is_rejected() {
+    let s = Server::new("");
+    // A human drops the freeze comment block and lands it, with its trailer.
+    append_in(
+        &s.work,
+        "qa/freeze.toml",
+        "# reviewed by the platform team\n",
+    );
+    let approved = s.commit("Note the review\n\nFreeze-Lease: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    // Rewinding main past it undoes the change with no commit to judge (0 commits new).
+    s.git(&["reset", "-q", "--hard", &s.base]);
+    s.push(&["--force", "origin", "main"])
+        .assert_rejected_with("remote: error: refs/heads/main: [protected_rewind]");
+    assert_eq!(s.server_ref("refs/heads/main"), Some(approved.clone()));
+
+    // Rewinding past unprotected work only is fine; a rebase that re-applies the protected
+    // change is judged through its new commit (which carries the trailer).
+    s.git(&["reset", "-q", "--hard", &approved]);
+    let extra = s.human_change("README.md", "Docs");
+    s.push(&["origin", "main"]).assert_accepted();
+    s.git(&["reset", "-q", "--hard", &approved]);
+    s.push(&["--force", "origin", "main"]).assert_accepted();
+    assert_ne!(s.server_ref("refs/heads/main"), Some(extra));
+    s.git(&["reset", "-q", "--hard", &s.base]);
+    s.human_change("NOTES.md", "Other work first");
+    append_in(
+        &s.work,
+        "qa/freeze.toml",
+        "# reviewed by the platform team\n",
+    );
+    s.commit("Note the review again\n\nFreeze-Lease: human\n");
+    s.push(&["--force", "origin", "main"]).assert_accepted();
+}
+
+#[test]
 fn lightweight_and_annotated_tags() {
     let s = Server::new("");
     // A lightweight tag on a new clean commit (the tag brings the commit).
