@@ -223,6 +223,9 @@ fn judge_line(
     };
     let report = judge_update(repo, base, tip, &commits, &line.remote_ref, &opts, today)?;
     findings.extend(report.findings);
+    for signer in crate::hooks::pre_receive::signer_lines(report.history.as_ref()) {
+        eprintln!("guard: {}: {signer}", line.remote_ref);
+    }
     Ok((findings, report.unjudged.map(|e| e.to_string())))
 }
 

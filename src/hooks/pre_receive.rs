@@ -187,6 +187,9 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
             let mut judged = 0;
             for r in &results {
                 judged += r.commits;
+                for line in &r.signers {
+                    let _ = writeln!(err, "guard: {}: {line}", r.name);
+                }
                 for f in &r.findings {
                     rejected = true;
                     let _ = err.write_all(msg.finding(&r.name, f).as_bytes());
@@ -231,6 +234,8 @@ pub struct RefVerdict {
     pub commits: usize,
     /// Why the update's tip could not be judged, if so.
     pub unjudged: Option<String>,
+    /// `<short id> <who signed>` per judged commit, when signatures were checked.
+    pub signers: Vec<String>,
 }
 
 /// Judges every update.
@@ -299,6 +304,7 @@ fn judge_ref(
         findings,
         commits,
         unjudged,
+        signers: Vec::new(),
     };
     let old = match &update.old {
         Some(id) => Some(peel_commit(repo, id, "old")?),
@@ -339,11 +345,29 @@ fn judge_ref(
     };
     let report = judge_update(repo, base, new, &commits, &update.name, &opts, today)?;
     findings.extend(report.findings);
-    Ok(verdict(
+    let mut v = verdict(
         findings,
         commits.len(),
         report.unjudged.map(|e| e.to_string()),
-    ))
+    );
+    v.signers = signer_lines(report.history.as_ref());
+    Ok(v)
+}
+
+/// Who signed each judged commit, for the pusher, when signatures were checked.
+pub fn signer_lines(history: Option<&crate::check::History>) -> Vec<String> {
+    history
+        .map(|h| {
+            h.commits
+                .iter()
+                .filter_map(|c| {
+                    c.signature
+                        .as_ref()
+                        .map(|s| format!("{} {}", c.short, s.describe()))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The artifacts CI left for `commit` in the directory `guard.artifacts` names.
