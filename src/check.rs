@@ -163,126 +163,20 @@ fn judge(
         needs_proof,
     )?;
 
-    for &id in commits {
-        let commit = repo.find_commit(id)?;
-        let tree = commit.tree()?;
-        let parents: Vec<git2::Tree> = commit
-            .parents()
-            .map(|p| p.tree())
-            .collect::<Result<_, _>>()?;
-        let changes = if parents.is_empty() {
-            protected.changes(repo, &tree, None)?
-        } else {
-            // A merge is compared with every parent: what it brings from one side was judged
-            // on that side's commits; what differs from all parents was made in the merge.
-            let mut per_parent = Vec::new();
-            for p in &parents {
-                per_parent.push(protected.changes(repo, &tree, Some(p))?);
-            }
-            let mut first = per_parent.remove(0);
-            first.retain(|c| {
-                per_parent
-                    .iter()
-                    .all(|other| other.iter().any(|o| o.path == c.path))
-            });
-            first
-        };
-        let short = git::short_id(repo, id);
-        let subject = git::summary(&commit);
-        let who = git::identity(&commit, opts.pusher.as_deref());
-        let signature = signers.as_ref().map(|s| commit_signature(repo, &commit, s));
-        let verified = signature.as_ref().is_some_and(SignatureStatus::is_verified);
-        let pattern_agent = policy.agents.matched_agent(&who);
-        let agent = pattern_agent.clone().or_else(|| {
-            (needs_proof && !verified).then(|| {
-                let why = signature
-                    .as_ref()
-                    .map_or("not signed".to_string(), SignatureStatus::describe);
-                format!(
-                    "not proven human ({why}); the ledger asks for a signature by an allowed signer"
-                )
-            })
-        });
-
-        let mut leases_added = Vec::new();
-        let first_parent = parents.first();
-        for path in [&policy.freeze.file, &policy.fixtures.lockfile] {
-            if !changes.iter().any(|c| &c.path == path) {
-                continue;
-            }
-            let old = match first_parent {
-                Some(t) => blob_text(repo, t, path),
-                None => None,
-            };
-            let new = blob_text(repo, &tree, path);
-            let described = if path == &policy.freeze.file {
-                let parse = |t: &Option<String>| {
-                    t.as_ref()
-                        .and_then(|t| FreezeFile::parse(Path::new(path), t.as_bytes()).ok())
-                };
-                let list = policy_diff::diff_freeze(parse(&old).as_ref(), parse(&new).as_ref());
-                // A merge adds a lease only if no parent has it; one from another parent was
-                // added (and counted) by that side's own commit.
-                let others: Vec<FreezeFile> = parents
-                    .iter()
-                    .skip(1)
-                    .filter_map(|t| parse(&blob_text(repo, t, path)))
-                    .collect();
-                let in_others = |id: &str| {
-                    others
-                        .iter()
-                        .any(|f| f.leases.iter().any(|l| l.nodeid == id))
-                };
-                leases_added.extend(list.iter().filter_map(|c| match c {
-                    PolicyChange::LeaseAdded { nodeid, .. } if !in_others(nodeid) => {
-                        Some(nodeid.clone())
-                    }
-                    _ => None,
-                }));
-                list
-            } else {
-                let parse = |t: &Option<String>| {
-                    t.as_ref()
-                        .and_then(|t| Lockfile::parse(Path::new(path), t.as_bytes()).ok())
-                };
-                policy_diff::diff_lockfile(parse(&old).as_ref(), parse(&new).as_ref())
-            };
-            policy_changes.push(FileChanges {
-                commit: short.clone(),
-                path: path.clone(),
-                changes: described,
-                excerpt: policy_diff::excerpt(
-                    old.as_deref().unwrap_or(""),
-                    new.as_deref().unwrap_or(""),
-                    12,
-                ),
-            });
-        }
-
-        let facts = CommitFacts {
-            short: short.clone(),
-            subject: subject.clone(),
-            agent: agent.clone(),
-            trailers: who.trailers.clone(),
-            changes: changes.clone(),
-            leases_added,
-            base: restore_from.clone(),
-            signature: (needs_proof && pattern_agent.is_none())
-                .then(|| signature.clone())
-                .flatten(),
-        };
-        let (found, added) = provenance::judge(&facts, &input);
-        findings.extend(found);
-        agent_added_leases += added;
-        summaries.push(CommitSummary {
-            id: id.to_string(),
-            short,
-            subject,
-            author: format!("{} <{}>", who.author_name, who.author_email),
-            agent,
-            signature,
-            protected_changes: changes,
-        });
+    let ctx = CommitContext {
+        policy: &policy,
+        protected: &protected,
+        input,
+        needs_proof,
+        signers: signers.as_ref(),
+        pusher: opts.pusher.as_deref(),
+        restore_from: &restore_from,
+    };
+    for outcome in judge_commits(repo, commits, &ctx)? {
+        findings.extend(outcome.findings);
+        agent_added_leases += outcome.leases_added;
+        summaries.push(outcome.summary);
+        policy_changes.extend(outcome.policy_changes);
     }
 
     // The tip, as it would be merged: fixtures from its tree, artifacts when given.
@@ -324,6 +218,200 @@ fn judge(
             commits: summaries,
             policy_changes,
         }),
+    })
+}
+
+/// What judging needs beside the commit itself.
+struct CommitContext<'a> {
+    policy: &'a Policy,
+    protected: &'a ProtectedSet,
+    input: ProvenanceInput<'a>,
+    needs_proof: bool,
+    signers: Option<&'a AllowedSigners>,
+    pusher: Option<&'a str>,
+    restore_from: &'a str,
+}
+
+/// What judging one commit found.
+struct CommitOutcome {
+    findings: Vec<Finding>,
+    leases_added: usize,
+    summary: CommitSummary,
+    policy_changes: Vec<FileChanges>,
+}
+
+/// Judges `commits` in order. Commits are independent of each other, so a long range is
+/// split into contiguous runs judged on all cores, each with its own repository handle
+/// (libgit2 handles are not shared between threads).
+fn judge_commits(
+    repo: &Repository,
+    commits: &[Oid],
+    ctx: &CommitContext,
+) -> anyhow::Result<Vec<CommitOutcome>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if threads < 2 || commits.len() < 512 {
+        return commits
+            .iter()
+            .map(|&id| judge_commit(repo, id, ctx))
+            .collect();
+    }
+    let chunk = commits.len().div_ceil(threads);
+    let git_dir = repo.path().to_path_buf();
+    let git_dir = &git_dir;
+    let results: Vec<anyhow::Result<Vec<CommitOutcome>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = commits
+            .chunks(chunk)
+            .map(|run| {
+                scope.spawn(move || -> anyhow::Result<Vec<CommitOutcome>> {
+                    let repo = git::reopen(git_dir)?;
+                    run.iter().map(|&id| judge_commit(&repo, id, ctx)).collect()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(anyhow::anyhow!("internal error: a judging thread panicked"))
+                })
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(commits.len());
+    for r in results {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
+/// Judges one commit: its protected changes against every parent, who made it, its
+/// signature, and what it did to the freeze file and lockfile.
+fn judge_commit(repo: &Repository, id: Oid, ctx: &CommitContext) -> anyhow::Result<CommitOutcome> {
+    let commit = repo.find_commit(id)?;
+    let tree = commit.tree()?;
+    let parents: Vec<git2::Tree> = commit
+        .parents()
+        .map(|p| p.tree())
+        .collect::<Result<_, _>>()?;
+    let changes = if parents.is_empty() {
+        ctx.protected.changes(repo, &tree, None)?
+    } else {
+        // A merge is compared with every parent: what it brings from one side was judged
+        // on that side's commits; what differs from all parents was made in the merge.
+        let mut per_parent = Vec::new();
+        for p in &parents {
+            per_parent.push(ctx.protected.changes(repo, &tree, Some(p))?);
+        }
+        let mut first = per_parent.remove(0);
+        first.retain(|c| {
+            per_parent
+                .iter()
+                .all(|other| other.iter().any(|o| o.path == c.path))
+        });
+        first
+    };
+    let short = git::short_id(repo, id);
+    let subject = git::summary(&commit);
+    let who = git::identity(&commit, ctx.pusher);
+    let signature = ctx.signers.map(|s| commit_signature(repo, &commit, s));
+    let verified = signature.as_ref().is_some_and(SignatureStatus::is_verified);
+    let pattern_agent = ctx.policy.agents.matched_agent(&who);
+    let agent = pattern_agent.clone().or_else(|| {
+        (ctx.needs_proof && !verified).then(|| {
+            let why = signature
+                .as_ref()
+                .map_or("not signed".to_string(), SignatureStatus::describe);
+            format!(
+                "not proven human ({why}); the ledger asks for a signature by an allowed signer"
+            )
+        })
+    });
+
+    let mut leases_added = Vec::new();
+    let mut policy_changes = Vec::new();
+    let first_parent = parents.first();
+    for path in [&ctx.policy.freeze.file, &ctx.policy.fixtures.lockfile] {
+        if !changes.iter().any(|c| &c.path == path) {
+            continue;
+        }
+        let old = match first_parent {
+            Some(t) => blob_text(repo, t, path),
+            None => None,
+        };
+        let new = blob_text(repo, &tree, path);
+        let described = if path == &ctx.policy.freeze.file {
+            let parse = |t: &Option<String>| {
+                t.as_ref()
+                    .and_then(|t| FreezeFile::parse(Path::new(path), t.as_bytes()).ok())
+            };
+            let list = policy_diff::diff_freeze(parse(&old).as_ref(), parse(&new).as_ref());
+            // A merge adds a lease only if no parent has it; one from another parent was
+            // added (and counted) by that side's own commit.
+            let others: Vec<FreezeFile> = parents
+                .iter()
+                .skip(1)
+                .filter_map(|t| parse(&blob_text(repo, t, path)))
+                .collect();
+            let in_others = |id: &str| {
+                others
+                    .iter()
+                    .any(|f| f.leases.iter().any(|l| l.nodeid == id))
+            };
+            leases_added.extend(list.iter().filter_map(|c| match c {
+                PolicyChange::LeaseAdded { nodeid, .. } if !in_others(nodeid) => {
+                    Some(nodeid.clone())
+                }
+                _ => None,
+            }));
+            list
+        } else {
+            let parse = |t: &Option<String>| {
+                t.as_ref()
+                    .and_then(|t| Lockfile::parse(Path::new(path), t.as_bytes()).ok())
+            };
+            policy_diff::diff_lockfile(parse(&old).as_ref(), parse(&new).as_ref())
+        };
+        policy_changes.push(FileChanges {
+            commit: short.clone(),
+            path: path.clone(),
+            changes: described,
+            excerpt: policy_diff::excerpt(
+                old.as_deref().unwrap_or(""),
+                new.as_deref().unwrap_or(""),
+                12,
+            ),
+        });
+    }
+
+    let facts = CommitFacts {
+        short: short.clone(),
+        subject: subject.clone(),
+        agent: agent.clone(),
+        trailers: who.trailers.clone(),
+        changes: changes.clone(),
+        leases_added,
+        base: ctx.restore_from.to_string(),
+        signature: (ctx.needs_proof && pattern_agent.is_none())
+            .then(|| signature.clone())
+            .flatten(),
+    };
+    let (findings, leases_added) = provenance::judge(&facts, &ctx.input);
+    let summary = CommitSummary {
+        id: id.to_string(),
+        short,
+        subject,
+        author: format!("{} <{}>", who.author_name, who.author_email),
+        agent,
+        signature,
+        protected_changes: changes,
+    };
+    Ok(CommitOutcome {
+        findings,
+        leases_added,
+        summary,
+        policy_changes,
     })
 }
 

@@ -230,6 +230,10 @@ impl Walker<'_> {
             let old_entry = old.and_then(|t| lookup(t, &entry_name));
             let path = join(prefix, &entry_name);
             let variant = variant || entry_name != name.as_bytes();
+            if new_entry == old_entry {
+                // Same id and mode: nothing below changed, and no tree needs reading.
+                continue;
+            }
             if rest.is_empty() {
                 self.diff_entry(new_entry, old_entry, &path, variant, out)?;
             } else {

@@ -1284,3 +1284,79 @@ fn sha256_repository_is_refused_with_a_clear_message() {
         run.stderr
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Long ranges are judged on all cores: the result must not depend on it.
+
+/// Appends `n` commits to `p` with `git fast-import` (seconds for thousands): ordinary
+/// edits by a human, and at `agent_at` an agent's edit of the freeze file.
+fn fast_import_commits(p: &Project, n: usize, agent_at: usize) {
+    let tip = p.rev("HEAD");
+    let mut stream = String::new();
+    for i in 0..n {
+        let (name, email) = if i == agent_at { CURSOR } else { HUMAN };
+        let (path, data) = if i == agent_at {
+            (
+                "qa/freeze.toml".to_string(),
+                format!("{}# parked {i}\n", freeze_toml(BUDGET, &[(LEASE, EXPIRES)])),
+            )
+        } else {
+            (
+                format!("src/mod_{}/file_{i}.py", i % 17),
+                format!("x = {i}\n"),
+            )
+        };
+        let message = format!("Change {i}\n");
+        stream.push_str(&format!(
+            "commit refs/heads/main\ncommitter {name} <{email}> {} +0000\ndata {}\n{message}",
+            1_767_225_600 + i,
+            message.len()
+        ));
+        if i == 0 {
+            stream.push_str(&format!("from {tip}\n"));
+        }
+        stream.push_str(&format!(
+            "M 100644 inline {path}\ndata {}\n{data}\n",
+            data.len()
+        ));
+    }
+    let mut child = hermetic(std::process::Command::new("git"), p.root())
+        .args(["fast-import", "--quiet"])
+        .current_dir(p.root())
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    p.git_cmd(&["reset", "-q", "--hard", "main"]);
+}
+
+#[test]
+fn long_range_judged_in_parallel_finds_the_one_agent_commit_in_order() {
+    let (p, base) = repo();
+    fast_import_commits(&p, 1500, 1234);
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    let commits = json["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 1500);
+    // Oldest first, as git log --reverse lists them.
+    let listed: Vec<&str> = commits
+        .iter()
+        .map(|c| c["subject"].as_str().unwrap())
+        .collect();
+    let expected: Vec<String> = (0..1500).map(|i| format!("Change {i}")).collect();
+    assert_eq!(listed, expected);
+    assert_eq!(
+        only(&json, "agent_edit_protected")["subject"],
+        "Change 1234"
+    );
+    assert!(commits[1234]["agent"].is_string());
+    assert!(commits[1233]["agent"].is_null());
+}
