@@ -1,0 +1,330 @@
+#!/usr/bin/env bash
+# merge-guard benchmark harness: guard's cost beside its peers (issue 6).
+#
+#   benches/run.sh [--small] [--out DIR]
+#
+# Measures, with hyperfine (wall time) and /usr/bin/time -v (peak RSS):
+#   junit     `guard score --junit R.xml --format json`   vs  Python xml.etree.ElementTree
+#   fixtures  `guard lock --check`                         vs  `openssl dgst -sha256`, `sha256sum`
+#   history   `git log --format=%H A..B -- <protected paths>`  (and `guard check A..B` once the
+#             binary has it)
+# each at two sizes (full: 100k and 1M cases, 256 MiB and 1 GiB of fixtures, 5,000 and 20,000
+# commits; --small: 10k and 100k cases, 16 and 64 MiB, 500 and 2,000 commits, under a minute).
+#
+# Generated inputs live in target/bench-data/ (reused while the generators and sizes are
+# unchanged; delete the directory to regenerate). Results go to DIR (default
+# target/bench-data/results-full or -small): hyperfine JSON per group, rss.tsv, machine.txt and
+# summary.md, the table BENCHMARKS.md quotes.
+#
+# The guard binary is target/release/guard, built with `cargo build --release` first; set
+# GUARD=/path/to/guard to measure another build instead.
+#
+# Exits non-zero if any command under test fails or gives a wrong answer. Never asserts times.
+set -euo pipefail
+
+usage() {
+    cat >&2 <<EOF
+usage: $0 [--small] [--out DIR]
+
+  --small    small inputs and 3 runs each: checks the harness works (under a minute)
+  --out DIR  where to write results (default target/bench-data/results-full or -small)
+
+Needs hyperfine, GNU time (/usr/bin/time), python3, git, openssl and sha256sum.
+EOF
+    exit 2
+}
+
+small=0
+out=""
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --small) small=1 ;;
+        --out)
+            [[ $# -ge 2 ]] || usage
+            out=$2
+            shift
+            ;;
+        -h | --help) usage ;;
+        *)
+            echo "$0: unknown argument: $1" >&2
+            usage
+            ;;
+    esac
+    shift
+done
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+data="$root/target/bench-data"
+
+missing=0
+need() {
+    if ! command -v "$1" >/dev/null 2>&1; then
+        echo "$0: $1 is not installed; $2" >&2
+        missing=1
+    fi
+}
+need hyperfine "install it with: apt-get install -y hyperfine (or cargo install hyperfine)"
+need python3 "install Python 3 (apt-get install -y python3)"
+need git "install it with: apt-get install -y git"
+need openssl "install it with: apt-get install -y openssl"
+need sha256sum "install it with: apt-get install -y coreutils"
+if [[ ! -x /usr/bin/time ]]; then
+    echo "$0: /usr/bin/time (GNU time) is missing; install it with: apt-get install -y time" >&2
+    missing=1
+fi
+[[ $missing -eq 0 ]] || exit 2
+
+if [[ -z ${GUARD:-} ]]; then
+    (cd "$root" && cargo build --release --quiet)
+    GUARD="$root/target/release/guard"
+fi
+[[ -x $GUARD ]] || {
+    echo "$0: guard binary $GUARD is not executable" >&2
+    exit 2
+}
+
+if [[ $small -eq 1 ]]; then
+    label=small
+    junit_sizes=(10000 100000)
+    fixture_sizes=("16 16" "64 64") # "MiB files"
+    repo_sizes=("500 750" "2000 3000")  # "commits files"
+    runs=(--warmup 1 --runs 3)
+    slow_runs=(--warmup 1 --runs 3)
+else
+    label=full
+    junit_sizes=(100000 1000000)
+    fixture_sizes=("256 250" "1024 1000")
+    repo_sizes=("5000 7500" "20000 30000")
+    runs=(--warmup 2 --runs 10)
+    slow_runs=(--warmup 1 --runs 5) # the peers that take seconds per run
+fi
+out=${out:-"$data/results-$label"}
+mkdir -p "$data" "$out"
+out=$(cd "$out" && pwd)
+rm -f "$out"/*.json "$out/rss.tsv" "$out/groups.tsv" "$out/summary.md"
+
+fail() {
+    echo "$0: FAILED: $*" >&2
+    exit 1
+}
+
+# Run a generator only when its inputs changed: the stamp holds the arguments and the
+# generators' digests.
+stamp_of() {
+    local files=("$here"/gen_*)
+    printf '%s\n' "$*"
+    sha256sum "${files[@]}" | cut -d' ' -f1
+}
+fresh() { # fresh STAMPFILE ARGS... -> true when the data behind STAMPFILE is current
+    local file=$1
+    shift
+    [[ -f $file ]] && [[ "$(cat "$file")" == "$(stamp_of "$@")" ]]
+}
+
+# Peak RSS in KiB of one run of a command, appended to rss.tsv. The command must exit 0, or
+# with RSS_EXIT=N set, exit N.
+rss() {
+    local name=$1
+    shift
+    local log="$out/time-v.log" want=${RSS_EXIT:-0} status=0
+    /usr/bin/time -v -o "$log" "$@" >/dev/null || status=$?
+    if [[ $status -ne $want ]]; then
+        fail "$name: $* exited $status, expected $want"
+    fi
+    local kb
+    kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$log")
+    printf '%s\t%s\n' "$name" "$kb" >>"$out/rss.tsv"
+    rm -f "$log"
+}
+
+# The load other processes put on the machine while hyperfine ran, in cores: the machine's
+# busy CPU time (/proc/stat) minus the CPU time of this script's own children (bash `times`,
+# which includes hyperfine's children), over the wall time. The machine is shared: a figure
+# much above 0 means that group's times are inflated. `times` must run in this shell, not in
+# a $(...) subshell, whose children's times start at zero.
+clk=$(getconf CLK_TCK)
+load_mark() { # sets m_busy, m_kids, m_wall (seconds)
+    times >"$out/.times"
+    m_kids=$(awk 'NR == 2 {
+        t = 0
+        for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }
+        printf "%.2f\n", t
+    }' "$out/.times")
+    m_busy=$(awk -v hz="$clk" '/^cpu / {printf "%.2f\n", ($2 + $3 + $4 + $7 + $8 + $9) / hz}' /proc/stat)
+    m_wall=$(date +%s.%N)
+}
+load_start() {
+    load_mark
+    l_busy=$m_busy l_kids=$m_kids l_wall=$m_wall
+}
+load_end() { # sets other_load: the others' load since load_start, in cores
+    load_mark
+    other_load=$(awk -v b="$m_busy" -v b0="$l_busy" -v k="$m_kids" -v k0="$l_kids" \
+        -v w="$m_wall" -v w0="$l_wall" \
+        'BEGIN { o = ((b - b0) - (k - k0)) / (w - w0); if (o < 0) o = 0; printf "%.2f\n", o }')
+    rm -f "$out/.times"
+}
+
+q() { printf '%q' "$1"; } # quote a word for the command strings hyperfine runs in a shell
+
+{
+    echo "date_utc: $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "size: $label"
+    echo "nproc: $(nproc)"
+    echo "cpu: $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
+    echo "sha_ni: $(grep -qw sha_ni /proc/cpuinfo && echo yes || echo no)"
+    echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+    echo "kernel: $(uname -r)"
+    echo "guard: $("$GUARD" --version) ($GUARD)"
+    echo "python3: $(python3 --version 2>&1)"
+    echo "openssl: $(openssl version)"
+    echo "sha256sum: $(sha256sum --version | head -1)"
+    echo "git: $(git --version)"
+    echo "hyperfine: $(hyperfine --version)"
+} >"$out/machine.txt"
+cat "$out/machine.txt"
+
+# --- 1. JUnit: guard score vs ElementTree ------------------------------------------------
+jproj="$data/junit-project"
+mkdir -p "$jproj/qa"
+# Its own repository, so guard takes this directory as the root (not the enclosing checkout).
+[[ -d $jproj/.git ]] || git init -q "$jproj"
+cat >"$jproj/qa/merge_ledger.toml" <<'EOF'
+# Benchmark ledger: every column is checked, but ordinary failures do not reject, so the
+# report scores MERGE and the exit code says whether guard worked.
+version = 1
+
+[properties]
+paths = ["tests/properties/"]
+
+[fixtures]
+lockfile = "qa/fixtures.lock.json"
+
+[freeze]
+file = "qa/flake_freeze.txt"
+
+[tests]
+failures_reject = false
+EOF
+echo '{"files": {}}' >"$jproj/qa/fixtures.lock.json"
+# The same policy with the default `failures_reject = true`: every failing test becomes a
+# finding and the report REJECTs (exit 1). Measured for peak RSS only: the worst case for memory.
+sed 's/^failures_reject = false/failures_reject = true/' "$jproj/qa/merge_ledger.toml" \
+    >"$jproj/qa/reject_ledger.toml"
+
+for cases in "${junit_sizes[@]}"; do
+    xml="$data/junit-$cases.xml"
+    if ! fresh "$xml.stamp" junit "$cases"; then
+        echo "== generating $xml"
+        python3 "$here/gen_junit.py" "$xml" "$cases" --freeze "$xml.freeze"
+        stamp_of junit "$cases" >"$xml.stamp"
+    fi
+    cp "$xml.freeze" "$jproj/qa/flake_freeze.txt"
+    bytes=$(stat -c %s "$xml")
+
+    # Correctness first: guard must merge and count every record; ElementTree must agree.
+    json=$("$GUARD" -C "$jproj" score --junit "$xml" --format json) ||
+        fail "guard score on $xml exited $?"
+    got=$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["decision"], d["junit"]["cases"])' <<<"$json")
+    [[ $got == "MERGE $cases" ]] || fail "guard score on $xml: expected 'MERGE $cases', got '$got'"
+    got=$(python3 "$here/et_peer.py" "$xml" | python3 -c 'import json,sys; print(json.load(sys.stdin)["cases"])')
+    [[ $got == "$cases" ]] || fail "ElementTree peer on $xml counted $got cases"
+
+    echo "== junit: $cases cases, $bytes bytes"
+    load_start
+    hyperfine "${slow_runs[@]}" --style basic --export-json "$out/junit-$cases.json" \
+        -n "guard score" "$(q "$GUARD") -C $(q "$jproj") score --junit $(q "$xml") --format json" \
+        -n "ElementTree" "python3 $(q "$here/et_peer.py") $(q "$xml")"
+    load_end
+    printf 'junit-%s\t%s\t%s cases\t%s\n' "$cases" "$bytes" "$cases" "$other_load" >>"$out/groups.tsv"
+    rss "junit-$cases guard score" "$GUARD" -C "$jproj" score --junit "$xml" --format json
+    rss "junit-$cases ElementTree" python3 "$here/et_peer.py" "$xml"
+    RSS_EXIT=1 rss "junit-$cases guard score, REJECT with a finding per failure" \
+        "$GUARD" -C "$jproj" score --junit "$xml" --format json --ledger qa/reject_ledger.toml
+done
+
+# --- 2. Fixtures: guard lock --check vs openssl and sha256sum ---------------------------------
+for spec in "${fixture_sizes[@]}"; do
+    read -r mib nfiles <<<"$spec"
+    fproj="$data/fixtures-$mib"
+    if ! fresh "$fproj.stamp" fixtures "$mib" "$nfiles"; then
+        echo "== generating $fproj ($mib MiB in $nfiles files)"
+        rm -rf "$fproj"
+        mkdir -p "$fproj/qa" "$fproj/tests"
+        git init -q "$fproj"
+        cat >"$fproj/qa/merge_ledger.toml" <<'EOF'
+version = 1
+
+[fixtures]
+lockfile = "qa/fixtures.lock.json"
+paths = ["tests/fixtures/"]
+EOF
+        python3 "$here/gen_fixtures.py" "$fproj/tests/fixtures" "$mib" "$nfiles"
+        "$GUARD" -C "$fproj" lock >/dev/null || fail "guard lock in $fproj"
+        stamp_of fixtures "$mib" "$nfiles" >"$fproj.stamp"
+    fi
+    list="$fproj.files"
+    (cd "$fproj" && find tests/fixtures -type f | LC_ALL=C sort) >"$list"
+    bytes=$(cd "$fproj" && xargs -d '\n' stat -c %s <"$list" | awk '{s += $1} END {print s}')
+
+    # Warm the page cache (caches cannot be dropped here), then check guard's answer.
+    (cd "$fproj" && xargs -d '\n' cat <"$list" >/dev/null)
+    "$GUARD" -C "$fproj" lock --check >/dev/null || fail "guard lock --check in $fproj exited $?"
+
+    echo "== fixtures: $nfiles files, $bytes bytes"
+    load_start
+    cdp="cd $(q "$fproj") &&"
+    hyperfine "${slow_runs[@]}" --style basic --export-json "$out/fixtures-$mib.json" \
+        -n "guard lock --check" "$(q "$GUARD") -C $(q "$fproj") lock --check" \
+        -n "openssl dgst -sha256" "$cdp xargs -d '\\n' openssl dgst -sha256 < $(q "$list") > /dev/null" \
+        -n "sha256sum" "$cdp xargs -d '\\n' sha256sum < $(q "$list") > /dev/null"
+    load_end
+    printf 'fixtures-%s\t%s\t%s files\t%s\n' "$mib" "$bytes" "$nfiles" "$other_load" >>"$out/groups.tsv"
+    rss "fixtures-$mib guard lock --check" "$GUARD" -C "$fproj" lock --check
+done
+
+# --- 3. History scan: git log over protected paths (guard check lands later) ----------------
+protected=(qa/merge_ledger.toml qa/freeze.toml qa/fixtures.lock.json tests/fixtures tests/properties)
+for spec in "${repo_sizes[@]}"; do
+    read -r commits nfiles <<<"$spec"
+    repo="$data/repo-$commits"
+    if ! fresh "$repo.stamp" repo "$commits" "$nfiles"; then
+        echo "== generating $repo ($commits commits over $nfiles files)"
+        rm -rf "$repo"
+        "$here/gen_repo.sh" "$repo" "$commits" "$nfiles"
+        stamp_of repo "$commits" "$nfiles" >"$repo.stamp"
+    fi
+    a=$(git -C "$repo" rev-parse bench/A)
+    b=$(git -C "$repo" rev-parse main)
+    range_commits=$(git -C "$repo" rev-list --count "$a..$b")
+    hits=$(git -C "$repo" log --format=%H "$a..$b" -- "${protected[@]}" | wc -l)
+    [[ $hits -gt 0 ]] || fail "git log found no protected-path commits in $repo"
+
+    echo "== history: $range_commits commits in A..B, $hits touch protected paths"
+    cmds=(-n "git log -- <protected>"
+        "git -C $(q "$repo") log --format=%H $a..$b -- ${protected[*]}")
+    # >>> PLACEHOLDER: guard check (the history scan) ------------------------------------------
+    # `guard check A..B` is not in the binary yet. Once `guard check --help` succeeds it is
+    # measured here beside git; every protected edit in the generated history is a human's with
+    # the trailer the ledger asks for, so it is expected to exit 0 (MERGE).
+    # TODO(issue 6 d): a single-commit push through the installed pre-receive hook.
+    if "$GUARD" check --help >/dev/null 2>&1; then
+        "$GUARD" -C "$repo" check "$a..$b" >/dev/null || fail "guard check $a..$b in $repo exited $?"
+        cmds+=(-n "guard check" "$(q "$GUARD") -C $(q "$repo") check $a..$b")
+        rss "history-$commits guard check" "$GUARD" -C "$repo" check "$a..$b"
+    else
+        echo "   (guard check is not in this binary: measuring the git peer only)"
+    fi
+    # <<< PLACEHOLDER ---------------------------------------------------------------------------
+    # No shell: these are plain commands, and git log takes only milliseconds on small repos.
+    load_start
+    hyperfine -N "${runs[@]}" --style basic --export-json "$out/history-$commits.json" "${cmds[@]}"
+    load_end
+    printf 'history-%s\t0\t%s commits in A..B (%s with protected paths), %s files\t%s\n' \
+        "$commits" "$range_commits" "$hits" "$nfiles" "$other_load" >>"$out/groups.tsv"
+    rss "history-$commits git log -- <protected>" git -C "$repo" log --format=%H "$a..$b" -- "${protected[@]}"
+done
+
+python3 "$here/summarize.py" "$out" | tee "$out/summary.md"
+echo "results: $out"
