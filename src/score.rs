@@ -2,7 +2,7 @@
 //! and the hooks): reads the policy files and artifacts of a workspace, streams the JUnit
 //! reports once, and runs every rule. The decision is left to `findings::Decision`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use jiff::civil::Date;
@@ -18,7 +18,7 @@ use crate::freeze::{FreezeFile, Lease};
 use crate::ledger::Policy;
 use crate::rules;
 use crate::source::Source;
-use crate::testid::{collected_keys, id_key, record_keys, record_under};
+use crate::testid::{DirMatcher, collected_keys, id_key, possible_names, record_keys};
 
 /// Artifacts to score, as given on the command line.
 #[derive(Debug, Clone, Default)]
@@ -297,17 +297,19 @@ pub fn judge_property_files(
 
 /// Gathers what the rules need from the stream of testcase records, keeping only frozen,
 /// property and failing tests so a million-case report stays small in memory.
-struct Accumulator<'a> {
+struct Accumulator {
     frozen_index: HashMap<String, Vec<usize>>,
+    /// Record names that can meet a frozen key: a cheap exact pre-filter.
+    frozen_names: HashSet<String>,
     frozen: Vec<Option<Outcome>>,
-    property_paths: &'a [String],
+    property_dirs: Vec<DirMatcher>,
     properties: BTreeMap<String, Outcome>,
     failures: BTreeMap<String, Outcome>,
     counts: JunitCounts,
 }
 
-impl<'a> Accumulator<'a> {
-    fn new(active: &[&Lease], property_paths: &'a [String]) -> Self {
+impl Accumulator {
+    fn new(active: &[&Lease], property_paths: &[String]) -> Self {
         let mut frozen_index: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, lease) in active.iter().enumerate() {
             frozen_index
@@ -315,10 +317,12 @@ impl<'a> Accumulator<'a> {
                 .or_default()
                 .push(i);
         }
+        let keys: Vec<String> = frozen_index.keys().cloned().collect();
         Accumulator {
             frozen_index,
+            frozen_names: possible_names(&keys),
             frozen: vec![None; active.len()],
-            property_paths,
+            property_dirs: property_paths.iter().map(|p| DirMatcher::new(p)).collect(),
             properties: BTreeMap::new(),
             failures: BTreeMap::new(),
             counts: JunitCounts::default(),
@@ -326,7 +330,7 @@ impl<'a> Accumulator<'a> {
     }
 
     fn add(&mut self, case: TestCase) {
-        if !self.frozen_index.is_empty() {
+        if self.frozen_names.contains(case.name.as_str()) {
             let mut frozen = false;
             for key in record_keys(&case.classname, &case.name) {
                 if let Some(leases) = self.frozen_index.get(&key) {
@@ -341,9 +345,9 @@ impl<'a> Accumulator<'a> {
             }
         }
         let is_property = self
-            .property_paths
+            .property_dirs
             .iter()
-            .any(|dir| record_under(&case.classname, case.file.as_deref(), dir));
+            .any(|dir| dir.matches(&case.classname, case.file.as_deref()));
         if is_property {
             let slot = self
                 .properties

@@ -85,26 +85,80 @@ fn pytest_dotted(id: &str) -> Option<String> {
 /// dotted classname pytest writes (`tests.properties.test_x`), else a nextest binary id
 /// (`crate::properties` for `tests/properties.rs` or `tests/properties/main.rs`).
 pub fn record_under(classname: &str, file: Option<&str>, dir: &str) -> bool {
-    let dir = dir.trim_matches('/').trim_start_matches("./");
-    if dir.is_empty() {
-        return true;
+    DirMatcher::new(dir).matches(classname, file)
+}
+
+/// `record_under` for one directory, prepared once: it runs for every record of a report.
+#[derive(Debug, Clone)]
+pub struct DirMatcher {
+    /// `tests/properties`, without surrounding slashes.
+    dir: String,
+    /// `tests.properties`, the classname prefix pytest writes.
+    dotted: String,
+    /// `properties` for `tests/properties(.rs)`: a nextest integration-test target.
+    nextest_target: Option<String>,
+}
+
+impl DirMatcher {
+    pub fn new(dir: &str) -> DirMatcher {
+        let dir = dir.trim_matches('/').trim_start_matches("./").to_string();
+        let nextest_target = dir
+            .strip_prefix("tests/")
+            .map(|stem| stem.strip_suffix(".rs").unwrap_or(stem))
+            .filter(|stem| !stem.contains('/') && !stem.is_empty())
+            .map(str::to_string);
+        DirMatcher {
+            dotted: dir.replace('/', "."),
+            dir,
+            nextest_target,
+        }
     }
-    if let Some(file) = file {
-        let file = file.trim_start_matches("./").replace('\\', "/");
-        return file == dir || file.starts_with(&format!("{dir}/"));
+
+    pub fn matches(&self, classname: &str, file: Option<&str>) -> bool {
+        if self.dir.is_empty() {
+            return true;
+        }
+        if let Some(file) = file {
+            let file = file.trim_start_matches("./");
+            let under = |f: &str| {
+                f == self.dir
+                    || f.strip_prefix(self.dir.as_str())
+                        .is_some_and(|r| r.starts_with('/'))
+            };
+            return if file.contains('\\') {
+                under(&file.replace('\\', "/"))
+            } else {
+                under(file)
+            };
+        }
+        if let Some(rest) = classname.strip_prefix(self.dotted.as_str()) {
+            if rest.is_empty() || rest.starts_with('.') {
+                return true;
+            }
+        }
+        // nextest: `crate::name` is the integration test target built from `tests/name.rs`.
+        match (&self.nextest_target, classname.split_once("::")) {
+            (Some(target), Some((_, binary_target))) => binary_target == target,
+            _ => false,
+        }
     }
-    let dotted_dir = dir.replace('/', ".");
-    if classname == dotted_dir || classname.starts_with(&format!("{dotted_dir}.")) {
-        return true;
+}
+
+/// Every record name that can meet one of `keys` (made by `id_key`): the whole key (a bare
+/// name) and whatever follows a `::` or a space in it. A record whose name is not in this set
+/// cannot match, so most records skip building keys at all.
+pub fn possible_names(keys: &[String]) -> std::collections::HashSet<String> {
+    let mut names = std::collections::HashSet::new();
+    for key in keys {
+        names.insert(key.clone());
+        for (i, _) in key.match_indices("::") {
+            names.insert(key[i + 2..].to_string());
+        }
+        for (i, _) in key.match_indices(' ') {
+            names.insert(key[i + 1..].to_string());
+        }
     }
-    // nextest: `crate::name` is the integration test target built from `tests/name.rs`.
-    if let (Some((_, target)), Some(stem)) =
-        (classname.split_once("::"), dir.strip_prefix("tests/"))
-    {
-        let stem = stem.strip_suffix(".rs").unwrap_or(stem);
-        return !stem.contains('/') && target == stem;
-    }
-    false
+    names
 }
 
 #[cfg(test)]
@@ -153,6 +207,29 @@ mod tests {
         let key = id_key("tests/test_billing.py::test_y");
         assert!(!record_keys("tests.test_billing", "test_y[1]").contains(&key));
         assert!(!record_keys("tests.test_billing_x", "test_y").contains(&key));
+    }
+
+    #[test]
+    fn possible_names_cover_every_record_key_form() {
+        let keys = vec![
+            id_key("tests/test_a.py::TestB::test_c[x y]"),
+            id_key("tiny tests::it_works"),
+            id_key("tests::bare"),
+        ];
+        let names = possible_names(&keys);
+        for (classname, name) in [
+            ("tests.test_a.TestB", "test_c[x y]"),
+            ("tiny", "tests::it_works"),
+            ("bin", "tests::bare"),
+        ] {
+            assert!(names.contains(name), "{name}");
+            assert!(
+                record_keys(classname, name)
+                    .iter()
+                    .any(|k| keys.contains(k))
+            );
+        }
+        assert!(!names.contains("test_other"));
     }
 
     #[test]

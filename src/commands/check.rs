@@ -17,8 +17,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
     };
     let report = check(&repo, &opts, today_utc())?;
     if args.verbose && args.format == crate::report::Format::Text {
-        print!("{}", report.render_commits());
+        out!("{}", report.render_commits());
     }
-    print!("{}", report.render(args.format));
+    out!("{}", report.render(args.format));
     Ok(exit_code(&report))
 }

@@ -83,7 +83,7 @@ pub fn run(ws: &Workspace, args: &DeselectArgs) -> anyhow::Result<i32> {
     }
 
     for arg in runner_args(args.runner, &matched) {
-        println!("{arg}");
+        outln!("{arg}");
     }
     Ok(exit::MERGE)
 }

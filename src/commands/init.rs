@@ -71,9 +71,9 @@ pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
             .with_context(|| format!("cannot create {rel}"))?;
         file.write_all(bytes)
             .with_context(|| format!("cannot write {rel}"))?;
-        println!("wrote {rel}");
+        outln!("wrote {rel}");
     }
-    println!(
+    outln!(
         "{} fixture(s) hashed into {}. Check with `guard lint`, then commit as a human, with the\n\
          trailers that approve each protected file in the message's last paragraph:\n\
          \n    git add qa && git commit -m \"Add the merge ledger\" \\\n        -m \"{}\n{}\n{}\"",

@@ -60,15 +60,15 @@ pub fn run(ws: &Workspace, args: &LintArgs) -> anyhow::Result<i32> {
                 expired_leases: stats.expired,
                 fixtures: lockfile.entries.len(),
             };
-            println!("{}", serde_json::to_string_pretty(&report)?);
+            outln!("{}", serde_json::to_string_pretty(&report)?);
         }
         Format::Text => {
             let mut out = String::new();
             for f in &findings {
                 render_finding(&mut out, f);
             }
-            print!("{out}");
-            println!(
+            out!("{out}");
+            outln!(
                 "lint: {} ({}; {} active leases, {} expired, {} fixtures in the lockfile)",
                 if findings.is_empty() {
                     "ok".to_string()

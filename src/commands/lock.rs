@@ -68,16 +68,16 @@ pub fn run(ws: &Workspace, args: &LockArgs) -> anyhow::Result<i32> {
 
     if args.check {
         if changes.is_empty() && old.is_some() {
-            println!("{rel}: up to date ({} fixtures)", new.entries.len());
+            outln!("{rel}: up to date ({} fixtures)", new.entries.len());
             return Ok(exit::MERGE);
         }
         if old.is_none() {
-            println!("{rel}: does not exist");
+            outln!("{rel}: does not exist");
         }
         for c in &changes {
-            println!("{c}");
+            outln!("{c}");
         }
-        println!(
+        outln!(
             "{rel}: out of date; a human runs `guard lock` and commits it with `Fixture-Lock: human`"
         );
         return Ok(exit::REJECT);
@@ -89,9 +89,9 @@ pub fn run(ws: &Workspace, args: &LockArgs) -> anyhow::Result<i32> {
     }
     write_atomic(&path, &new.render()).with_context(|| format!("cannot write {rel}"))?;
     for c in &changes {
-        println!("{c}");
+        outln!("{c}");
     }
-    println!(
+    outln!(
         "wrote {rel}: {} fixtures, {} change{}",
         new.entries.len(),
         changes.len(),

@@ -1,6 +1,16 @@
 //! One module per subcommand. Each resolves its arguments into settings, calls the engine,
 //! prints, and returns an exit code; `run` turns errors into exit code 2.
 
+/// `print!` that survives a reader going away (`guard score | head`): see `emit`.
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::commands::emit(&format!($($arg)*)) };
+}
+
+/// `println!` that survives a reader going away: see `emit`.
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::commands::emit(&format!("{}\n", format_args!($($arg)*))) };
+}
+
 use crate::cli::{Cli, Command, HookCommand};
 use crate::exit;
 use crate::freeze::today_utc;
@@ -12,6 +22,21 @@ mod init;
 mod lint;
 mod lock;
 mod score;
+
+/// Writes to standard output. A reader that closed the pipe early is not an error (the exit
+/// code still carries the decision); `print!` would panic there.
+pub fn emit(text: &str) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("error: cannot write to standard output: {e}");
+        }
+    }
+}
 
 /// Runs a parsed command line and returns the process exit code.
 pub fn run(cli: Cli) -> i32 {

@@ -21,7 +21,7 @@ pub fn run(ws: &Workspace, args: &ScoreArgs) -> anyhow::Result<i32> {
         unjudged: None,
         history: None,
     };
-    print!("{}", report.render(args.format));
+    out!("{}", report.render(args.format));
     Ok(exit_code(&report))
 }
 

@@ -256,3 +256,24 @@ fn huge_junit_streams() {
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.json()["junit"]["cases"], 200_005);
 }
+
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    // `guard score ... | head -1`: the reader goes away; the exit code still says the decision.
+    let p = clean();
+    let mut child = crate::support::hermetic(
+        std::process::Command::new(env!("CARGO_BIN_EXE_guard")),
+        p.root(),
+    )
+    .args(["score", "--junit", "junit.xml", "--format", "json"])
+    .current_dir(p.root())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
