@@ -137,10 +137,12 @@ impl DirMatcher {
             }
         }
         // nextest: `crate::name` is the integration test target built from `tests/name.rs`.
-        match (&self.nextest_target, classname.split_once("::")) {
-            (Some(target), Some((_, binary_target))) => binary_target == target,
-            _ => false,
-        }
+        let Some(target) = &self.nextest_target else {
+            return false;
+        };
+        classname
+            .split_once("::")
+            .is_some_and(|(_, binary_target)| binary_target == target)
     }
 }
 
