@@ -35,7 +35,10 @@ struct JsonReport<'a> {
     score: u8,
     reasons: Vec<Code>,
     findings: &'a [Finding],
-    policy: &'a str,
+    /// Where the policy came from: `check` and the hooks only (`score`'s keys are exactly
+    /// the contract's plus `junit`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    policy: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
     #[serde(flatten)]
@@ -66,7 +69,7 @@ impl Report {
             score: u8::from(decision == Decision::Merge),
             reasons: reasons(&self.findings),
             findings: &self.findings,
-            policy: &self.policy,
+            policy: self.history.as_ref().map(|_| self.policy.as_str()),
             error: self.unjudged.as_ref().map(|e| e.to_string()),
             stats: &self.stats,
             history: self.history.as_ref(),
