@@ -102,6 +102,11 @@ type Verdicts = Vec<(String, Vec<Finding>, Option<String>)>;
 
 fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<Verdicts> {
     let repo = git::open()?;
+    // Where the project keeps its ledger, when not at qa/merge_ledger.toml.
+    let ledger = repo
+        .config()
+        .ok()
+        .and_then(|c| c.get_string("guard.ledger").ok());
     let tracking = remote_tracking_tips(&repo, remote);
     let remote_default = ["HEAD", "main", "master"]
         .iter()
@@ -114,9 +119,15 @@ fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<V
         .map(|c| c.id());
     let mut out = Vec::new();
     for line in lines {
-        let (findings, unjudged) =
-            judge_line(&repo, remote, line, &tracking, remote_default, today)
-                .with_context(|| line.remote_ref.clone())?;
+        let (findings, unjudged) = judge_line(
+            &repo,
+            remote,
+            line,
+            &tracking,
+            (remote_default, ledger.as_deref()),
+            today,
+        )
+        .with_context(|| line.remote_ref.clone())?;
         out.push((line.remote_ref.clone(), findings, unjudged));
     }
     Ok(out)
@@ -136,7 +147,7 @@ fn judge_line(
     remote: &str,
     line: &PushLine,
     tracking: &[Oid],
-    remote_default: Option<Oid>,
+    (remote_default, ledger): (Option<Oid>, Option<&str>),
     today: Date,
 ) -> anyhow::Result<(Vec<Finding>, Option<String>)> {
     // The remote's old tip, when this clone has it.
@@ -161,7 +172,7 @@ fn judge_line(
         })
         .map(|c| c.id());
     let base = remote_old.or(last_seen).or(remote_default);
-    let policy = policy_at(repo, base, None)?;
+    let policy = policy_at(repo, base, ledger)?;
     if !policy.refs.protected.set.is_match(&line.remote_ref) {
         return Ok((Vec::new(), None));
     }
@@ -186,7 +197,7 @@ fn judge_line(
     let mut artifacts = Artifacts::default();
     let mut findings = Vec::new();
     if let Some(old) = remote_old {
-        findings.extend(rewind_findings(repo, &policy, old, tip, None)?);
+        findings.extend(rewind_findings(repo, &policy, old, tip, ledger)?);
     }
     if let Some(workdir) = repo.workdir() {
         let existing = |name: &str| {
@@ -216,7 +227,7 @@ fn judge_line(
     }
     let opts = CheckOptions {
         range: None,
-        ledger: None,
+        ledger: ledger.map(str::to_string),
         pusher: None,
         artifacts,
         allowed_signers: None,

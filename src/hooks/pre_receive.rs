@@ -246,38 +246,54 @@ fn judge_push(
     today: Date,
 ) -> anyhow::Result<Vec<RefVerdict>> {
     let repo = git::open()?;
-    let default_tip = default_branch_tip(&repo, config)?;
+    let (default_name, default_tip) = default_branch(&repo, config)?;
     let mut out = Vec::new();
     for update in updates {
-        let verdict = judge_ref(&repo, config, update, default_tip, pusher, today)
-            .with_context(|| update.name.clone())?;
+        let verdict = judge_ref(
+            &repo,
+            config,
+            update,
+            (default_name.as_deref(), default_tip),
+            pusher,
+            today,
+        )
+        .with_context(|| update.name.clone())?;
         out.push(verdict);
     }
     Ok(out)
 }
 
 /// The tip of the default branch: `guard.defaultBranch`, else what HEAD points at.
-fn default_branch_tip(repo: &Repository, config: &ServerConfig) -> anyhow::Result<Option<Oid>> {
+/// The default branch: its ref name and tip. `guard.defaultBranch`, else what HEAD points
+/// at. A repository with refs but no resolvable default branch cannot be judged: new refs
+/// would otherwise be judged under the embedded policy, not the project's.
+fn default_branch(
+    repo: &Repository,
+    config: &ServerConfig,
+) -> anyhow::Result<(Option<String>, Option<Oid>)> {
     let name = match &config.default_branch {
-        Some(b) if b.starts_with("refs/") => b.clone(),
-        Some(b) => format!("refs/heads/{b}"),
-        None => match repo
+        Some(b) if b.starts_with("refs/") => Some(b.clone()),
+        Some(b) => Some(format!("refs/heads/{b}")),
+        None => repo
             .find_reference("HEAD")
             .ok()
-            .and_then(|h| h.symbolic_target().ok().flatten().map(|s| s.to_string()))
-        {
-            Some(target) => target,
-            None => return Ok(None),
-        },
+            .and_then(|h| h.symbolic_target().ok().flatten().map(|s| s.to_string())),
     };
-    match repo.find_reference(&name) {
-        Ok(r) => Ok(Some(
+    let tip = match name.as_deref().map(|n| repo.find_reference(n)) {
+        Some(Ok(r)) => Some(
             r.peel_to_commit()
-                .with_context(|| format!("default branch {name}"))?
+                .with_context(|| format!("default branch {}", name.as_deref().unwrap_or("")))?
                 .id(),
-        )),
-        Err(_) => Ok(None),
+        ),
+        _ => None,
+    };
+    if tip.is_none() && repo.references()?.flatten().next().is_some() {
+        bail!(
+            "the default branch ({}) does not exist, so new refs have no policy to be judged by; a server admin sets `git config guard.defaultBranch <branch>`",
+            name.as_deref().unwrap_or("HEAD")
+        );
     }
+    Ok((name, tip))
 }
 
 fn peel_commit(repo: &Repository, id: &str, what: &str) -> anyhow::Result<Oid> {
@@ -295,7 +311,7 @@ fn judge_ref(
     repo: &Repository,
     config: &ServerConfig,
     update: &RefUpdate,
-    default_tip: Option<Oid>,
+    (default_name, default_tip): (Option<&str>, Option<Oid>),
     pusher: Option<&str>,
     today: Date,
 ) -> anyhow::Result<RefVerdict> {
@@ -312,13 +328,25 @@ fn judge_ref(
     };
     // The policy in force: the old tip's, or for a new ref the default branch's.
     let base = old.or(default_tip);
-    let policy = policy_at(repo, base, None)?;
-    if !policy.refs.protected.set.is_match(&update.name) {
+    let ledger = config.ledger.as_deref();
+    let policy = policy_at(repo, base, ledger)?;
+    let is_default = default_name == Some(update.name.as_str());
+    if !policy.refs.protected.set.is_match(&update.name) && !is_default {
         return Ok(verdict(Vec::new(), 0, None));
     }
     let Some(new_id) = &update.new else {
-        if policy.refs.allow_delete {
+        // The default branch carries the policy new refs are judged by: never deleted here
+        // (deleting and re-creating it would judge it under the embedded policy).
+        if policy.refs.allow_delete && !is_default {
             return Ok(verdict(Vec::new(), 0, None));
+        }
+        if is_default {
+            let f = Finding::new(
+                Code::RefDeletion,
+                "the push deletes the default branch, whose ledger judges new refs",
+            )
+            .help("ask a server admin; guard never lets a push delete the default branch");
+            return Ok(verdict(vec![f], 0, None));
         }
         let f = Finding::new(Code::RefDeletion, "the push deletes a protected ref")
             .help("the ledger's [refs] allow_delete = false; ask a server admin");
@@ -333,12 +361,12 @@ fn judge_ref(
 
     let mut findings = Vec::new();
     if let Some(old) = old {
-        findings.extend(rewind_findings(repo, &policy, old, new, None)?);
+        findings.extend(rewind_findings(repo, &policy, old, new, ledger)?);
     }
     let artifacts = server_artifacts(repo, config, &policy, new, &mut findings)?;
     let opts = CheckOptions {
         range: None,
-        ledger: None,
+        ledger: ledger.map(str::to_string),
         pusher: pusher.map(str::to_string),
         artifacts,
         allowed_signers: config.allowed_signers.clone(),

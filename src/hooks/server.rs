@@ -22,6 +22,9 @@ pub struct ServerConfig {
     pub artifacts: Option<String>,
     /// `guard.allowedSigners`: an allowed-signers file that overrides the ledger's.
     pub allowed_signers: Option<PathBuf>,
+    /// `guard.ledger`: the ledger's path inside each revision, for projects that keep it
+    /// elsewhere than `qa/merge_ledger.toml`.
+    pub ledger: Option<String>,
 }
 
 impl ServerConfig {
@@ -66,6 +69,7 @@ impl ServerConfig {
             audit_log: string("guard.auditLog").map(PathBuf::from),
             artifacts: string("guard.artifacts"),
             allowed_signers: string("guard.allowedSigners").map(PathBuf::from),
+            ledger: string("guard.ledger"),
         })
     }
 }
@@ -78,9 +82,12 @@ pub fn pusher_from_env() -> Option<String> {
         .or_else(|| var("GL_USERNAME"))
         .or_else(|| var("GITEA_PUSHER_NAME"))
         .or_else(|| {
-            (var("GIT_PUSH_CERT_STATUS").as_deref() == Some("G"))
-                .then(|| var("GIT_PUSH_CERT_SIGNER"))
-                .flatten()
+            // A good signature on a certificate with a fresh nonce: a replayed certificate
+            // (nonce status other than OK) names nobody.
+            (var("GIT_PUSH_CERT_STATUS").as_deref() == Some("G")
+                && var("GIT_PUSH_CERT_NONCE_STATUS").as_deref() == Some("OK"))
+            .then(|| var("GIT_PUSH_CERT_SIGNER"))
+            .flatten()
         })
         .or_else(|| var("REMOTE_USER"))
 }

@@ -30,6 +30,7 @@ const FORGE_VARS: &[&str] = &[
     "GITEA_PUSHER_NAME",
     "GIT_PUSH_CERT_SIGNER",
     "GIT_PUSH_CERT_STATUS",
+    "GIT_PUSH_CERT_NONCE_STATUS",
     "REMOTE_USER",
 ];
 
@@ -1603,4 +1604,99 @@ fn pushes_over_git_daemon() {
     s.push(&[&url, "main"]).assert_accepted();
     assert_eq!(s.server_ref("refs/heads/main"), Some(clean));
     drop(daemon);
+}
+
+// Review findings: each test below fails if its rule is removed.
+
+#[test]
+fn the_default_branch_cannot_be_deleted_and_must_exist() {
+    let s = Server::new("");
+    // git itself refuses to delete the branch HEAD names; make another the default.
+    s.git(&["push", "-q", "origin", "main:trunk"]);
+    s.config("guard.defaultBranch", "trunk");
+    s.push(&["origin", ":trunk"])
+        .assert_rejected_with("remote: error: refs/heads/trunk: [ref_deletion]");
+    assert_eq!(s.server_ref("refs/heads/trunk"), Some(s.base.clone()));
+
+    // A default branch that does not exist: new refs would have no policy.
+    s.config("guard.defaultBranch", "nosuch");
+    s.git(&["checkout", "-q", "-b", "feature"]);
+    s.human_change("NOTES.md", "Notes");
+    let pushed = s.push(&["origin", "feature"]);
+    pushed.assert_rejected_with(
+        "remote: error: guard: the default branch (refs/heads/nosuch) does not exist",
+    );
+    assert_eq!(s.server_ref("refs/heads/feature"), None);
+}
+
+#[test]
+fn a_replayed_push_certificate_names_no_pusher() {
+    let s = Server::with_ledger(
+        &ledger(&format!("{AGENTS}\npushers = [\"ci-bot-*\"]"), ""),
+        |_| {},
+    );
+    append_in(&s.work, "qa/freeze.toml", "# parked\n");
+    s.commit("Park a test\n\nFreeze-Lease: human\n");
+    let cert = |nonce: &'static str| {
+        vec![
+            ("GIT_PUSH_CERT_STATUS", "G"),
+            ("GIT_PUSH_CERT_SIGNER", "ci-bot-7"),
+            ("GIT_PUSH_CERT_NONCE_STATUS", nonce),
+        ]
+    };
+    // A good certificate with a fresh nonce names the pusher: an agent account.
+    s.push_from(&s.work, &["origin", "main"], &cert("OK"))
+        .assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    // A replayed one (nonce status SLOP/BAD) names nobody: judged as the human commit it is.
+    s.push_from(&s.work, &["origin", "main"], &cert("BAD"))
+        .assert_accepted();
+}
+
+#[test]
+fn guard_ledger_names_a_ledger_kept_elsewhere() {
+    let s = Server::new("");
+    s.git(&["mv", "qa/merge_ledger.toml", "policy-ledger.toml"]);
+    s.commit("Move the ledger\n\nLedger-Change: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    s.config("guard.ledger", "policy-ledger.toml");
+    append_in(&s.work, "policy-ledger.toml", "# loosened\n");
+    s.agent_commit("Loosen the ledger\n");
+    s.push(&["origin", "main"])
+        .assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+}
+
+#[test]
+fn required_artifacts_without_an_artifact_directory_reject() {
+    let s = Server::new("[artifacts]\nrequired = true\n");
+    s.human_change("NOTES.md", "Notes");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [artifacts_missing]");
+}
+
+#[test]
+fn pre_push_refuses_a_rewind_that_undoes_a_protected_change() {
+    let s = Server::new("");
+    append_in(&s.work, "qa/freeze.toml", "# reviewed\n");
+    let reviewed = s.commit("Note the review\n\nFreeze-Lease: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    let out = install(&["--hooks", s.work.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    s.git(&["reset", "-q", "--hard", &s.base]);
+    let pushed = s.push(&["--force", "origin", "main"]);
+    assert!(!pushed.ok, "{}", pushed.stderr);
+    assert!(
+        pushed.has_line_starting("error: refs/heads/main: [protected_rewind]"),
+        "{}",
+        pushed.stderr
+    );
+    assert!(
+        !pushed.has_line_starting("remote:"),
+        "refused before reaching the server: {}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(reviewed));
 }
