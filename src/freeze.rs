@@ -42,7 +42,7 @@ impl Lease {
 pub struct FreezeFile {
     pub format: FreezeFormat,
     /// The budget the freeze file sets. The TOML form's omitted budget is 0 (fail closed);
-    /// the plain list has none.
+    /// the plain list has none of its own (the ledger's `freeze.max_active_leases` applies).
     pub max_active_leases: Option<u32>,
     pub reject_if_expired: bool,
     pub reject_if_agent_adds_lease: bool,
@@ -77,11 +77,13 @@ impl FreezeFile {
         }
     }
 
-    /// The budget in force: the stricter of the freeze file's and the ledger's.
-    pub fn budget(&self, ledger_budget: Option<u32>) -> Option<u32> {
+    /// The budget in force: the stricter of the freeze file's and the ledger's. Where neither
+    /// sets one (a plain list and a ledger without `freeze.max_active_leases`) it is 0: fail
+    /// closed, as the second article says of an omitted budget.
+    pub fn budget(&self, ledger_budget: Option<u32>) -> u32 {
         match (self.max_active_leases, ledger_budget) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).unwrap_or(0),
         }
     }
 
@@ -325,8 +327,8 @@ expires = 2026-09-19
     fn omitted_budget_is_zero() {
         let f = toml("version = 1\n").unwrap();
         assert_eq!(f.max_active_leases, Some(0));
-        assert_eq!(f.budget(None), Some(0));
-        assert_eq!(f.budget(Some(3)), Some(0));
+        assert_eq!(f.budget(None), 0);
+        assert_eq!(f.budget(Some(3)), 0);
     }
 
     #[test]
@@ -340,8 +342,12 @@ expires = 2026-09-19
             "tests.http.test_client::test_header_order_stable"
         );
         assert_eq!(f.leases[1].line, 4);
-        assert_eq!(f.budget(None), None);
-        assert_eq!(f.budget(Some(1)), Some(1));
+        assert_eq!(
+            f.budget(None),
+            0,
+            "a plain list without a ledger budget has none"
+        );
+        assert_eq!(f.budget(Some(1)), 1);
     }
 
     #[test]

@@ -336,13 +336,8 @@ impl Policy {
         };
         let protect_paths: Vec<Spanned<String>> = raw.protect.paths.clone().unwrap_or_default();
         let mut protect_set = GlobSetBuilder::new();
+        let mut patterns = Vec::new();
         for p in &protect_paths {
-            let glob = protect_glob(p.get_ref()).map_err(|e| {
-                invalid(
-                    p.span(),
-                    format!("`protect.paths` pattern {:?}: {e}", p.get_ref()),
-                )
-            })?;
             if p.get_ref().starts_with('/') || p.get_ref().split('/').any(|c| c == "..") {
                 return Err(invalid(
                     p.span(),
@@ -352,10 +347,19 @@ impl Policy {
                     ),
                 ));
             }
-            protect_set.add(glob);
+            for pattern in expand_protect_pattern(p.get_ref()) {
+                let glob = protect_glob(&pattern).map_err(|e| {
+                    invalid(
+                        p.span(),
+                        format!("`protect.paths` pattern {:?}: {e}", p.get_ref()),
+                    )
+                })?;
+                protect_set.add(glob);
+                patterns.push(pattern);
+            }
         }
         let protect = ProtectPolicy {
-            paths: protect_paths.iter().map(|p| p.get_ref().clone()).collect(),
+            paths: patterns,
             set: protect_set
                 .build()
                 .map_err(|e| InputError::new(path, format!("`protect.paths`: {e}")))?,
@@ -433,6 +437,24 @@ impl Policy {
             refs,
             artifacts,
         })
+    }
+}
+
+/// What a `[protect]` entry covers: `./` dropped; a directory (`hooks/`, or a plain name
+/// without glob characters such as `ci`) covers itself and everything under it.
+pub fn expand_protect_pattern(raw: &str) -> Vec<String> {
+    let mut p = raw.trim();
+    while let Some(rest) = p.strip_prefix("./") {
+        p = rest;
+    }
+    if let Some(dir) = p.strip_suffix('/') {
+        let dir = dir.trim_end_matches('/');
+        return vec![dir.to_string(), format!("{dir}/**")];
+    }
+    if p.contains(['*', '?', '[', '{']) {
+        vec![p.to_string()]
+    } else {
+        vec![p.to_string(), format!("{p}/**")]
     }
 }
 
@@ -727,6 +749,29 @@ passing_frozen_is_error = true
         assert!(parse("[properties]\nmin_lines = 0\n").is_err());
         assert!(parse("version = 2\n").is_err());
         assert!(parse("[properties]\nfiles = [\"[\"]\n").is_err());
+    }
+
+    #[test]
+    fn protect_entries_cover_directories() {
+        assert_eq!(expand_protect_pattern("hooks/"), vec!["hooks", "hooks/**"]);
+        assert_eq!(
+            expand_protect_pattern("./Makefile"),
+            vec!["Makefile", "Makefile/**"]
+        );
+        assert_eq!(
+            expand_protect_pattern(".github/workflows/**"),
+            vec![".github/workflows/**"]
+        );
+        let p = parse("[protect]\npaths = [\"ci\", \"./Makefile\", \"hooks/\"]\n").unwrap();
+        for path in [
+            "ci/pipeline.yml",
+            "Makefile",
+            "hooks/pre-commit",
+            "CI/x.yml",
+        ] {
+            assert!(p.protect.set.is_match(path), "{path}");
+        }
+        assert!(!p.protect.set.is_match("src/ci.rs"));
     }
 
     #[test]

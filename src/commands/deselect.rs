@@ -72,14 +72,13 @@ pub fn run(ws: &Workspace, args: &DeselectArgs) -> anyhow::Result<i32> {
         msg.push_str("\n  help: correct the ids to collected node ids, or remove the leases");
         bail!(msg);
     }
-    if let Some(budget) = freeze.budget(policy.freeze.max_active_leases) {
-        if active.len() as u64 > u64::from(budget) {
-            bail!(
-                "{}: freeze budget exceeded: {} active leases, budget {budget}\n  help: fix flaky tests and drop their leases",
-                freeze_path.display(),
-                active.len()
-            );
-        }
+    let budget = freeze.budget(policy.freeze.max_active_leases);
+    if active.len() as u64 > u64::from(budget) {
+        bail!(
+            "{}: freeze budget exceeded: {} active leases, budget {budget}\n  help: fix flaky tests and drop their leases",
+            freeze_path.display(),
+            active.len()
+        );
     }
 
     for arg in runner_args(args.runner, &matched) {

@@ -57,17 +57,13 @@ pub fn judge(input: &FreezeInput) -> (Vec<Finding>, FreezeStats) {
         }
     }
 
-    if let Some(budget) = input.file.budget(input.ledger_budget) {
-        if active.len() as u64 > u64::from(budget) {
-            findings.push(
-                Finding::new(
-                    Code::FreezeBudget,
-                    format!("{} active leases, budget is {budget}", active.len()),
-                )
+    let budget = input.file.budget(input.ledger_budget);
+    if active.len() as u64 > u64::from(budget) {
+        findings.push(
+            Finding::new(Code::FreezeBudget, format!("{} active leases, budget is {budget}", active.len()))
                 .path(input.freeze_path)
-                .help("fix flaky tests and drop their leases; do not raise the budget to land a patch"),
-            );
-        }
+                .help("fix flaky tests and drop their leases; a plain-list freeze file takes its budget from the ledger's [freeze] max_active_leases; do not raise a budget to land a patch"),
+        );
     }
 
     for (i, lease) in active.iter().enumerate() {

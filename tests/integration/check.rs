@@ -1360,3 +1360,47 @@ fn long_range_judged_in_parallel_finds_the_one_agent_commit_in_order() {
     assert!(commits[1234]["agent"].is_string());
     assert!(commits[1233]["agent"].is_null());
 }
+
+#[test]
+fn protect_entries_that_name_directories_protect_what_is_under_them() {
+    let p = Project::git();
+    p.write(
+        "qa/merge_ledger.toml",
+        LEDGER.replace(
+            "paths = [\".github/workflows/**\"]",
+            "paths = [\".github/workflows/**\", \"hooks/\", \"ci\", \"./Makefile\"]",
+        ),
+    )
+    .write("qa/freeze.toml", freeze_toml(BUDGET, &[(LEASE, EXPIRES)]))
+    .write("qa/fixtures.lock.json", "{\"files\": {}}\n")
+    .write("hooks/pre-commit", "#!/bin/sh\n")
+    .write("ci/pipeline.yml", "steps: []\n")
+    .write("Makefile", "test:\n\tpytest\n")
+    .write("tests/properties/seeds/invoice.json", INVOICE);
+    let base = p.commit_as(HUMAN, "Start\n");
+    p.write("hooks/pre-commit", "#!/bin/sh\nexit 0\n")
+        .write("ci/pipeline.yml", "steps: [skip]\n")
+        .write("Makefile", "test:\n\ttrue\n")
+        // A case variant of a [protect] glob: replaces the file on a case-insensitive checkout.
+        .write(".GitHub/workflows/ci.yml", "on: never\n");
+    p.commit_as(CURSOR, "Speed up CI\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    let mut paths: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        vec![
+            ".GitHub/workflows/ci.yml",
+            "Makefile",
+            "ci/pipeline.yml",
+            "hooks/pre-commit"
+        ]
+    );
+}

@@ -11,7 +11,7 @@ fn project(property_paths: &str, freeze: &str) -> Project {
     p.write(
         "qa/merge_ledger.toml",
         format!(
-            "[properties]\npaths = [{property_paths}]\nfiles = [\"*\"]\n\n[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\n\n[freeze]\nfile = \"qa/flake_freeze.txt\"\n"
+            "[properties]\npaths = [{property_paths}]\nfiles = [\"*\"]\n\n[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\n\n[freeze]\nfile = \"qa/flake_freeze.txt\"\nmax_active_leases = 5\n"
         ),
     )
     .write("qa/fixtures.lock.json", EMPTY_LOCK)
@@ -181,7 +181,7 @@ fn live_pytest_run_is_scored() {
     // Copies the sample pytest project, runs real pytest into JUnit, and scores the result.
     let p = Project::new();
     copy_dir(&data("pytest-project"), p.root());
-    p.write("qa/merge_ledger.toml", "[properties]\npaths = [\"tests/properties/\"]\nseeds = \"tests/properties/seeds\"\n\n[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\n\n[freeze]\nfile = \"qa/flake_freeze.txt\"\n")
+    p.write("qa/merge_ledger.toml", "[properties]\npaths = [\"tests/properties/\"]\nseeds = \"tests/properties/seeds\"\n\n[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\n\n[freeze]\nfile = \"qa/flake_freeze.txt\"\nmax_active_leases = 5\n")
         .write("qa/fixtures.lock.json", EMPTY_LOCK)
         .write("qa/flake_freeze.txt", PYTEST_FLAKES);
     let pytest = std::process::Command::new("python3")

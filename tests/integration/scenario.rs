@@ -2,7 +2,7 @@
 
 use crate::support::{Project, sha256sum};
 
-pub const LEDGER: &str = r#"# qa/merge_ledger.toml (the first article's ledger, plus seeds)
+pub const LEDGER: &str = r#"# qa/merge_ledger.toml (the first article's ledger, plus seeds and a lease budget)
 [properties]
 paths = ["tests/properties/"]
 required = true
@@ -15,6 +15,7 @@ allow_unhashed_new = false
 [freeze]
 file = "qa/flake_freeze.txt"
 passing_frozen_is_error = true
+max_active_leases = 2
 "#;
 
 pub const PROPERTY_FILE: &str = r#"import json

@@ -478,3 +478,21 @@ fn repository_without_ledger_uses_the_embedded_default() {
         run.stdout
     );
 }
+
+#[test]
+fn plain_freeze_list_without_a_ledger_budget_has_a_budget_of_zero() {
+    // The first article's ledger, unchanged, names a plain list and no budget: fail closed.
+    let p = clean();
+    p.write(
+        "qa/merge_ledger.toml",
+        LEDGER.replace("max_active_leases = 2\n", ""),
+    );
+    let run = score_json(&p, &[]);
+    assert_eq!(run.reasons(), vec!["freeze_budget"]);
+    assert!(
+        run.json()["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("budget is 0")
+    );
+}
