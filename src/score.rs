@@ -141,6 +141,14 @@ pub fn score(
         );
         findings.extend(found);
         property_failures = failures;
+        // Every property file must have run: one missing from the reports may have been
+        // deselected (an unprotected conftest.py, `-k`, addopts) rather than passed.
+        let not_run = rules::properties::judge_files_ran(
+            &property_files(source, policy)?,
+            &acc.property_sources,
+        );
+        property_failures += not_run.len();
+        findings.extend(not_run);
         findings.extend(rules::test_failures::judge(
             &acc.failures,
             policy.tests.failures_reject,
@@ -304,6 +312,8 @@ struct Accumulator {
     frozen: Vec<Option<Outcome>>,
     property_dirs: Vec<DirMatcher>,
     properties: BTreeMap<String, Outcome>,
+    /// The distinct (classname, file) of property records, to tell which files ran.
+    property_sources: HashSet<(String, Option<String>)>,
     failures: BTreeMap<String, Outcome>,
     counts: JunitCounts,
 }
@@ -324,6 +334,7 @@ impl Accumulator {
             frozen: vec![None; active.len()],
             property_dirs: property_paths.iter().map(|p| DirMatcher::new(p)).collect(),
             properties: BTreeMap::new(),
+            property_sources: HashSet::new(),
             failures: BTreeMap::new(),
             counts: JunitCounts::default(),
         }
@@ -354,6 +365,12 @@ impl Accumulator {
                 .entry(display_id(&case))
                 .or_insert(case.outcome);
             *slot = (*slot).max(case.outcome);
+            if !self
+                .property_sources
+                .contains(&(case.classname.clone(), case.file.clone()))
+            {
+                self.property_sources.insert((case.classname, case.file));
+            }
         } else if matches!(
             case.outcome,
             Outcome::Failed | Outcome::Errored | Outcome::Flaky

@@ -42,6 +42,49 @@ pub fn judge_results(
     (findings, failures)
 }
 
+/// Property files with no record in the reports. `ran` holds the (classname, file) of every
+/// property record. A Python file `tests/properties/test_x.py` ran when a record's `file` is
+/// it or its classname is `tests.properties.test_x` (or a class in it); `tests/NAME.rs` ran
+/// when a nextest binary `crate::NAME` reported. Other files cannot be told apart and pass.
+pub fn judge_files_ran(
+    files: &[String],
+    ran: &std::collections::HashSet<(String, Option<String>)>,
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for path in files {
+        let seen = if let Some(module) = path.strip_suffix(".py") {
+            let dotted = module.replace('/', ".");
+            ran.iter().any(|(classname, file)| {
+                file.as_deref().map(|f| f.trim_start_matches("./")) == Some(path.as_str())
+                    || classname == &dotted
+                    || classname
+                        .strip_prefix(dotted.as_str())
+                        .is_some_and(|r| r.starts_with('.'))
+            })
+        } else if let Some(stem) = path
+            .strip_prefix("tests/")
+            .and_then(|p| p.strip_suffix(".rs"))
+            .filter(|s| !s.contains('/'))
+        {
+            ran.iter().any(|(classname, _)| {
+                classname
+                    .rsplit_once("::")
+                    .is_some_and(|(_, target)| target == stem)
+            })
+        } else {
+            true
+        };
+        if !seen {
+            findings.push(
+                Finding::new(Code::PropertyHold, "property file has no test in the reports: it did not run")
+                    .path(path)
+                    .help("run every property test into the JUnit report; a property that was deselected or skipped proves nothing"),
+            );
+        }
+    }
+    findings
+}
+
 /// Why a property test file is thin, or `None`: fewer than `min_lines` non-empty,
 /// non-comment lines, or no `assert`/`raise`/`panic!` at all (the first article's lint).
 pub fn thin_reason(text: &str, min_lines: usize) -> Option<String> {
@@ -117,6 +160,35 @@ mod tests {
         assert_eq!(found.len(), 3);
         props.retain(|_, o| *o == Outcome::Passed);
         assert_eq!(judge_results(&props, &[], true), (vec![], 0));
+    }
+
+    #[test]
+    fn property_files_that_did_not_run_are_named() {
+        let ran: std::collections::HashSet<(String, Option<String>)> = [
+            ("tests.properties.test_codec".to_string(), None),
+            (
+                "x".to_string(),
+                Some("tests/properties/test_filed.py".to_string()),
+            ),
+            ("crate::properties".to_string(), None),
+        ]
+        .into();
+        let files: Vec<String> = [
+            "tests/properties/test_codec.py",
+            "tests/properties/test_filed.py",
+            "tests/properties/test_money.py",
+            "tests/properties.rs",
+            "tests/other.rs",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let found = judge_files_ran(&files, &ran);
+        let paths: Vec<&str> = found.iter().map(|f| f.path.as_deref().unwrap()).collect();
+        assert_eq!(
+            paths,
+            vec!["tests/properties/test_money.py", "tests/other.rs"]
+        );
     }
 
     #[test]

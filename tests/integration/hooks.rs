@@ -354,7 +354,8 @@ fn run_with_stdin(mut cmd: Command, stdin: &[u8]) -> (i32, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    // A hook that exits without reading its input (a missing guard) closes the pipe first.
+    let _ = child.stdin.take().unwrap().write_all(stdin);
     let out = child.wait_with_output().unwrap();
     (
         out.status.code().expect("exited by a signal"),

@@ -349,6 +349,9 @@ fn thin_property_file_rejects() {
         "tests/properties/test_trivial.py",
         "def test_x():\n    assert True\n",
     );
+    let mut cases = clean_cases();
+    cases.push(("tests.properties.test_trivial", "test_x", PASS));
+    p.write("junit.xml", junit(&cases));
     let run = score_json(&p, &[]);
     assert_eq!(run.reasons(), vec!["property_thin"]);
     assert_eq!(
@@ -362,7 +365,32 @@ fn property_file_without_assert_rejects() {
     let p = clean();
     let body: String = (0..12).map(|i| format!("value_{i} = {i}\n")).collect();
     p.write("tests/properties/test_noassert.py", body);
+    let mut cases = clean_cases();
+    cases.push(("tests.properties.test_noassert", "test_y", PASS));
+    p.write("junit.xml", junit(&cases));
     assert_eq!(score_json(&p, &[]).reasons(), vec!["property_thin"]);
+}
+
+#[test]
+fn property_file_that_did_not_run_rejects() {
+    // Two property files, one deselected (say by `-k` or an unprotected conftest.py).
+    let p = clean();
+    p.write("tests/properties/test_money.py", PROPERTY_FILE);
+    let run = score_json(&p, &[]);
+    assert_eq!(run.reasons(), vec!["property_hold"]);
+    assert_eq!(
+        run.json()["findings"][0]["path"],
+        "tests/properties/test_money.py"
+    );
+    assert_eq!(run.json()["property_failures"], 1);
+    let mut cases = clean_cases();
+    cases.push((
+        "tests.properties.test_money",
+        "test_roundtrip_on_seeds",
+        PASS,
+    ));
+    p.write("junit.xml", junit(&cases));
+    assert_eq!(score_json(&p, &[]).code, 0);
 }
 
 #[test]
