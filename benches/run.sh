@@ -203,6 +203,7 @@ lockfile = "qa/fixtures.lock.json"
 
 [freeze]
 file = "qa/flake_freeze.txt"
+max_active_leases = 5
 
 [tests]
 failures_reject = false
