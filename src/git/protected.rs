@@ -124,6 +124,37 @@ impl ProtectedSet {
         for p in &policy.properties.paths {
             add(p, Class::Properties);
         }
+        // Attributes change the bytes a checkout writes (`working-tree-encoding`, `eol`,
+        // `ident`, LFS filters): the `.gitattributes` on the way to a fixture or property path,
+        // and `.lfsconfig`, are as protected as the files themselves.
+        let mut dirs: Vec<(&str, Class)> = policy
+            .fixtures
+            .paths
+            .iter()
+            .map(|p| (p.as_str(), Class::Fixtures))
+            .collect();
+        dirs.extend(
+            policy
+                .properties
+                .paths
+                .iter()
+                .map(|p| (p.as_str(), Class::Properties)),
+        );
+        dirs.extend(
+            policy
+                .properties
+                .seeds
+                .iter()
+                .map(|p| (p.as_str(), Class::Properties)),
+        );
+        add(".gitattributes", Class::Fixtures);
+        add(".lfsconfig", Class::Fixtures);
+        for (dir, class) in dirs {
+            let parts: Vec<&str> = dir.split('/').filter(|c| !c.is_empty()).collect();
+            for n in 1..parts.len() {
+                add(&format!("{}/.gitattributes", parts[..n].join("/")), class);
+            }
+        }
         for pattern in &policy.protect.paths {
             let literal: Vec<String> = pattern
                 .split('/')

@@ -1404,3 +1404,21 @@ fn protect_entries_that_name_directories_protect_what_is_under_them() {
         ]
     );
 }
+
+#[test]
+fn agent_gitattributes_that_rewrite_fixture_bytes_are_protected_edits() {
+    // `working-tree-encoding`, `eol` or an LFS filter change the bytes a checkout writes for a
+    // fixture without touching its blob: the attributes files on the way are protected too.
+    for path in [".gitattributes", "tests/.gitattributes", ".lfsconfig"] {
+        let (p, base) = repo();
+        p.write(
+            path,
+            "tests/fixtures/invoice.json text working-tree-encoding=UTF-16LE\n",
+        );
+        p.git_cmd(&["add", path]);
+        p.commit_index_as(CURSOR, "Normalise encodings\n", &[]);
+        let run = check(&p, &since(&base));
+        expect(&run, 1, &["agent_edit_protected"]);
+        assert_eq!(only(&run.json(), "agent_edit_protected")["path"], path);
+    }
+}
