@@ -295,22 +295,10 @@ fn judge_commit(repo: &Repository, id: Oid, ctx: &CommitContext) -> anyhow::Resu
         .parents()
         .map(|p| p.tree())
         .collect::<Result<_, _>>()?;
-    let changes = if parents.is_empty() {
-        ctx.protected.changes(repo, &tree, None)?
+    let changes = if parents.len() < 2 {
+        ctx.protected.changes(repo, &tree, parents.first())?
     } else {
-        // A merge is compared with every parent: what it brings from one side was judged
-        // on that side's commits; what differs from all parents was made in the merge.
-        let mut per_parent = Vec::new();
-        for p in &parents {
-            per_parent.push(ctx.protected.changes(repo, &tree, Some(p))?);
-        }
-        let mut first = per_parent.remove(0);
-        first.retain(|c| {
-            per_parent
-                .iter()
-                .all(|other| other.iter().any(|o| o.path == c.path))
-        });
-        first
+        merge_changes(repo, &commit, &tree, &parents, ctx.protected)?
     };
     let short = git::short_id(repo, id);
     let subject = git::summary(&commit);
@@ -347,17 +335,33 @@ fn judge_commit(repo: &Repository, id: Oid, ctx: &CommitContext) -> anyhow::Resu
                     .and_then(|t| FreezeFile::parse(Path::new(path), t.as_bytes()).ok())
             };
             let list = policy_diff::diff_freeze(parse(&old).as_ref(), parse(&new).as_ref());
-            // A merge adds a lease only if no parent has it; one from another parent was
-            // added (and counted) by that side's own commit.
+            // A merge adds a lease only if no side added it: one that another parent has and
+            // the merge base lacks was added (and counted) by that side's own commit.
             let others: Vec<FreezeFile> = parents
                 .iter()
                 .skip(1)
                 .filter_map(|t| parse(&blob_text(repo, t, path)))
                 .collect();
+            let merge_base: Option<FreezeFile> = if parents.len() > 1 {
+                let ids: Vec<Oid> = commit.parent_ids().collect();
+                repo.merge_base_many(&ids)
+                    .ok()
+                    .and_then(|b| repo.find_commit(b).ok())
+                    .and_then(|c| c.tree().ok())
+                    .and_then(|t| parse(&blob_text(repo, &t, path)))
+            } else {
+                None
+            };
+            let in_base = |id: &str| {
+                merge_base
+                    .as_ref()
+                    .is_some_and(|f| f.leases.iter().any(|l| l.nodeid == id))
+            };
             let in_others = |id: &str| {
-                others
-                    .iter()
-                    .any(|f| f.leases.iter().any(|l| l.nodeid == id))
+                !in_base(id)
+                    && others
+                        .iter()
+                        .any(|f| f.leases.iter().any(|l| l.nodeid == id))
             };
             leases_added.extend(list.iter().filter_map(|c| match c {
                 PolicyChange::LeaseAdded { nodeid, .. } if !in_others(nodeid) => {
@@ -413,6 +417,49 @@ fn judge_commit(repo: &Repository, id: Oid, ctx: &CommitContext) -> anyhow::Resu
         summary,
         policy_changes,
     })
+}
+
+/// What a merge commit itself changes in protected paths. It is compared with every parent;
+/// a path the merge leaves as one parent has it is not the merge's change when that parent's
+/// side made the change (its entry differs from the merge base): that side's commits were
+/// judged. A parent whose entry is the merge base's made no change, so taking its entry
+/// brings nothing: it undoes what the other side did (F1: merging a stale ancestor to bring
+/// an old freeze file back), and that is the merge's own change.
+fn merge_changes(
+    repo: &Repository,
+    commit: &git2::Commit,
+    tree: &git2::Tree,
+    parents: &[git2::Tree],
+    protected: &ProtectedSet,
+) -> anyhow::Result<Vec<Change>> {
+    let parent_ids: Vec<Oid> = commit.parent_ids().collect();
+    let base_tree = match repo.merge_base_many(&parent_ids) {
+        Ok(b) => Some(repo.find_commit(b)?.tree()?),
+        Err(_) => None,
+    };
+    let mut vs_parent = Vec::with_capacity(parents.len());
+    let mut introduced = Vec::with_capacity(parents.len());
+    for p in parents {
+        vs_parent.push(protected.changes(repo, tree, Some(p))?);
+        introduced.push(protected.changes(repo, p, base_tree.as_ref())?);
+    }
+    let mut out: Vec<Change> = Vec::new();
+    for list in &vs_parent {
+        for change in list {
+            if out.iter().any(|c| c.path == change.path) {
+                continue;
+            }
+            let brought_by_a_side = (0..parents.len()).any(|i| {
+                !vs_parent[i].iter().any(|c| c.path == change.path)
+                    && introduced[i].iter().any(|c| c.path == change.path)
+            });
+            if !brought_by_a_side {
+                out.push(change.clone());
+            }
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
 }
 
 /// The allowed signers in force: the server's file, else the one the policy names in the

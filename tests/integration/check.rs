@@ -1422,3 +1422,31 @@ fn agent_gitattributes_that_rewrite_fixture_bytes_are_protected_edits() {
         assert_eq!(only(&run.json(), "agent_edit_protected")["path"], path);
     }
 }
+
+#[test]
+fn merge_with_a_stale_ancestor_cannot_bring_back_old_protected_content() {
+    // C2 (human) adds a lease, C3 (human) removes it; the agent merges C2 back into C3 and
+    // keeps C2's freeze file. C2's side made no change since the merge base (C2 itself), so
+    // the merge's freeze file is the merge's own edit, and its lease the merge's addition.
+    let (p, _) = repo();
+    set_leases(&p, &[(LEASE, EXPIRES), (NEW_LEASE, EXPIRES)]);
+    let c2 = p.commit_as(HUMAN, "Freeze the unicode test\n\nFreeze-Lease: human\n");
+    set_leases(&p, &[(LEASE, EXPIRES)]);
+    let c3 = p.commit_as(HUMAN, "Unfreeze it\n\nFreeze-Lease: human\n");
+    p.git_cmd(&["checkout", "-q", &c2, "--", "qa/freeze.toml"]);
+    let tree = p.git_cmd(&["write-tree"]).trim().to_string();
+    let merge = p
+        .git_as(
+            CURSOR,
+            &["commit-tree", &tree, "-p", &c3, "-p", &c2, "-m", "Merge"],
+        )
+        .trim()
+        .to_string();
+    let run = check(&p, &format!("{c3}..{merge}"));
+    expect(&run, 1, &["agent_added_lease", "agent_edit_protected"]);
+    assert_eq!(run.json()["agent_added_leases"], 1);
+    assert_eq!(
+        only(&run.json(), "agent_edit_protected")["path"],
+        "qa/freeze.toml"
+    );
+}
