@@ -13,7 +13,7 @@ use crate::error::InputError;
 use crate::findings::{Code, Finding};
 use crate::fixtures::lockfile::Lockfile;
 use crate::freeze::FreezeFile;
-use crate::git::protected::{Change, ProtectedSet};
+use crate::git::protected::{Change, ChangeKind, ProtectedSet};
 use crate::git::tree_source::GitTree;
 use crate::git::{self, range};
 use crate::ledger::{DEFAULT_LEDGER_PATH, Policy, PolicySource};
@@ -172,7 +172,39 @@ fn judge(
         pusher: opts.pusher.as_deref(),
         restore_from: &restore_from,
     };
-    for outcome in judge_commits(repo, commits, &ctx)? {
+    let mut outcomes = judge_commits(repo, commits, &ctx)?;
+    // A ledger changed inside the range may protect more (a new freeze file path, new
+    // [protect] globs): what any ledger version in the range protects is protected for the
+    // whole range, so a later commit cannot edit what an earlier one newly named.
+    let mut widened = protected.clone();
+    let mut grew = false;
+    for (outcome, &id) in outcomes.iter().zip(commits) {
+        let changed_ledger = outcome
+            .summary
+            .protected_changes
+            .iter()
+            .any(|c| c.path == ledger_path && c.kind != ChangeKind::Deleted);
+        if !changed_ledger {
+            continue;
+        }
+        let tree = repo.find_commit(id)?.tree()?;
+        let Some(text) = blob_text(repo, &tree, &ledger_path) else {
+            continue;
+        };
+        // A ledger that does not parse protects nothing more; the tip's own check of it
+        // (and the next push, judged by it) fail closed.
+        if let Ok(newer) = Policy::parse(Path::new(&ledger_path), &text, PolicySource::Embedded) {
+            grew |= widened.extend(ProtectedSet::new(&newer, &ledger_path));
+        }
+    }
+    if grew {
+        let ctx = CommitContext {
+            protected: &widened,
+            ..ctx
+        };
+        outcomes = judge_commits(repo, commits, &ctx)?;
+    }
+    for outcome in outcomes {
         findings.extend(outcome.findings);
         agent_added_leases += outcome.leases_added;
         summaries.push(outcome.summary);

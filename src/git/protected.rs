@@ -79,6 +79,8 @@ struct Rule {
     class: Class,
     /// For `[protect]` globs: only changed paths under `components` that match.
     glob: Option<GlobSet>,
+    /// The glob's text, to tell rules apart.
+    pattern: Option<String>,
 }
 
 /// The protected paths of a policy.
@@ -106,6 +108,7 @@ impl ProtectedSet {
                     components,
                     class,
                     glob: None,
+                    pattern: None,
                 });
             }
         };
@@ -170,9 +173,25 @@ impl ProtectedSet {
                 components: literal,
                 class: Class::Ledger,
                 glob: one.build().ok(),
+                pattern: Some(pattern.clone()),
             });
         }
         ProtectedSet { rules }
+    }
+
+    /// Adds the rules of `other` that this set lacks; true when it grew.
+    pub fn extend(&mut self, other: ProtectedSet) -> bool {
+        let before = self.rules.len();
+        for rule in other.rules {
+            let known = self
+                .rules
+                .iter()
+                .any(|r| r.components == rule.components && r.pattern == rule.pattern);
+            if !known {
+                self.rules.push(rule);
+            }
+        }
+        self.rules.len() > before
     }
 
     /// Changes to protected paths from `parent` (None: the empty tree of a root commit) to

@@ -1450,3 +1450,32 @@ fn merge_with_a_stale_ancestor_cannot_bring_back_old_protected_content() {
         "qa/freeze.toml"
     );
 }
+
+#[test]
+fn paths_a_ledger_change_newly_protects_are_protected_for_the_rest_of_the_range() {
+    // A human moves the freeze file in the range; an agent then edits the new file. Judged by
+    // the base ledger alone, `qa/leases.toml` would be an ordinary file.
+    let (p, base) = repo();
+    p.write(
+        "qa/merge_ledger.toml",
+        LEDGER.replace("file = \"qa/freeze.toml\"", "file = \"qa/leases.toml\""),
+    )
+    .write("qa/leases.toml", freeze_toml(BUDGET, &[(LEASE, EXPIRES)]));
+    p.commit_as(
+        HUMAN,
+        "Move the leases\n\nLedger-Change: human\nFreeze-Lease: human\n",
+    );
+    p.write(
+        "qa/leases.toml",
+        freeze_toml(
+            "max_active_leases = 5",
+            &[(LEASE, EXPIRES), (NEW_LEASE, EXPIRES)],
+        ),
+    );
+    let agent = p.commit_as(CURSOR, "Park the unicode test\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let f = only(&run.json(), "agent_edit_protected");
+    assert_eq!(f["path"], "qa/leases.toml");
+    assert_eq!(f["commit"], p.short(&agent));
+}
