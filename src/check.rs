@@ -95,8 +95,10 @@ pub fn check(repo: &Repository, opts: &CheckOptions, today: Date) -> anyhow::Res
 }
 
 /// Judges `commits` (oldest first) leading from `base` to `tip` under the policy of `base`.
-/// For hooks: `base` is the ref's old tip (or its merge base with the default branch), which
-/// passed the gate, so fixtures whose blob is unchanged since `base` are not hashed again.
+/// For hooks: `base` is the ref's old tip (or the default branch), which passed the gate, so
+/// with `trust_base_fixtures` the fixtures whose blob is unchanged since `base` are not hashed
+/// again. A base that came in by break-glass did not pass the gate: pass `false` for it.
+#[allow(clippy::too_many_arguments)]
 pub fn judge_update(
     repo: &Repository,
     base: Option<Oid>,
@@ -105,8 +107,18 @@ pub fn judge_update(
     spec: &str,
     opts: &CheckOptions,
     today: Date,
+    trust_base_fixtures: bool,
 ) -> anyhow::Result<Report> {
-    judge(repo, base, tip, commits, spec, opts, today, true)
+    judge(
+        repo,
+        base,
+        tip,
+        commits,
+        spec,
+        opts,
+        today,
+        trust_base_fixtures,
+    )
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -232,7 +232,16 @@ fn judge_line(
         artifacts,
         allowed_signers: None,
     };
-    let report = judge_update(repo, base, tip, &commits, &line.remote_ref, &opts, today)?;
+    let report = judge_update(
+        repo,
+        base,
+        tip,
+        &commits,
+        &line.remote_ref,
+        &opts,
+        today,
+        true,
+    )?;
     findings.extend(report.findings);
     for signer in crate::hooks::pre_receive::signer_lines(report.history.as_ref()) {
         eprintln!("guard: {}: {signer}", line.remote_ref);

@@ -1701,3 +1701,38 @@ fn pre_push_refuses_a_rewind_that_undoes_a_protected_change() {
     );
     assert_eq!(s.server_ref("refs/heads/main"), Some(reviewed));
 }
+
+#[test]
+fn fixtures_are_hashed_again_after_a_break_glass_push() {
+    // The hook trusts the old tip's fixture digests because the old tip passed the gate; a tip
+    // that came in by break-glass did not.
+    let s = Server::new("");
+    write_in(&s.work, "tests/fixtures/golden.csv", "a,b\n1,2\n");
+    write_in(
+        &s.work,
+        "qa/fixtures.lock.json",
+        &format!(
+            "{{\"files\": {{\"tests/fixtures/golden.csv\": \"{}\"}}}}\n",
+            crate::support::sha256sum(b"a,b\n1,2\n")
+        ),
+    );
+    s.commit("Add a golden file\n\nFixture-Lock: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    s.config("receive.advertisePushOptions", "true");
+    s.config("guard.bypass", "alice");
+    s.config("guard.auditLog", s.tmp.path("audit.log").to_str().unwrap());
+    write_in(&s.work, "tests/fixtures/golden.csv", "a,b\n1,3\n");
+    s.agent_commit("Regenerate the golden file\n");
+    s.push_from(
+        &s.work,
+        &["-o", "guard.bypass=hotfix", "origin", "main"],
+        &[("REMOTE_USER", "alice")],
+    )
+    .assert_accepted();
+
+    // The next ordinary push brings nothing protected, yet the drift is found again.
+    s.human_change("NOTES.md", "Notes");
+    s.push(&["origin", "main"])
+        .assert_rejected_with("remote: error: refs/heads/main: [fixture_digest]");
+}
