@@ -124,6 +124,16 @@ set +e
 code=$?
 set -e
 echo "(exit $code: REJECT)"
+
+echo
+echo "== the same patch as an agent's commit: guard check audits who changed what"
+git add tests
+git -c user.name="Cursor Agent" -c user.email=cursoragent@cursor.com commit -q -m "Fix the flaky retry test"
+set +e
+"$guard" check HEAD~1..HEAD
+check_code=$?
+set -e
+echo "(exit $check_code: REJECT)"
 echo
 echo "The repository is in $repo"
-[ "$code" -eq 1 ]
+[ "$code" -eq 1 ] && [ "$check_code" -eq 1 ]
