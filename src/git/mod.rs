@@ -41,27 +41,6 @@ pub fn open() -> anyhow::Result<Repository> {
     Ok(repo)
 }
 
-/// Another handle on the repository `repo` was opened as, for another thread. In a hook the
-/// environment names the quarantine, so the handle is opened from it again.
-pub fn reopen(git_dir: &std::path::Path) -> anyhow::Result<Repository> {
-    let from_env = [
-        "GIT_DIR",
-        "GIT_OBJECT_DIRECTORY",
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    ]
-    .iter()
-    .any(|k| std::env::var_os(k).is_some());
-    let reopened = if from_env {
-        Repository::open_from_env()
-    } else {
-        Repository::open(git_dir)
-    };
-    anyhow::Context::context(
-        reopened,
-        "cannot open the repository again for a judging thread",
-    )
-}
-
 /// The abbreviated id git would show, at least 7 hex digits.
 pub fn short_id(repo: &Repository, id: Oid) -> String {
     repo.find_object(id, None)
