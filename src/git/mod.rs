@@ -44,11 +44,19 @@ pub fn open() -> anyhow::Result<Repository> {
 
 /// The abbreviated id git would show, at least 7 hex digits.
 pub fn short_id(repo: &Repository, id: Oid) -> String {
-    repo.find_object(id, None)
-        .and_then(|o| o.short_id())
+    match repo.find_object(id, None) {
+        Ok(object) => object_short_id(&object),
+        Err(_) => id.to_string()[..7].to_string(),
+    }
+}
+
+/// `short_id` of an object already read (reading it again costs more than abbreviating it).
+pub fn object_short_id(object: &git2::Object) -> String {
+    object
+        .short_id()
         .ok()
         .and_then(|buf| buf.as_str().ok().map(str::to_string))
-        .unwrap_or_else(|| id.to_string()[..7].to_string())
+        .unwrap_or_else(|| object.id().to_string()[..7].to_string())
 }
 
 /// The commit's first line, lossily decoded (messages may be in any encoding).
