@@ -38,6 +38,11 @@ pub struct CheckOptions {
     /// An allowed-signers file from the server's config (`guard.allowedSigners`), which
     /// overrides the ledger's `[humans] allowed_signers`.
     pub allowed_signers: Option<std::path::PathBuf>,
+    /// Describe every judged commit in the report (who made it, whether an agent, its
+    /// signature). Otherwise only commits that change protected paths are described: the
+    /// others cannot break a rule, and describing them means reading every commit object of
+    /// the range, which costs more than judging it.
+    pub describe_all: bool,
 }
 
 /// One judged commit, for reports.
@@ -73,6 +78,11 @@ pub struct History {
     pub range: String,
     pub base: Option<String>,
     pub tip: String,
+    /// How many commits the range brings (all were judged).
+    #[serde(skip)]
+    pub judged: usize,
+    /// The judged commits, oldest first: all of them with `CheckOptions::describe_all`, else
+    /// those that change protected paths.
     pub commits: Vec<CommitSummary>,
     pub policy_changes: Vec<FileChanges>,
 }
@@ -172,11 +182,12 @@ fn judge(
         signers: signers.as_ref(),
         pusher: opts.pusher.as_deref(),
         restore_from: &restore_from,
+        describe_all: opts.describe_all,
     };
     for outcome in judge_commits(repo, commits, &ctx)? {
         findings.extend(outcome.findings);
         agent_added_leases += outcome.leases_added;
-        summaries.push(outcome.summary);
+        summaries.extend(outcome.summary);
         policy_changes.extend(outcome.policy_changes);
     }
 
@@ -216,6 +227,7 @@ fn judge(
             range: spec.to_string(),
             base: base.map(|b| b.to_string()),
             tip: tip.to_string(),
+            judged: commits.len(),
             commits: summaries,
             policy_changes,
         }),
@@ -231,13 +243,15 @@ struct CommitContext<'a> {
     signers: Option<&'a AllowedSigners>,
     pusher: Option<&'a str>,
     restore_from: &'a str,
+    describe_all: bool,
 }
 
 /// What judging one commit found.
 struct CommitOutcome {
     findings: Vec<Finding>,
     leases_added: usize,
-    summary: CommitSummary,
+    /// `None` for a commit that changes no protected path, unless every commit is described.
+    summary: Option<CommitSummary>,
     policy_changes: Vec<FileChanges>,
 }
 
@@ -298,6 +312,15 @@ fn judge_commit(
         });
         first
     };
+    if changes.is_empty() && !ctx.describe_all {
+        // Nothing protected changed: no rule applies, and the commit object is not read.
+        return Ok(CommitOutcome {
+            findings: Vec::new(),
+            leases_added: 0,
+            summary: None,
+            policy_changes: Vec::new(),
+        });
+    }
     let commit = repo.find_commit(id)?;
     let short = git::object_short_id(commit.as_object());
     let subject = git::summary(&commit);
@@ -390,7 +413,7 @@ fn judge_commit(
             .flatten(),
     };
     let (findings, leases_added) = provenance::judge(&facts, &ctx.input);
-    let summary = CommitSummary {
+    let summary = Some(CommitSummary {
         id: id.to_string(),
         short,
         subject,
@@ -398,7 +421,7 @@ fn judge_commit(
         agent,
         signature,
         protected_changes: changes,
-    };
+    });
     Ok(CommitOutcome {
         findings,
         leases_added,

@@ -14,6 +14,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         pusher: None,
         artifacts: artifacts(&args.artifacts, false),
         allowed_signers: None,
+        // The JSON report and --verbose list every commit; the text report only counts them.
+        describe_all: args.verbose || args.format == crate::report::Format::Json,
     };
     let report = check(&repo, &opts, today_utc())?;
     if args.verbose && args.format == crate::report::Format::Text {

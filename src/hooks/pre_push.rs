@@ -214,12 +214,14 @@ fn judge_line(
             .help("run the tests with JUnit output before pushing"),
         );
     }
+    // A push brings few commits: each is described, so that the pusher learns who signed it.
     let opts = CheckOptions {
         range: None,
         ledger: None,
         pusher: None,
         artifacts,
         allowed_signers: None,
+        describe_all: true,
     };
     let report = judge_update(repo, base, tip, &commits, &line.remote_ref, &opts, today)?;
     findings.extend(report.findings);

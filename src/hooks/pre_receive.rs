@@ -336,12 +336,14 @@ fn judge_ref(
         findings.extend(rewind_findings(repo, &policy, old, new, None)?);
     }
     let artifacts = server_artifacts(repo, config, &policy, new, &mut findings)?;
+    // A push brings few commits: each is described, so that the pusher learns who signed it.
     let opts = CheckOptions {
         range: None,
         ledger: None,
         pusher: pusher.map(str::to_string),
         artifacts,
         allowed_signers: config.allowed_signers.clone(),
+        describe_all: true,
     };
     let report = judge_update(repo, base, new, &commits, &update.name, &opts, today)?;
     findings.extend(report.findings);
