@@ -107,14 +107,37 @@ impl CommitGraph {
 
     /// The commit at `pos`; `None` if the file contradicts itself (a parent out of range).
     pub fn commit(&self, pos: u32) -> Option<GraphCommit> {
+        let (_, tree, generation) = self.identity(pos)?;
+        let mut parents = Vec::new();
+        self.parents(pos, &mut parents)?;
+        Some(GraphCommit {
+            tree,
+            parents,
+            generation,
+        })
+    }
+
+    /// The id, tree and generation of the commit at `pos`.
+    pub fn identity(&self, pos: u32) -> Option<(Oid, Oid, u32)> {
+        let (layer, i) = self.locate(pos)?;
+        let m = &layer.map[..];
+        let at = layer.lookup + i * HASH_LEN;
+        let id = Oid::from_bytes(&m[at..at + HASH_LEN]).ok()?;
+        let at = layer.data + i * DATA_LEN;
+        let tree = Oid::from_bytes(&m[at..at + HASH_LEN]).ok()?;
+        let generation = be32(m, at + HASH_LEN + 8) >> 2;
+        Some((id, tree, generation))
+    }
+
+    /// The parents' positions of the commit at `pos`, into `parents` (cleared first); `None`
+    /// if the file contradicts itself (a parent out of range).
+    pub fn parents(&self, pos: u32, parents: &mut Vec<u32>) -> Option<()> {
+        parents.clear();
         let (layer, i) = self.locate(pos)?;
         let m = &layer.map[..];
         let at = layer.data + i * DATA_LEN;
-        let tree = Oid::from_bytes(&m[at..at + HASH_LEN]).ok()?;
         let first = be32(m, at + HASH_LEN);
         let second = be32(m, at + HASH_LEN + 4);
-        let generation = be32(m, at + HASH_LEN + 8) >> 2;
-        let mut parents = Vec::with_capacity(2);
         if first != NO_PARENT {
             parents.push(first);
             if second & EXTRA_EDGES != 0 {
@@ -142,11 +165,7 @@ impl CommitGraph {
         if parents.iter().any(|&p| p >= self.len()) {
             return None;
         }
-        Some(GraphCommit {
-            tree,
-            parents,
-            generation,
-        })
+        Some(())
     }
 
     /// Where the commit data of a one-file graph starts (for tests that damage it).

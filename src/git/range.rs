@@ -140,14 +140,7 @@ pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Comm
     if let Some(graph) = CommitGraph::open(&objects_dirs(repo)) {
         let mut walk = GraphWalk::new(repo, &graph);
         match walk.run(tip, hide) {
-            Ok(ids) => {
-                // Every commit of the range and each of its parents is a node of the walk.
-                let commits = Commits::new(ids, |id| match walk.index.get(&id) {
-                    Some(&i) => Ok(walk.nodes[i].info.clone()),
-                    None => read_info(repo, id),
-                })?;
-                return Ok(commits);
-            }
+            Ok(found) => return Ok(walk.commits(&found)),
             // A graph whose generation numbers cannot order the walk (written by git before
             // 2.18, or inconsistent): walk without it.
             Err(WalkError::Unordered) => {}
@@ -236,13 +229,20 @@ const DONE: u8 = 8;
 /// Not known yet: a commit outside the graph whose parents were not all read.
 const UNKNOWN_GENERATION: u32 = u32::MAX;
 
+/// Where a node's parents come from.
+enum Source {
+    /// The graph, at this position.
+    Graph(u32),
+    /// The commit object, read: its parents' ids.
+    Read(Vec<Oid>),
+}
+
 struct Node {
     id: Oid,
-    info: CommitInfo,
-    /// Graph positions of the parents, for a commit read from the graph.
-    positions: Option<Vec<u32>>,
-    /// Node indices of the parents, once resolved.
-    parents: Option<Vec<usize>>,
+    tree: Oid,
+    source: Source,
+    /// The parents as node indices, once resolved: `edges[start..start + len]`.
+    edges: Option<(u32, u32)>,
     generation: u32,
     flags: u8,
 }
@@ -254,8 +254,14 @@ struct GraphWalk<'a> {
     repo: &'a Repository,
     graph: &'a CommitGraph,
     nodes: Vec<Node>,
-    index: HashMap<Oid, usize, OidHash>,
+    /// Parent node indices of every resolved node, back to back.
+    edges: Vec<u32>,
+    /// Nodes of commits outside the graph, by id.
+    read: HashMap<Oid, usize, OidHash>,
+    /// Nodes of commits in the graph, by position.
     by_position: HashMap<u32, usize, OidHash>,
+    /// Scratch space for a commit's parent positions.
+    positions: Vec<u32>,
 }
 
 impl<'a> GraphWalk<'a> {
@@ -264,82 +270,85 @@ impl<'a> GraphWalk<'a> {
             repo,
             graph,
             nodes: Vec::new(),
-            index: HashMap::default(),
+            edges: Vec::new(),
+            read: HashMap::default(),
             by_position: HashMap::default(),
+            positions: Vec::new(),
         }
     }
 
-    /// The node for `id`, reading it from the graph or the object database.
+    /// The node for `id`, from the graph or the object database.
     fn node(&mut self, id: Oid) -> Result<usize, WalkError> {
-        if let Some(&i) = self.index.get(&id) {
+        if let Some(&i) = self.read.get(&id) {
             return Ok(i);
         }
-        match self.graph.find(id) {
-            Some(pos) => self.graph_node(pos, id),
-            None => {
-                let info = read_info(self.repo, id)?;
-                Ok(self.add(id, info, None, UNKNOWN_GENERATION))
-            }
+        if let Some(pos) = self.graph.find(id) {
+            return self.graph_node(pos);
         }
+        let commit = self.repo.find_commit(id)?;
+        let i = self.add(Node {
+            id,
+            tree: commit.tree_id(),
+            source: Source::Read(commit.parent_ids().collect()),
+            edges: None,
+            generation: UNKNOWN_GENERATION,
+            flags: 0,
+        });
+        self.read.insert(id, i);
+        Ok(i)
     }
 
-    /// The node for the commit at graph position `pos` (whose id is `id`).
-    fn graph_node(&mut self, pos: u32, id: Oid) -> Result<usize, WalkError> {
+    /// The node for the commit at graph position `pos`.
+    fn graph_node(&mut self, pos: u32) -> Result<usize, WalkError> {
         if let Some(&i) = self.by_position.get(&pos) {
             return Ok(i);
         }
-        let c = self.graph.commit(pos).ok_or(WalkError::Unordered)?;
-        let parents = c
-            .parents
-            .iter()
-            .map(|&p| self.graph.id(p).ok_or(WalkError::Unordered))
-            .collect::<Result<_, _>>()?;
-        let info = CommitInfo {
-            tree: c.tree,
-            parents,
-        };
-        let i = self.add(id, info, Some(c.parents), c.generation);
+        let (id, tree, generation) = self.graph.identity(pos).ok_or(WalkError::Unordered)?;
+        let i = self.add(Node {
+            id,
+            tree,
+            source: Source::Graph(pos),
+            edges: None,
+            generation,
+            flags: 0,
+        });
         self.by_position.insert(pos, i);
         Ok(i)
     }
 
-    fn add(
-        &mut self,
-        id: Oid,
-        info: CommitInfo,
-        positions: Option<Vec<u32>>,
-        generation: u32,
-    ) -> usize {
-        let i = self.nodes.len();
-        self.nodes.push(Node {
-            id,
-            info,
-            positions,
-            parents: None,
-            generation,
-            flags: 0,
-        });
-        self.index.insert(id, i);
-        i
+    fn add(&mut self, node: Node) -> usize {
+        self.nodes.push(node);
+        self.nodes.len() - 1
     }
 
-    /// The parents of node `i` as nodes.
-    fn parents(&mut self, i: usize) -> Result<Vec<usize>, WalkError> {
-        if let Some(p) = &self.nodes[i].parents {
-            return Ok(p.clone());
+    /// The parents of node `i` as node indices: `edges[start..start + len]`.
+    fn parents(&mut self, i: usize) -> Result<(usize, usize), WalkError> {
+        if let Some((start, len)) = self.nodes[i].edges {
+            return Ok((start as usize, len as usize));
         }
-        let ids = self.nodes[i].info.parents.clone();
-        let positions = self.nodes[i].positions.clone();
-        let mut parents = Vec::with_capacity(ids.len());
-        for (k, id) in ids.into_iter().enumerate() {
-            let p = match positions.as_ref().and_then(|p| p.get(k)) {
-                Some(&pos) if !self.index.contains_key(&id) => self.graph_node(pos, id)?,
-                _ => self.node(id)?,
-            };
-            parents.push(p);
+        let mut parents: Vec<u32> = Vec::new();
+        match &self.nodes[i].source {
+            Source::Graph(pos) => {
+                let mut positions = std::mem::take(&mut self.positions);
+                self.graph
+                    .parents(*pos, &mut positions)
+                    .ok_or(WalkError::Unordered)?;
+                for &p in &positions {
+                    parents.push(self.graph_node(p)? as u32);
+                }
+                self.positions = positions;
+            }
+            Source::Read(ids) => {
+                for id in ids.clone() {
+                    parents.push(self.node(id)? as u32);
+                }
+            }
         }
-        self.nodes[i].parents = Some(parents.clone());
-        Ok(parents)
+        let start = self.edges.len();
+        self.edges.extend_from_slice(&parents);
+        let span = (start as u32, parents.len() as u32);
+        self.nodes[i].edges = Some(span);
+        Ok((start, parents.len()))
     }
 
     /// Sets the generation of `start` and of the commits outside the graph below it: one more
@@ -351,28 +360,30 @@ impl<'a> GraphWalk<'a> {
                 stack.pop();
                 continue;
             }
-            let parents = self.parents(i)?;
-            let pending: Vec<usize> = parents
-                .iter()
-                .copied()
-                .filter(|&p| self.nodes[p].generation == UNKNOWN_GENERATION)
-                .collect();
-            if pending.is_empty() {
-                let top = parents
-                    .iter()
-                    .map(|&p| self.nodes[p].generation)
-                    .max()
-                    .unwrap_or(0);
+            let (from, len) = self.parents(i)?;
+            let mut pending = false;
+            let mut top = 0;
+            for k in from..from + len {
+                let p = self.edges[k] as usize;
+                match self.nodes[p].generation {
+                    UNKNOWN_GENERATION => {
+                        stack.push(p);
+                        pending = true;
+                    }
+                    g => top = top.max(g),
+                }
+            }
+            if !pending {
                 self.nodes[i].generation = top.checked_add(1).ok_or(WalkError::Unordered)?;
                 stack.pop();
-            } else {
-                stack.extend(pending);
             }
         }
         Ok(self.nodes[start].generation)
     }
 
-    fn run(&mut self, tip: Oid, hide: &[Oid]) -> Result<Vec<Oid>, WalkError> {
+    /// The range, as node indices in the order the walk left them (highest generation
+    /// first); `topological` orders them.
+    fn run(&mut self, tip: Oid, hide: &[Oid]) -> Result<Vec<usize>, WalkError> {
         let mut queue: BinaryHeap<(u32, usize)> = BinaryHeap::new();
         // Queued commits reached from the tip and from no hidden commit: the walk ends when
         // none is left, since everything below the queue is then reachable from a hidden one.
@@ -396,7 +407,9 @@ impl<'a> GraphWalk<'a> {
             }
             self.nodes[i].flags |= DONE;
             let pass = flags & (INTERESTING | HIDDEN);
-            for p in self.parents(i)? {
+            let (from, len) = self.parents(i)?;
+            for k in from..from + len {
+                let p = self.edges[k] as usize;
                 let pg = self.generation(p)?;
                 if pg >= generation || pg == 0 || self.nodes[p].flags & DONE != 0 {
                     return Err(WalkError::Unordered);
@@ -404,7 +417,7 @@ impl<'a> GraphWalk<'a> {
                 self.mark(p, pass, pg, &mut queue, &mut interesting);
             }
         }
-        Ok(self.topological(&found))
+        Ok(found)
     }
 
     /// Adds `flag` to node `i`, queueing it if it is new, and keeps `interesting` current.
@@ -431,19 +444,47 @@ impl<'a> GraphWalk<'a> {
         }
     }
 
+    /// The commits of `found` (node indices) oldest first, with their trees.
+    fn commits(&self, found: &[usize]) -> Commits {
+        let order = self.topological(found);
+        let mut ids = Vec::with_capacity(order.len());
+        let mut trees = Vec::with_capacity(order.len() * 2);
+        let mut spans = Vec::with_capacity(order.len() + 1);
+        spans.push(0);
+        for i in order {
+            let node = &self.nodes[i];
+            ids.push(node.id);
+            trees.push(node.tree);
+            // Every commit of the range had its parents resolved when the walk left it.
+            let (start, len) = node.edges.unwrap_or((0, 0));
+            for &p in &self.edges[start as usize..(start + len) as usize] {
+                trees.push(self.nodes[p as usize].tree);
+            }
+            spans.push(trees.len() as u32);
+        }
+        Commits { ids, trees, spans }
+    }
+
+    fn parents_of(&self, i: usize) -> &[u32] {
+        match self.nodes[i].edges {
+            Some((start, len)) => &self.edges[start as usize..(start + len) as usize],
+            None => &[],
+        }
+    }
+
     /// `found` (the range, newest first by generation) in the order libgit2's
     /// `TOPOLOGICAL | REVERSE` walk gives: from the tip, depth first with a stack, a commit
     /// after all of its children in the range and the last parent's line first, reversed.
-    fn topological(&self, found: &[usize]) -> Vec<Oid> {
+    fn topological(&self, found: &[usize]) -> Vec<usize> {
         // 1 + the number of children in the range; 0 outside the range or once emitted.
         let mut in_degree = vec![0usize; self.nodes.len()];
         for &i in found {
             in_degree[i] = 1;
         }
         for &i in found {
-            for &p in self.nodes[i].parents.iter().flatten() {
-                if in_degree[p] > 0 {
-                    in_degree[p] += 1;
+            for &p in self.parents_of(i) {
+                if in_degree[p as usize] > 0 {
+                    in_degree[p as usize] += 1;
                 }
             }
         }
@@ -456,7 +497,8 @@ impl<'a> GraphWalk<'a> {
         stack.reverse();
         let mut out = Vec::with_capacity(found.len());
         while let Some(i) = stack.pop() {
-            for &p in self.nodes[i].parents.iter().flatten() {
+            for &p in self.parents_of(i) {
+                let p = p as usize;
                 if in_degree[p] == 0 {
                     continue;
                 }
@@ -466,7 +508,7 @@ impl<'a> GraphWalk<'a> {
                 }
             }
             in_degree[i] = 0;
-            out.push(self.nodes[i].id);
+            out.push(i);
         }
         out.reverse();
         out
@@ -649,10 +691,11 @@ mod tests {
             );
             let expected = revwalk(&repo, tip, &hides);
             let mut walk = GraphWalk::new(&repo, &graph);
-            let got = walk
+            let found = walk
                 .run(tip, &hides)
                 .unwrap_or_else(|_| panic!("unordered"));
-            assert_eq!(got, expected, "tip {tip} hiding {hides:?}");
+            let got = walk.commits(&found);
+            assert_eq!(got.ids(), &expected[..], "tip {tip} hiding {hides:?}");
             let got = commits(&repo, tip, &hides).unwrap();
             assert_eq!(got.ids(), &expected[..]);
             for (k, &c) in expected.iter().enumerate() {
