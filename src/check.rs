@@ -101,15 +101,18 @@ pub fn check(repo: &Repository, opts: &CheckOptions, today: Date) -> anyhow::Res
         &range.spec,
         opts,
         today,
-        false,
+        None,
     )
 }
 
-/// Judges `commits` (oldest first) leading from `base` to `tip` under the policy of `base`.
+/// Judges `commits` (oldest first) leading from `base` to `tip` under `policy`, the policy of
+/// `base` (`policy_at`, which the hooks read first to learn whether the ref is protected).
 /// For hooks: `base` is the ref's old tip (or its merge base with the default branch), which
 /// passed the gate, so fixtures whose blob is unchanged since `base` are not hashed again.
+#[allow(clippy::too_many_arguments)]
 pub fn judge_update(
     repo: &Repository,
+    policy: Policy,
     base: Option<Oid>,
     tip: Oid,
     commits: &Commits,
@@ -117,7 +120,7 @@ pub fn judge_update(
     opts: &CheckOptions,
     today: Date,
 ) -> anyhow::Result<Report> {
-    judge(repo, base, tip, commits, spec, opts, today, true)
+    judge(repo, base, tip, commits, spec, opts, today, Some(policy))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -129,8 +132,11 @@ fn judge(
     spec: &str,
     opts: &CheckOptions,
     today: Date,
-    trust_base_fixtures: bool,
+    // The policy of `base`, read by the caller; given by the hooks, whose `base` passed the
+    // gate, so its fixture digests are trusted.
+    known_policy: Option<Policy>,
 ) -> anyhow::Result<Report> {
+    let trust_base_fixtures = known_policy.is_some();
     let ledger_path = opts
         .ledger
         .clone()
@@ -144,7 +150,10 @@ fn judge(
         )?),
         None => None,
     };
-    let policy = load_policy(base_tree.as_ref(), &ledger_path, base_short.as_deref())?;
+    let policy = match known_policy {
+        Some(p) => p,
+        None => load_policy(base_tree.as_ref(), &ledger_path, base_short.as_deref())?,
+    };
     let protected = ProtectedSet::new(&policy, &ledger_path);
     let restore_from = base_short.clone().unwrap_or_else(|| "HEAD~".to_string());
 

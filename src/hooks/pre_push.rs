@@ -223,7 +223,16 @@ fn judge_line(
         allowed_signers: None,
         describe_all: true,
     };
-    let report = judge_update(repo, base, tip, &commits, &line.remote_ref, &opts, today)?;
+    let report = judge_update(
+        repo,
+        policy,
+        base,
+        tip,
+        &commits,
+        &line.remote_ref,
+        &opts,
+        today,
+    )?;
     findings.extend(report.findings);
     for signer in crate::hooks::pre_receive::signer_lines(report.history.as_ref()) {
         eprintln!("guard: {}: {signer}", line.remote_ref);

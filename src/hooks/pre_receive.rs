@@ -345,7 +345,16 @@ fn judge_ref(
         allowed_signers: config.allowed_signers.clone(),
         describe_all: true,
     };
-    let report = judge_update(repo, base, new, &commits, &update.name, &opts, today)?;
+    let report = judge_update(
+        repo,
+        policy,
+        base,
+        new,
+        &commits,
+        &update.name,
+        &opts,
+        today,
+    )?;
     findings.extend(report.findings);
     let mut v = verdict(
         findings,
