@@ -353,7 +353,10 @@ fn run_with_stdin(mut cmd: Command, stdin: &[u8]) -> (i32, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    // A hook that fails before reading its input (a missing guard) closes the pipe early.
+    if let Err(e) = child.stdin.take().unwrap().write_all(stdin) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
     let out = child.wait_with_output().unwrap();
     (
         out.status.code().expect("exited by a signal"),
