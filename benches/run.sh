@@ -6,10 +6,13 @@
 # Measures, with hyperfine (wall time) and /usr/bin/time -v (peak RSS):
 #   junit     `guard score --junit R.xml --format json`   vs  Python xml.etree.ElementTree
 #   fixtures  `guard lock --check`                         vs  `openssl dgst -sha256`, `sha256sum`
-#   history   `git log --format=%H A..B -- <protected paths>`  (and `guard check A..B` once the
-#             binary has it)
+#   history   `guard check A..B`                            vs  `git log --format=%H A..B -- <protected paths>`
+#   push      `git push` of one commit into a bare clone with guard's pre-receive hook installed
+#             vs  the same push into a bare clone without it; and `guard hook pre-receive`
+#             alone on the same update
 # each at two sizes (full: 100k and 1M cases, 256 MiB and 1 GiB of fixtures, 5,000 and 20,000
-# commits; --small: 10k and 100k cases, 16 and 64 MiB, 500 and 2,000 commits, under a minute).
+# commits; --small: 10k and 100k cases, 16 and 64 MiB, 500 and 2,000 commits, under a minute);
+# the push into the larger repository only.
 #
 # Generated inputs live in target/bench-data/ (reused while the generators and sizes are
 # unchanged; delete the directory to regenerate). Results go to DIR (default
@@ -91,6 +94,7 @@ if [[ $small -eq 1 ]]; then
     repo_sizes=("500 750" "2000 3000")  # "commits files"
     runs=(--warmup 1 --runs 3)
     slow_runs=(--warmup 1 --runs 3)
+    push_runs=(--warmup 1 --runs 3)
 else
     label=full
     junit_sizes=(100000 1000000)
@@ -98,6 +102,7 @@ else
     repo_sizes=("5000 7500" "20000 30000")
     runs=(--warmup 2 --runs 10)
     slow_runs=(--warmup 1 --runs 5) # the peers that take seconds per run
+    push_runs=(--warmup 3 --runs 20) # a push runs eight processes: more runs against the noise
 fi
 out=${out:-"$data/results-$label"}
 mkdir -p "$data" "$out"
@@ -285,7 +290,7 @@ EOF
     rss "fixtures-$mib guard lock --check" "$GUARD" -C "$fproj" lock --check
 done
 
-# --- 3. History scan: git log over protected paths (guard check lands later) ----------------
+# --- 3. History scan: guard check vs git log over protected paths ---------------------------
 protected=(qa/merge_ledger.toml qa/freeze.toml qa/fixtures.lock.json tests/fixtures tests/properties)
 for spec in "${repo_sizes[@]}"; do
     read -r commits nfiles <<<"$spec"
@@ -302,30 +307,99 @@ for spec in "${repo_sizes[@]}"; do
     hits=$(git -C "$repo" log --format=%H "$a..$b" -- "${protected[@]}" | wc -l)
     [[ $hits -gt 0 ]] || fail "git log found no protected-path commits in $repo"
 
+    # Correctness first. Every protected edit in the generated history is a human's with the
+    # trailer the ledger asks for, so guard must say MERGE (exit 0); and it must find the same
+    # commits changing protected paths as git's pathspec log (the ledger's protected paths
+    # are the peer's pathspec).
+    report=$("$GUARD" -C "$repo" check "$a..$b") || fail "guard check $a..$b in $repo exited $?"
+    verb=change
+    [[ $hits -ne 1 ]] || verb=changes
+    want="($range_commits commits; $hits $verb protected paths, 0 of them by agents)"
+    grep -qF "range: $a..$b $want" <<<"$report" ||
+        fail "guard check $a..$b in $repo: expected '$want' in: $(grep '^range:' <<<"$report")"
+    grep -qx 'decision: MERGE.*' <<<"$report" || fail "guard check $a..$b in $repo did not say MERGE"
+
     echo "== history: $range_commits commits in A..B, $hits touch protected paths"
-    cmds=(-n "git log -- <protected>"
-        "git -C $(q "$repo") log --format=%H $a..$b -- ${protected[*]}")
-    # >>> PLACEHOLDER: guard check (the history scan) ------------------------------------------
-    # `guard check A..B` is not in the binary yet. Once `guard check --help` succeeds it is
-    # measured here beside git; every protected edit in the generated history is a human's with
-    # the trailer the ledger asks for, so it is expected to exit 0 (MERGE).
-    # TODO(issue 6 d): a single-commit push through the installed pre-receive hook.
-    if "$GUARD" check --help >/dev/null 2>&1; then
-        "$GUARD" -C "$repo" check "$a..$b" >/dev/null || fail "guard check $a..$b in $repo exited $?"
-        cmds+=(-n "guard check" "$(q "$GUARD") -C $(q "$repo") check $a..$b")
-        rss "history-$commits guard check" "$GUARD" -C "$repo" check "$a..$b"
-    else
-        echo "   (guard check is not in this binary: measuring the git peer only)"
-    fi
-    # <<< PLACEHOLDER ---------------------------------------------------------------------------
-    # No shell: these are plain commands, and git log takes only milliseconds on small repos.
     load_start
-    hyperfine -N "${runs[@]}" --style basic --export-json "$out/history-$commits.json" "${cmds[@]}"
+    # No shell: these are plain commands, and both take only milliseconds on small repos.
+    hyperfine -N "${runs[@]}" --style basic --export-json "$out/history-$commits.json" \
+        -n "guard check A..B" "$(q "$GUARD") -C $(q "$repo") check $a..$b" \
+        -n "git log -- <protected>" "git -C $(q "$repo") log --format=%H $a..$b -- ${protected[*]}"
     load_end
     printf 'history-%s\t0\t%s commits in A..B (%s with protected paths), %s files\t%s\n' \
         "$commits" "$range_commits" "$hits" "$nfiles" "$other_load" >>"$out/groups.tsv"
+    rss "history-$commits guard check A..B" "$GUARD" -C "$repo" check "$a..$b"
     rss "history-$commits git log -- <protected>" git -C "$repo" log --format=%H "$a..$b" -- "${protected[@]}"
 done
+
+# --- 4. A single-commit push through the installed pre-receive hook ------------------------
+# Into the larger generated repository: two bare clones of it (each with the commit-graph the
+# generator wrote, as `git gc` leaves on a server), guard's hook installed in one with
+# install.sh; a client (a clone without a work tree) makes one ordinary commit on main and
+# pushes it over file://. Before each timed push the server's main is reset to its old tip,
+# so every run pushes the same commit into the same state (the objects are already there after
+# the first run, as the client cannot know; git sends them again).
+read -r commits _ <<<"${repo_sizes[-1]}"
+repo="$data/repo-$commits"
+push="$data/push-$commits"
+rm -rf "$push"
+mkdir -p "$push"
+(
+    export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+    git clone -q --bare "$repo" "$push/hook.git"
+    git clone -q --bare "$repo" "$push/plain.git"
+    git clone -q --no-checkout "$repo" "$push/client"
+) || fail "cloning $repo for the push benchmark"
+"$root/install.sh" --server "$push/hook.git" --guard "$GUARD" >/dev/null 2>&1 ||
+    fail "install.sh --server $push/hook.git --guard $GUARD"
+old=$(git -C "$push/client" rev-parse main)
+# One ordinary change (a line appended to a source file), committed without a checkout.
+new=$(
+    export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_INDEX_FILE="$push/index"
+    export GIT_AUTHOR_NAME="Alice Moreau" GIT_AUTHOR_EMAIL=alice@example.com
+    export GIT_COMMITTER_NAME="Alice Moreau" GIT_COMMITTER_EMAIL=alice@example.com
+    export GIT_AUTHOR_DATE=2025-12-01T00:00:00Z GIT_COMMITTER_DATE=2025-12-01T00:00:00Z
+    cd "$push/client"
+    path=$(git ls-tree -r --name-only main src | head -1)
+    blob=$({ git cat-file blob "main:$path"; echo "// one more line"; } | git hash-object -w --stdin)
+    git read-tree main
+    git update-index --cacheinfo "100644,$blob,$path"
+    git commit-tree "$(git write-tree)" -p main -m "Tidy $path"
+) || fail "making the commit to push"
+push_cmd() { # push_cmd SERVER -> the push command line
+    echo "git -C $(q "$push/client") push -q file://$(q "$push/$1.git") $new:refs/heads/main"
+}
+reset_cmd() { echo "git -C $(q "$push/$1.git") update-ref refs/heads/main $old"; }
+
+# Correctness first: the hook runs, judges the one commit and accepts it.
+pushed=$(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+    git -C "$push/client" push file://"$push/hook.git" "$new:refs/heads/main" 2>&1) ||
+    fail "the push through the hook was rejected: $pushed"
+grep -q "guard: 1 ref update(s) accepted, 1 commit(s) judged" <<<"$pushed" ||
+    fail "the hook did not judge the push: $pushed"
+for server in hook plain; do
+    eval "$(reset_cmd "$server")"
+done
+
+echo "== push: one commit into $commits commits"
+load_start
+GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+    hyperfine -N "${push_runs[@]}" --style basic --export-json "$out/push-$commits.json" \
+    --prepare "$(reset_cmd hook)" -n "git push, guard's hook" "$(push_cmd hook)" \
+    --prepare "$(reset_cmd plain)" -n "git push, no hook" "$(push_cmd plain)"
+load_end
+printf 'push-%s\t0\t1 commit pushed onto %s commits, %s files\t%s\n' \
+    "$commits" "$commits" "$(git -C "$repo" ls-tree -r main | wc -l)" "$other_load" >>"$out/groups.tsv"
+# guard's own share: the hook run by hand on the update it judges (the commit is in the
+# repository now, outside any quarantine).
+load_start
+printf '%s %s refs/heads/main\n' "$old" "$new" >"$push/update.txt"
+GIT_DIR="$push/hook.git" hyperfine "${push_runs[@]}" --style basic --export-json "$out/hook-$commits.json" \
+    -n "guard hook pre-receive" "$(q "$GUARD") hook pre-receive < $(q "$push/update.txt")"
+load_end
+printf 'hook-%s\t0\tthe same update, guard hook pre-receive alone\t%s\n' \
+    "$commits" "$other_load" >>"$out/groups.tsv"
+eval "$(reset_cmd hook)"
 
 python3 "$here/summarize.py" "$out" | tee "$out/summary.md"
 echo "results: $out"

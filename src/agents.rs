@@ -2,7 +2,7 @@
 //! and the human trailers that approve protected changes. Owns matching only; reading
 //! commits is the git module's job.
 
-use globset::{GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
 
 /// What guard knows about who made a commit.
 #[derive(Debug, Clone, Default)]
@@ -47,7 +47,7 @@ impl PatternSet {
     pub fn new(patterns: &[String]) -> Result<PatternSet, (usize, String)> {
         let mut builder = GlobSetBuilder::new();
         for (i, p) in patterns.iter().enumerate() {
-            builder.add(glob(p).map_err(|e| (i, e))?.glob().clone());
+            builder.add(identity_glob(p).map_err(|e| (i, e))?);
         }
         let set = builder.build().map_err(|e| (0, e.to_string()))?;
         Ok(PatternSet {
@@ -67,12 +67,17 @@ impl PatternSet {
 
 /// A case-insensitive glob where `*` also crosses `/` (identities are not paths).
 pub fn glob(pattern: &str) -> Result<GlobMatcher, String> {
+    identity_glob(pattern).map(|g| g.compile_matcher())
+}
+
+/// `glob`, not compiled: a `GlobSet` compiles its globs together (compiling each alone too
+/// was most of the cost of reading a ledger).
+fn identity_glob(pattern: &str) -> Result<Glob, String> {
     GlobBuilder::new(pattern)
         .case_insensitive(true)
         .literal_separator(false)
         .backslash_escape(true)
         .build()
-        .map(|g| g.compile_matcher())
         .map_err(|e| format!("{pattern:?} is not a valid glob: {e}"))
 }
 

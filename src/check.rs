@@ -13,9 +13,10 @@ use crate::error::InputError;
 use crate::findings::{Code, Finding};
 use crate::fixtures::lockfile::Lockfile;
 use crate::freeze::FreezeFile;
-use crate::git::protected::{Change, ChangeKind, ProtectedSet};
+use crate::git::protected::{Change, ChangeKind, ProtectedSet, Trees};
+use crate::git::range::{self, Commits};
 use crate::git::tree_source::GitTree;
-use crate::git::{self, range};
+use crate::git::{self};
 use crate::ledger::{DEFAULT_LEDGER_PATH, Policy, PolicySource};
 use crate::policy_diff::{self, PolicyChange};
 use crate::report::Report;
@@ -37,6 +38,11 @@ pub struct CheckOptions {
     /// An allowed-signers file from the server's config (`guard.allowedSigners`), which
     /// overrides the ledger's `[humans] allowed_signers`.
     pub allowed_signers: Option<std::path::PathBuf>,
+    /// Describe every judged commit in the report (who made it, whether an agent, its
+    /// signature). Otherwise only commits that change protected paths are described: the
+    /// others cannot break a rule, and describing them means reading every commit object of
+    /// the range, which costs more than judging it.
+    pub describe_all: bool,
 }
 
 /// One judged commit, for reports.
@@ -72,6 +78,11 @@ pub struct History {
     pub range: String,
     pub base: Option<String>,
     pub tip: String,
+    /// How many commits the range brings (all were judged).
+    #[serde(skip)]
+    pub judged: usize,
+    /// The judged commits, oldest first: all of them with `CheckOptions::describe_all`, else
+    /// those that change protected paths.
     pub commits: Vec<CommitSummary>,
     pub policy_changes: Vec<FileChanges>,
 }
@@ -90,20 +101,23 @@ pub fn check(repo: &Repository, opts: &CheckOptions, today: Date) -> anyhow::Res
         &range.spec,
         opts,
         today,
+        None,
         false,
     )
 }
 
-/// Judges `commits` (oldest first) leading from `base` to `tip` under the policy of `base`.
+/// Judges `commits` (oldest first) leading from `base` to `tip` under `policy`, the policy of
+/// `base` (`policy_at`, which the hooks read first to learn whether the ref is protected).
 /// For hooks: `base` is the ref's old tip (or the default branch), which passed the gate, so
 /// with `trust_base_fixtures` the fixtures whose blob is unchanged since `base` are not hashed
 /// again. A base that came in by break-glass did not pass the gate: pass `false` for it.
 #[allow(clippy::too_many_arguments)]
 pub fn judge_update(
     repo: &Repository,
+    policy: Policy,
     base: Option<Oid>,
     tip: Oid,
-    commits: &[Oid],
+    commits: &Commits,
     spec: &str,
     opts: &CheckOptions,
     today: Date,
@@ -117,6 +131,7 @@ pub fn judge_update(
         spec,
         opts,
         today,
+        Some(policy),
         trust_base_fixtures,
     )
 }
@@ -126,10 +141,12 @@ fn judge(
     repo: &Repository,
     base: Option<Oid>,
     tip: Oid,
-    commits: &[Oid],
+    commits: &Commits,
     spec: &str,
     opts: &CheckOptions,
     today: Date,
+    // The policy of `base`, when the caller has read it already.
+    known_policy: Option<Policy>,
     trust_base_fixtures: bool,
 ) -> anyhow::Result<Report> {
     let ledger_path = opts
@@ -145,7 +162,10 @@ fn judge(
         )?),
         None => None,
     };
-    let policy = load_policy(base_tree.as_ref(), &ledger_path, base_short.as_deref())?;
+    let policy = match known_policy {
+        Some(p) => p,
+        None => load_policy(base_tree.as_ref(), &ledger_path, base_short.as_deref())?,
+    };
     let protected = ProtectedSet::new(&policy, &ledger_path);
     let restore_from = base_short.clone().unwrap_or_else(|| "HEAD~".to_string());
 
@@ -183,6 +203,7 @@ fn judge(
         signers: signers.as_ref(),
         pusher: opts.pusher.as_deref(),
         restore_from: &restore_from,
+        describe_all: opts.describe_all,
     };
     let mut outcomes = judge_commits(repo, commits, &ctx)?;
     // A ledger changed inside the range may protect more (a new freeze file path, new
@@ -190,12 +211,13 @@ fn judge(
     // whole range, so a later commit cannot edit what an earlier one newly named.
     let mut widened = protected.clone();
     let mut grew = false;
-    for (outcome, &id) in outcomes.iter().zip(commits) {
-        let changed_ledger = outcome
-            .summary
-            .protected_changes
-            .iter()
-            .any(|c| c.path == ledger_path && c.kind != ChangeKind::Deleted);
+    for (outcome, &id) in outcomes.iter().zip(commits.ids()) {
+        let changed_ledger = outcome.summary.as_ref().is_some_and(|summary| {
+            summary
+                .protected_changes
+                .iter()
+                .any(|c| c.path == ledger_path && c.kind != ChangeKind::Deleted)
+        });
         if !changed_ledger {
             continue;
         }
@@ -219,7 +241,7 @@ fn judge(
     for outcome in outcomes {
         findings.extend(outcome.findings);
         agent_added_leases += outcome.leases_added;
-        summaries.push(outcome.summary);
+        summaries.extend(outcome.summary);
         policy_changes.extend(outcome.policy_changes);
     }
 
@@ -259,6 +281,7 @@ fn judge(
             range: spec.to_string(),
             base: base.map(|b| b.to_string()),
             tip: tip.to_string(),
+            judged: commits.len(),
             commits: summaries,
             policy_changes,
         }),
@@ -274,77 +297,74 @@ struct CommitContext<'a> {
     signers: Option<&'a AllowedSigners>,
     pusher: Option<&'a str>,
     restore_from: &'a str,
+    describe_all: bool,
 }
 
 /// What judging one commit found.
 struct CommitOutcome {
     findings: Vec<Finding>,
     leases_added: usize,
-    summary: CommitSummary,
+    /// `None` for a commit that changes no protected path, unless every commit is described.
+    summary: Option<CommitSummary>,
     policy_changes: Vec<FileChanges>,
 }
 
-/// Judges `commits` in order. Commits are independent of each other, so a long range is
-/// split into contiguous runs judged on all cores, each with its own repository handle
-/// (libgit2 handles are not shared between threads).
+/// Judges `commits`, on one thread, and returns the outcomes oldest first. Judging on all
+/// cores did not pay: each thread needs its own repository handle, so the threads share no
+/// caches and contend for the pack file's locks.
+///
+/// The commits are judged newest first. In a pack written by `git fast-import`, each version
+/// of a tree is a delta against the one before, and reading newest first finds each delta's
+/// base in the pack's base cache (reading oldest first inflated twice as many objects); in
+/// packs written by `git repack`, which store the newest versions whole, the order makes no
+/// difference. libgit2's object cache is off meanwhile: keeping every tree and commit of a
+/// long range cost more time (and memory) than it saved; `Trees` keeps the few read again.
 fn judge_commits(
     repo: &Repository,
-    commits: &[Oid],
+    commits: &Commits,
     ctx: &CommitContext,
 ) -> anyhow::Result<Vec<CommitOutcome>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
-    if threads < 2 || commits.len() < 512 {
-        return commits
-            .iter()
-            .map(|&id| judge_commit(repo, id, ctx))
-            .collect();
-    }
-    let chunk = commits.len().div_ceil(threads);
-    let git_dir = repo.path().to_path_buf();
-    let git_dir = &git_dir;
-    let results: Vec<anyhow::Result<Vec<CommitOutcome>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = commits
-            .chunks(chunk)
-            .map(|run| {
-                scope.spawn(move || -> anyhow::Result<Vec<CommitOutcome>> {
-                    let repo = git::reopen(git_dir)?;
-                    run.iter().map(|&id| judge_commit(&repo, id, ctx)).collect()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(anyhow::anyhow!("internal error: a judging thread panicked"))
-                })
-            })
-            .collect()
-    });
-    let mut out = Vec::with_capacity(commits.len());
-    for r in results {
-        out.extend(r?);
-    }
-    Ok(out)
+    git2::opts::enable_caching(false);
+    let trees = Trees::new(repo);
+    let judged: anyhow::Result<Vec<CommitOutcome>> = (0..commits.len())
+        .rev()
+        .map(|k| {
+            let (tree, parent_trees) = commits.trees(k);
+            judge_commit(repo, &trees, commits.ids()[k], tree, parent_trees, ctx)
+        })
+        .collect();
+    git2::opts::enable_caching(true);
+    let mut judged = judged?;
+    judged.reverse();
+    Ok(judged)
 }
 
 /// Judges one commit: its protected changes against every parent, who made it, its
 /// signature, and what it did to the freeze file and lockfile.
-fn judge_commit(repo: &Repository, id: Oid, ctx: &CommitContext) -> anyhow::Result<CommitOutcome> {
-    let commit = repo.find_commit(id)?;
-    let tree = commit.tree()?;
-    let parents: Vec<git2::Tree> = commit
-        .parents()
-        .map(|p| p.tree())
-        .collect::<Result<_, _>>()?;
-    let changes = if parents.len() < 2 {
-        ctx.protected.changes(repo, &tree, parents.first())?
+fn judge_commit(
+    repo: &Repository,
+    trees: &Trees,
+    id: Oid,
+    tree: Oid,
+    parent_trees: &[Oid],
+    ctx: &CommitContext,
+) -> anyhow::Result<CommitOutcome> {
+    let changes = if parent_trees.len() < 2 {
+        ctx.protected.changes(trees, tree, parent_trees.first().copied())?
     } else {
-        merge_changes(repo, &commit, &tree, &parents, ctx.protected)?
+        merge_changes(repo, trees, id, tree, parent_trees, ctx.protected)?
     };
-    let short = git::short_id(repo, id);
+    if changes.is_empty() && !ctx.describe_all {
+        // Nothing protected changed: no rule applies, and the commit object is not read.
+        return Ok(CommitOutcome {
+            findings: Vec::new(),
+            leases_added: 0,
+            summary: None,
+            policy_changes: Vec::new(),
+        });
+    }
+    let commit = repo.find_commit(id)?;
+    let short = git::object_short_id(commit.as_object());
     let subject = git::summary(&commit);
     let who = git::identity(&commit, ctx.pusher);
     let signature = ctx.signers.map(|s| commit_signature(repo, &commit, s));
@@ -363,11 +383,16 @@ fn judge_commit(repo: &Repository, id: Oid, ctx: &CommitContext) -> anyhow::Resu
 
     let mut leases_added = Vec::new();
     let mut policy_changes = Vec::new();
-    let first_parent = parents.first();
     for path in [&ctx.policy.freeze.file, &ctx.policy.fixtures.lockfile] {
         if !changes.iter().any(|c| &c.path == path) {
             continue;
         }
+        let tree = trees.get(tree)?;
+        let parents: Vec<git2::Tree> = parent_trees
+            .iter()
+            .map(|&t| trees.get(t))
+            .collect::<Result<_, _>>()?;
+        let first_parent = parents.first();
         let old = match first_parent {
             Some(t) => blob_text(repo, t, path),
             None => None,
@@ -446,7 +471,7 @@ fn judge_commit(repo: &Repository, id: Oid, ctx: &CommitContext) -> anyhow::Resu
             .flatten(),
     };
     let (findings, leases_added) = provenance::judge(&facts, &ctx.input);
-    let summary = CommitSummary {
+    let summary = Some(CommitSummary {
         id: id.to_string(),
         short,
         subject,
@@ -454,7 +479,7 @@ fn judge_commit(repo: &Repository, id: Oid, ctx: &CommitContext) -> anyhow::Resu
         agent,
         signature,
         protected_changes: changes,
-    };
+    });
     Ok(CommitOutcome {
         findings,
         leases_added,
@@ -471,21 +496,22 @@ fn judge_commit(repo: &Repository, id: Oid, ctx: &CommitContext) -> anyhow::Resu
 /// an old freeze file back), and that is the merge's own change.
 fn merge_changes(
     repo: &Repository,
-    commit: &git2::Commit,
-    tree: &git2::Tree,
-    parents: &[git2::Tree],
+    trees: &Trees,
+    id: Oid,
+    tree: Oid,
+    parent_trees: &[Oid],
     protected: &ProtectedSet,
 ) -> anyhow::Result<Vec<Change>> {
-    let parent_ids: Vec<Oid> = commit.parent_ids().collect();
+    let parent_ids: Vec<Oid> = repo.find_commit(id)?.parent_ids().collect();
     let base_tree = match repo.merge_base_many(&parent_ids) {
-        Ok(b) => Some(repo.find_commit(b)?.tree()?),
+        Ok(b) => Some(repo.find_commit(b)?.tree_id()),
         Err(_) => None,
     };
-    let mut vs_parent = Vec::with_capacity(parents.len());
-    let mut introduced = Vec::with_capacity(parents.len());
-    for p in parents {
-        vs_parent.push(protected.changes(repo, tree, Some(p))?);
-        introduced.push(protected.changes(repo, p, base_tree.as_ref())?);
+    let mut vs_parent = Vec::with_capacity(parent_trees.len());
+    let mut introduced = Vec::with_capacity(parent_trees.len());
+    for &p in parent_trees {
+        vs_parent.push(protected.changes(trees, tree, Some(p))?);
+        introduced.push(protected.changes(trees, p, base_tree)?);
     }
     let mut out: Vec<Change> = Vec::new();
     for list in &vs_parent {
@@ -493,7 +519,7 @@ fn merge_changes(
             if out.iter().any(|c| c.path == change.path) {
                 continue;
             }
-            let brought_by_a_side = (0..parents.len()).any(|i| {
+            let brought_by_a_side = (0..parent_trees.len()).any(|i| {
                 !vs_parent[i].iter().any(|c| c.path == change.path)
                     && introduced[i].iter().any(|c| c.path == change.path)
             });
@@ -662,20 +688,21 @@ pub fn rewind_findings(
         return Ok(Vec::new());
     }
     let protected = ProtectedSet::new(policy, ledger.unwrap_or(DEFAULT_LEDGER_PATH));
-    let old_tree = repo.find_commit(old)?.tree()?;
-    let new_tree = repo.find_commit(new)?.tree()?;
+    let trees = Trees::new(repo);
+    let old_tree = repo.find_commit(old)?.tree_id();
+    let new_tree = repo.find_commit(new)?.tree_id();
     let base_tree = match repo.merge_base(old, new) {
-        Ok(b) => Some(repo.find_commit(b)?.tree()?),
+        Ok(b) => Some(repo.find_commit(b)?.tree_id()),
         Err(_) => None,
     };
     let brought: Vec<String> = protected
-        .changes(repo, &new_tree, base_tree.as_ref())?
+        .changes(&trees, new_tree, base_tree)?
         .into_iter()
         .map(|c| c.path)
         .collect();
     let old_short = git::short_id(repo, old);
     Ok(protected
-        .changes(repo, &new_tree, Some(&old_tree))?
+        .changes(&trees, new_tree, Some(old_tree))?
         .into_iter()
         .filter(|c| !brought.contains(&c.path))
         .map(|c| {

@@ -119,13 +119,22 @@ impl Report {
                     let _ = writeln!(out, "    {line}");
                 }
             }
-            let agents = h.commits.iter().filter(|c| c.agent.is_some()).count();
+            // Counted over the commits that change protected paths, which every report
+            // describes (the text report does not read the other commit objects).
+            let protected: Vec<_> = h
+                .commits
+                .iter()
+                .filter(|c| !c.protected_changes.is_empty())
+                .collect();
+            let agents = protected.iter().filter(|c| c.agent.is_some()).count();
             let _ = writeln!(
                 out,
-                "range: {} ({} commit{}, {agents} by agents)",
+                "range: {} ({} commit{}; {} change{} protected paths, {agents} of them by agents)",
                 h.range,
-                h.commits.len(),
-                if h.commits.len() == 1 { "" } else { "s" }
+                h.judged,
+                if h.judged == 1 { "" } else { "s" },
+                protected.len(),
+                if protected.len() == 1 { "s" } else { "" },
             );
         }
         if let Some(e) = &self.unjudged {

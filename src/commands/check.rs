@@ -14,8 +14,13 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         pusher: None,
         artifacts: artifacts(&args.artifacts, false),
         allowed_signers: None,
+        // The JSON report and --verbose list every commit; the text report only counts them.
+        describe_all: args.verbose || args.format == crate::report::Format::Json,
     };
     let report = check(&repo, &opts, today_utc())?;
+    // Freeing the repository walks libgit2's caches (an entry per object looked up in a pack,
+    // the delta base cache) just before the process exits, which releases all of it anyway.
+    std::mem::forget(repo);
     if args.verbose && args.format == crate::report::Format::Text {
         out!("{}", report.render_commits());
     }

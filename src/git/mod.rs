@@ -3,6 +3,7 @@
 //! protected paths, and serves a commit's tree as a `Source`. It never writes to the
 //! repository (in pre-receive the pushed objects are in quarantine).
 
+pub mod graph;
 pub mod protected;
 pub mod range;
 pub mod tree_source;
@@ -41,34 +42,21 @@ pub fn open() -> anyhow::Result<Repository> {
     Ok(repo)
 }
 
-/// Another handle on the repository `repo` was opened as, for another thread. In a hook the
-/// environment names the quarantine, so the handle is opened from it again.
-pub fn reopen(git_dir: &std::path::Path) -> anyhow::Result<Repository> {
-    let from_env = [
-        "GIT_DIR",
-        "GIT_OBJECT_DIRECTORY",
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    ]
-    .iter()
-    .any(|k| std::env::var_os(k).is_some());
-    let reopened = if from_env {
-        Repository::open_from_env()
-    } else {
-        Repository::open(git_dir)
-    };
-    anyhow::Context::context(
-        reopened,
-        "cannot open the repository again for a judging thread",
-    )
-}
-
 /// The abbreviated id git would show, at least 7 hex digits.
 pub fn short_id(repo: &Repository, id: Oid) -> String {
-    repo.find_object(id, None)
-        .and_then(|o| o.short_id())
+    match repo.find_object(id, None) {
+        Ok(object) => object_short_id(&object),
+        Err(_) => id.to_string()[..7].to_string(),
+    }
+}
+
+/// `short_id` of an object already read (reading it again costs more than abbreviating it).
+pub fn object_short_id(object: &git2::Object) -> String {
+    object
+        .short_id()
         .ok()
         .and_then(|buf| buf.as_str().ok().map(str::to_string))
-        .unwrap_or_else(|| id.to_string()[..7].to_string())
+        .unwrap_or_else(|| object.id().to_string()[..7].to_string())
 }
 
 /// The commit's first line, lossily decoded (messages may be in any encoding).

@@ -7,7 +7,8 @@
 //! into a symlink or a submodule), a directory replaced by a file, and entries whose names
 //! differ from a protected path only in case (on a case-insensitive checkout they replace it).
 
-use std::collections::BTreeSet;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, VecDeque};
 
 use git2::{ObjectType, Oid, Repository, Tree};
 use globset::GlobSet;
@@ -87,6 +88,8 @@ struct Rule {
 #[derive(Debug, Clone)]
 pub struct ProtectedSet {
     rules: Vec<Rule>,
+    /// The distinct first components of the rules' paths (most share `qa` or `tests`).
+    tops: Vec<String>,
 }
 
 impl ProtectedSet {
@@ -176,7 +179,15 @@ impl ProtectedSet {
                 pattern: Some(pattern.clone()),
             });
         }
-        ProtectedSet { rules }
+        let mut tops: Vec<String> = Vec::new();
+        for r in &rules {
+            if let Some(top) = r.components.first() {
+                if !tops.contains(top) {
+                    tops.push(top.clone());
+                }
+            }
+        }
+        ProtectedSet { rules, tops }
     }
 
     /// Adds the rules of `other` that this set lacks; true when it grew.
@@ -188,28 +199,60 @@ impl ProtectedSet {
                 .iter()
                 .any(|r| r.components == rule.components && r.pattern == rule.pattern);
             if !known {
+                if let Some(top) = rule.components.first() {
+                    if !self.tops.contains(top) {
+                        self.tops.push(top.clone());
+                    }
+                }
                 self.rules.push(rule);
             }
         }
         self.rules.len() > before
     }
 
-    /// Changes to protected paths from `parent` (None: the empty tree of a root commit) to
-    /// `tree`. Paths under two rules are reported once, under the first rule's class.
+    /// Changes to protected paths from the tree `parent` (None: the empty tree of a root
+    /// commit) to the tree `tree`. Paths under two rules are reported once, under the first
+    /// rule's class.
     pub fn changes(
         &self,
-        repo: &Repository,
-        tree: &Tree,
-        parent: Option<&Tree>,
+        trees: &Trees,
+        tree: Oid,
+        parent: Option<Oid>,
     ) -> Result<Vec<Change>, git2::Error> {
         let mut out: Vec<Change> = Vec::new();
-        if parent.is_some_and(|p| p.id() == tree.id()) {
+        if parent == Some(tree) {
             return Ok(out);
         }
+        let walker = Walker { trees };
+        let (tree, parent) = (trees.get(tree)?, parent.map(|p| trees.get(p)).transpose()?);
+        // Most commits change nothing under the few top-level directories that protected
+        // paths start in: that is settled once per directory, not once per rule.
+        let unchanged: Vec<&String> = self
+            .tops
+            .iter()
+            .filter(|top| {
+                let (new, new_variants) = scan(Some(&tree), top.as_bytes());
+                let (old, old_variants) = scan(parent.as_ref(), top.as_bytes());
+                !new_variants && !old_variants && new == old
+            })
+            .collect();
         for rule in &self.rules {
+            if rule
+                .components
+                .first()
+                .is_some_and(|top| unchanged.contains(&top))
+            {
+                continue;
+            }
             let mut found = Vec::new();
-            let walker = Walker { repo };
-            walker.compare_path(Some(tree), parent, &rule.components, "", false, &mut found)?;
+            walker.compare_path(
+                Some(&tree),
+                parent.as_ref(),
+                &rule.components,
+                "",
+                false,
+                &mut found,
+            )?;
             for (path, kind, variant) in found {
                 if let Some(glob) = &rule.glob {
                     if !glob.is_match(&path) {
@@ -233,19 +276,59 @@ impl ProtectedSet {
     }
 }
 
+/// Trees read lately, by id. Judging a range newest first reads each tree twice in a row:
+/// as a commit's, then as its parent's when the parent is judged; the second time it is here.
+/// (libgit2's own object cache is turned off while a range is judged: keeping every object
+/// it reads costs more than it saves.)
+pub struct Trees<'r> {
+    repo: &'r Repository,
+    held: RefCell<VecDeque<(Oid, Tree<'r>)>>,
+}
+
+/// Enough for the root, the directories along a few protected paths, and a merge's parents.
+const HELD_TREES: usize = 32;
+
+impl<'r> Trees<'r> {
+    pub fn new(repo: &'r Repository) -> Trees<'r> {
+        Trees {
+            repo,
+            held: RefCell::new(VecDeque::with_capacity(HELD_TREES)),
+        }
+    }
+
+    /// The tree `id`.
+    pub fn get(&self, id: Oid) -> Result<Tree<'r>, git2::Error> {
+        let mut held = self.held.borrow_mut();
+        // (Comparing bytes: `Oid`'s `==` is a call into libgit2.)
+        if let Some((_, tree)) = held
+            .iter()
+            .rev()
+            .find(|(i, _)| i.as_bytes() == id.as_bytes())
+        {
+            return Ok(tree.clone());
+        }
+        let tree = self.repo.find_tree(id)?;
+        if held.len() == HELD_TREES {
+            held.pop_front();
+        }
+        held.push_back((id, tree.clone()));
+        Ok(tree)
+    }
+}
+
 /// An entry: object id, file mode.
 type Entry = (Oid, i32);
 
-struct Walker<'r> {
-    repo: &'r Repository,
+struct Walker<'a, 'r> {
+    trees: &'a Trees<'r>,
 }
 
 const TREE_MODE: i32 = 0o040000;
 
-impl Walker<'_> {
-    fn tree(&self, entry: Option<Entry>) -> Result<Option<Tree<'_>>, git2::Error> {
+impl<'r> Walker<'_, 'r> {
+    fn tree(&self, entry: Option<Entry>) -> Result<Option<Tree<'r>>, git2::Error> {
         match entry {
-            Some((id, mode)) if mode == TREE_MODE => Ok(Some(self.repo.find_tree(id)?)),
+            Some((id, mode)) if mode == TREE_MODE => Ok(Some(self.trees.get(id)?)),
             _ => Ok(None),
         }
     }
@@ -267,10 +350,17 @@ impl Walker<'_> {
             // The protected path is the root itself (a glob like `**/*.yml`).
             return self.diff_trees(new, old, prefix, variant, out);
         };
+        let name = name.as_bytes();
+        let (new_exact, new_variants) = scan(new, name);
+        let (old_exact, old_variants) = scan(old, name);
+        if !new_variants && !old_variants {
+            // The usual case: no name differs from the protected one only in case.
+            return self.compare_entry(new_exact, old_exact, name, rest, prefix, variant, out);
+        }
         let mut names: BTreeSet<Vec<u8>> = BTreeSet::new();
         for tree in [new, old].into_iter().flatten() {
             for entry in tree.iter() {
-                if entry.name_bytes().eq_ignore_ascii_case(name.as_bytes()) {
+                if entry.name_bytes().eq_ignore_ascii_case(name) {
                     names.insert(entry.name_bytes().to_vec());
                 }
             }
@@ -278,27 +368,51 @@ impl Walker<'_> {
         for entry_name in names {
             let new_entry = new.and_then(|t| lookup(t, &entry_name));
             let old_entry = old.and_then(|t| lookup(t, &entry_name));
-            let path = join(prefix, &entry_name);
-            let variant = variant || entry_name != name.as_bytes();
-            if new_entry == old_entry {
-                // Same id and mode: nothing below changed, and no tree needs reading.
-                continue;
-            }
-            if rest.is_empty() {
-                self.diff_entry(new_entry, old_entry, &path, variant, out)?;
-            } else {
-                let (new_sub, old_sub) = (self.tree(new_entry)?, self.tree(old_entry)?);
-                self.compare_path(
-                    new_sub.as_ref(),
-                    old_sub.as_ref(),
-                    rest,
-                    &path,
-                    variant,
-                    out,
-                )?;
-            }
+            let variant = variant || entry_name != name;
+            self.compare_entry(
+                new_entry,
+                old_entry,
+                &entry_name,
+                rest,
+                prefix,
+                variant,
+                out,
+            )?;
         }
         Ok(())
+    }
+
+    /// Compares the entries named `entry_name` in both trees along the rest of a path.
+    #[allow(clippy::too_many_arguments)]
+    fn compare_entry(
+        &self,
+        new_entry: Option<Entry>,
+        old_entry: Option<Entry>,
+        entry_name: &[u8],
+        rest: &[String],
+        prefix: &str,
+        variant: bool,
+        out: &mut Vec<(String, ChangeKind, bool)>,
+    ) -> Result<(), git2::Error> {
+        if new_entry == old_entry {
+            // Same id and mode (or absent from both): nothing below changed, and no tree
+            // needs reading.
+            return Ok(());
+        }
+        let path = join(prefix, entry_name);
+        if rest.is_empty() {
+            self.diff_entry(new_entry, old_entry, &path, variant, out)
+        } else {
+            let (new_sub, old_sub) = (self.tree(new_entry)?, self.tree(old_entry)?);
+            self.compare_path(
+                new_sub.as_ref(),
+                old_sub.as_ref(),
+                rest,
+                &path,
+                variant,
+                out,
+            )
+        }
     }
 
     /// Compares one entry in both trees, descending into directories.
@@ -380,15 +494,35 @@ impl Walker<'_> {
     }
 }
 
-fn lookup(tree: &Tree, name: &[u8]) -> Option<Entry> {
-    tree.get_name_bytes(name).map(|e| {
-        let mode = if e.kind() == Some(ObjectType::Tree) {
-            TREE_MODE
+/// The entry of `tree` named exactly `name`, and whether another entry's name equals it
+/// ignoring ASCII case. One pass over the entries, with no allocation.
+fn scan(tree: Option<&Tree>, name: &[u8]) -> (Option<Entry>, bool) {
+    let (mut exact, mut variants) = (None, false);
+    for e in tree.into_iter().flat_map(Tree::iter) {
+        let n = e.name_bytes();
+        if n.len() != name.len() || !n.eq_ignore_ascii_case(name) {
+            continue;
+        }
+        if n == name {
+            exact = Some(entry(&e));
         } else {
-            e.filemode()
-        };
-        (e.id(), mode)
-    })
+            variants = true;
+        }
+    }
+    (exact, variants)
+}
+
+fn entry(e: &git2::TreeEntry) -> Entry {
+    let mode = if e.kind() == Some(ObjectType::Tree) {
+        TREE_MODE
+    } else {
+        e.filemode()
+    };
+    (e.id(), mode)
+}
+
+fn lookup(tree: &Tree, name: &[u8]) -> Option<Entry> {
+    tree.get_name_bytes(name).map(|e| entry(&e))
 }
 
 /// `prefix/name`; a name that is not UTF-8 is shown lossily (it still counts as a change).

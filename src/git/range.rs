@@ -1,8 +1,20 @@
 //! Which commits a range brings: `A..B`, `A...B` (B's commits since the merge base), a single
 //! commit, or the default `@{upstream}..HEAD`; and the base revision whose policy applies.
+//!
+//! The walk reads the repository's commit-graph when it has one, so that no commit object is
+//! inflated just to be walked: commits are taken in generation order, which makes the set
+//! exact (every commit reachable from the tip and from none of the hidden commits) without
+//! relying on commit dates. Commits the graph lacks (new pushes, in quarantine) are read from
+//! the object database. Without a usable graph, libgit2's revision walk does the work.
+
+use std::collections::{BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::path::PathBuf;
 
 use anyhow::{Context as _, anyhow};
 use git2::{Oid, Repository, RevparseMode, Sort};
+
+use super::graph::CommitGraph;
 
 /// A resolved range: judge the commits reachable from `tip` and not from `base`.
 #[derive(Debug, Clone)]
@@ -59,17 +71,696 @@ pub fn resolve(repo: &Repository, spec: Option<&str>) -> anyhow::Result<Range> {
     })
 }
 
-/// The commits reachable from `tip` but not from any of `hide`, oldest first.
-pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Vec<Oid>> {
+/// A commit's tree and parents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitInfo {
+    pub tree: Oid,
+    pub parents: Vec<Oid>,
+}
+
+/// The commits of a range, oldest first, each with its tree and its parents' trees.
+pub struct Commits {
+    ids: Vec<Oid>,
+    /// Per commit: its tree, then its parents' trees, in order (`spans` delimits them).
+    trees: Vec<Oid>,
+    spans: Vec<u32>,
+}
+
+impl Commits {
+    pub fn ids(&self) -> &[Oid] {
+        &self.ids
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// The tree of the `k`-th commit and the trees of its parents.
+    pub fn trees(&self, k: usize) -> (Oid, &[Oid]) {
+        let (start, end) = (self.spans[k] as usize, self.spans[k + 1] as usize);
+        (self.trees[start], &self.trees[start + 1..end])
+    }
+
+    fn new(
+        ids: Vec<Oid>,
+        mut info: impl FnMut(Oid) -> Result<CommitInfo, git2::Error>,
+    ) -> Result<Commits, git2::Error> {
+        let mut trees = Vec::with_capacity(ids.len() * 2);
+        let mut spans = Vec::with_capacity(ids.len() + 1);
+        spans.push(0);
+        for &id in &ids {
+            let commit = info(id)?;
+            trees.push(commit.tree);
+            for p in commit.parents {
+                trees.push(info(p)?.tree);
+            }
+            let end =
+                u32::try_from(trees.len()).map_err(|_| git2::Error::from_str("range too long"))?;
+            spans.push(end);
+        }
+        Ok(Commits { ids, trees, spans })
+    }
+}
+
+fn read_info(repo: &Repository, id: Oid) -> Result<CommitInfo, git2::Error> {
+    let commit = repo.find_commit(id)?;
+    Ok(CommitInfo {
+        tree: commit.tree_id(),
+        parents: commit.parent_ids().collect(),
+    })
+}
+
+/// The commits reachable from `tip` but not from any of `hide`, oldest first, in the
+/// topological order libgit2's revision walk gives (`TOPOLOGICAL | REVERSE`).
+pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Commits> {
+    if let Some(graph) = CommitGraph::open(&objects_dirs(repo)) {
+        let mut walk = GraphWalk::new(repo, &graph);
+        match walk.run(tip, hide) {
+            Ok(found) => return Ok(walk.commits(&found)),
+            // A graph whose generation numbers cannot order the walk (written by git before
+            // 2.18, or inconsistent): walk without it.
+            Err(WalkError::Unordered) => {}
+            Err(WalkError::Git(e)) => {
+                return Err(anyhow::Error::new(e).context("walking the commit graph"));
+            }
+        }
+    }
     let mut walk = repo.revwalk()?;
     walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
     walk.push(tip)?;
     for &h in hide {
         walk.hide(h)?;
     }
-    let mut out = Vec::new();
+    let mut ids = Vec::new();
     for id in walk {
-        out.push(id.context("walking the commit graph")?);
+        ids.push(id.context("walking the commit graph")?);
     }
-    Ok(out)
+    // Each commit is read once here (a parent is usually the commit before it).
+    let mut read: HashMap<Oid, CommitInfo, OidHash> = HashMap::default();
+    let commits = Commits::new(ids, |id| {
+        if let Some(info) = read.get(&id) {
+            return Ok(info.clone());
+        }
+        let info = read_info(repo, id)?;
+        read.insert(id, info.clone());
+        Ok(info)
+    })?;
+    Ok(commits)
+}
+
+/// Where git would look for a commit-graph: the object directory the environment names (a
+/// hook's quarantine has none), then the repository's own.
+fn objects_dirs(repo: &Repository) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(dir) = std::env::var_os("GIT_OBJECT_DIRECTORY") {
+        dirs.push(PathBuf::from(dir));
+    }
+    dirs.push(repo.commondir().join("objects"));
+    dirs
+}
+
+/// A hasher for object ids, which are uniformly distributed already, and for graph positions.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = self.0.rotate_left(5) ^ u64::from_le_bytes(word);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        // Fibonacci hashing: spreads consecutive positions over the table.
+        self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type OidHash = BuildHasherDefault<IdHasher>;
+
+enum WalkError {
+    /// Generation numbers that do not grow from parent to child.
+    Unordered,
+    Git(git2::Error),
+}
+
+impl From<git2::Error> for WalkError {
+    fn from(e: git2::Error) -> Self {
+        WalkError::Git(e)
+    }
+}
+
+/// Reached from the tip.
+const INTERESTING: u8 = 1;
+/// Reached from a hidden commit.
+const HIDDEN: u8 = 2;
+const QUEUED: u8 = 4;
+const DONE: u8 = 8;
+/// Not known yet: a commit outside the graph whose parents were not all read.
+const UNKNOWN_GENERATION: u32 = u32::MAX;
+
+/// Where a node's parents come from.
+enum Source {
+    /// The graph, at this position.
+    Graph(u32),
+    /// The commit object, read: its parents' ids.
+    Read(Vec<Oid>),
+}
+
+struct Node {
+    id: Oid,
+    tree: Oid,
+    source: Source,
+    /// The parents as node indices, once resolved: `edges[start..start + len]`.
+    edges: Option<(u32, u32)>,
+    generation: u32,
+    flags: u8,
+}
+
+/// A walk in generation order (children before parents, since a child's generation is
+/// always higher), over the commit-graph where it has a commit and the object database where
+/// it has not.
+struct GraphWalk<'a> {
+    repo: &'a Repository,
+    graph: &'a CommitGraph,
+    nodes: Vec<Node>,
+    /// Parent node indices of every resolved node, back to back.
+    edges: Vec<u32>,
+    /// Nodes of commits outside the graph, by id.
+    read: HashMap<Oid, usize, OidHash>,
+    /// Nodes of commits in the graph, by position.
+    by_position: HashMap<u32, usize, OidHash>,
+    /// Scratch space for a commit's parent positions.
+    positions: Vec<u32>,
+}
+
+impl<'a> GraphWalk<'a> {
+    fn new(repo: &'a Repository, graph: &'a CommitGraph) -> Self {
+        GraphWalk {
+            repo,
+            graph,
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            read: HashMap::default(),
+            by_position: HashMap::default(),
+            positions: Vec::new(),
+        }
+    }
+
+    /// The node for `id`, from the graph or the object database.
+    fn node(&mut self, id: Oid) -> Result<usize, WalkError> {
+        if let Some(&i) = self.read.get(&id) {
+            return Ok(i);
+        }
+        if let Some(pos) = self.graph.find(id) {
+            return self.graph_node(pos);
+        }
+        let commit = self.repo.find_commit(id)?;
+        let i = self.add(Node {
+            id,
+            tree: commit.tree_id(),
+            source: Source::Read(commit.parent_ids().collect()),
+            edges: None,
+            generation: UNKNOWN_GENERATION,
+            flags: 0,
+        });
+        self.read.insert(id, i);
+        Ok(i)
+    }
+
+    /// The node for the commit at graph position `pos`.
+    fn graph_node(&mut self, pos: u32) -> Result<usize, WalkError> {
+        if let Some(&i) = self.by_position.get(&pos) {
+            return Ok(i);
+        }
+        let (id, tree, generation) = self.graph.identity(pos).ok_or(WalkError::Unordered)?;
+        let i = self.add(Node {
+            id,
+            tree,
+            source: Source::Graph(pos),
+            edges: None,
+            generation,
+            flags: 0,
+        });
+        self.by_position.insert(pos, i);
+        Ok(i)
+    }
+
+    fn add(&mut self, node: Node) -> usize {
+        self.nodes.push(node);
+        self.nodes.len() - 1
+    }
+
+    /// The parents of node `i` as node indices: `edges[start..start + len]`.
+    fn parents(&mut self, i: usize) -> Result<(usize, usize), WalkError> {
+        if let Some((start, len)) = self.nodes[i].edges {
+            return Ok((start as usize, len as usize));
+        }
+        let mut parents: Vec<u32> = Vec::new();
+        match &self.nodes[i].source {
+            Source::Graph(pos) => {
+                let mut positions = std::mem::take(&mut self.positions);
+                self.graph
+                    .parents(*pos, &mut positions)
+                    .ok_or(WalkError::Unordered)?;
+                for &p in &positions {
+                    parents.push(self.graph_node(p)? as u32);
+                }
+                self.positions = positions;
+            }
+            Source::Read(ids) => {
+                for id in ids.clone() {
+                    parents.push(self.node(id)? as u32);
+                }
+            }
+        }
+        let start = self.edges.len();
+        self.edges.extend_from_slice(&parents);
+        let span = (start as u32, parents.len() as u32);
+        self.nodes[i].edges = Some(span);
+        Ok((start, parents.len()))
+    }
+
+    /// Sets the generation of `start` and of the commits outside the graph below it: one more
+    /// than the highest parent's.
+    fn generation(&mut self, start: usize) -> Result<u32, WalkError> {
+        let mut stack = vec![start];
+        while let Some(&i) = stack.last() {
+            if self.nodes[i].generation != UNKNOWN_GENERATION {
+                stack.pop();
+                continue;
+            }
+            let (from, len) = self.parents(i)?;
+            let mut pending = false;
+            let mut top = 0;
+            for k in from..from + len {
+                let p = self.edges[k] as usize;
+                match self.nodes[p].generation {
+                    UNKNOWN_GENERATION => {
+                        stack.push(p);
+                        pending = true;
+                    }
+                    g => top = top.max(g),
+                }
+            }
+            if !pending {
+                self.nodes[i].generation = top.checked_add(1).ok_or(WalkError::Unordered)?;
+                stack.pop();
+            }
+        }
+        Ok(self.nodes[start].generation)
+    }
+
+    /// The range, as node indices in the order the walk left them (highest generation
+    /// first); `topological` orders them.
+    fn run(&mut self, tip: Oid, hide: &[Oid]) -> Result<Vec<usize>, WalkError> {
+        let mut queue: BinaryHeap<(u32, usize)> = BinaryHeap::new();
+        // Queued commits reached from the tip and from no hidden commit: the walk ends when
+        // none is left, since everything below the queue is then reachable from a hidden one.
+        let mut interesting = 0usize;
+        let mut starts = vec![(tip, INTERESTING)];
+        starts.extend(hide.iter().map(|&h| (h, HIDDEN)));
+        for (id, flag) in starts {
+            let i = self.node(id)?;
+            let generation = self.generation(i)?;
+            self.mark(i, flag, generation, &mut queue, &mut interesting);
+        }
+        let mut found = Vec::new();
+        while interesting > 0 {
+            let Some((generation, i)) = queue.pop() else {
+                break;
+            };
+            let flags = self.nodes[i].flags;
+            if flags & HIDDEN == 0 {
+                interesting -= 1;
+                found.push(i);
+            }
+            self.nodes[i].flags |= DONE;
+            let pass = flags & (INTERESTING | HIDDEN);
+            let (from, len) = self.parents(i)?;
+            for k in from..from + len {
+                let p = self.edges[k] as usize;
+                let pg = self.generation(p)?;
+                if pg >= generation || pg == 0 || self.nodes[p].flags & DONE != 0 {
+                    return Err(WalkError::Unordered);
+                }
+                self.mark(p, pass, pg, &mut queue, &mut interesting);
+            }
+        }
+        Ok(found)
+    }
+
+    /// Adds `flag` to node `i`, queueing it if it is new, and keeps `interesting` current.
+    fn mark(
+        &mut self,
+        i: usize,
+        flag: u8,
+        generation: u32,
+        queue: &mut BinaryHeap<(u32, usize)>,
+        interesting: &mut usize,
+    ) {
+        let node = &mut self.nodes[i];
+        let was = node.flags;
+        node.flags |= flag;
+        let counted = |f: u8| f & QUEUED != 0 && f & HIDDEN == 0;
+        if was & QUEUED == 0 {
+            node.flags |= QUEUED;
+            queue.push((generation, i));
+        }
+        match (counted(was), counted(node.flags)) {
+            (false, true) => *interesting += 1,
+            (true, false) => *interesting -= 1,
+            _ => {}
+        }
+    }
+
+    /// The commits of `found` (node indices) oldest first, with their trees.
+    fn commits(&self, found: &[usize]) -> Commits {
+        let order = self.topological(found);
+        let mut ids = Vec::with_capacity(order.len());
+        let mut trees = Vec::with_capacity(order.len() * 2);
+        let mut spans = Vec::with_capacity(order.len() + 1);
+        spans.push(0);
+        for i in order {
+            let node = &self.nodes[i];
+            ids.push(node.id);
+            trees.push(node.tree);
+            // Every commit of the range had its parents resolved when the walk left it.
+            let (start, len) = node.edges.unwrap_or((0, 0));
+            for &p in &self.edges[start as usize..(start + len) as usize] {
+                trees.push(self.nodes[p as usize].tree);
+            }
+            spans.push(trees.len() as u32);
+        }
+        Commits { ids, trees, spans }
+    }
+
+    fn parents_of(&self, i: usize) -> &[u32] {
+        match self.nodes[i].edges {
+            Some((start, len)) => &self.edges[start as usize..(start + len) as usize],
+            None => &[],
+        }
+    }
+
+    /// `found` (the range, newest first by generation) in the order libgit2's
+    /// `TOPOLOGICAL | REVERSE` walk gives: from the tip, depth first with a stack, a commit
+    /// after all of its children in the range and the last parent's line first, reversed.
+    fn topological(&self, found: &[usize]) -> Vec<usize> {
+        // 1 + the number of children in the range; 0 outside the range or once emitted.
+        let mut in_degree = vec![0usize; self.nodes.len()];
+        for &i in found {
+            in_degree[i] = 1;
+        }
+        for &i in found {
+            for &p in self.parents_of(i) {
+                if in_degree[p as usize] > 0 {
+                    in_degree[p as usize] += 1;
+                }
+            }
+        }
+        // The tips, in the order the walk found them; popped from the end, so reversed.
+        let mut stack: Vec<usize> = found
+            .iter()
+            .copied()
+            .filter(|&i| in_degree[i] == 1)
+            .collect();
+        stack.reverse();
+        let mut out = Vec::with_capacity(found.len());
+        while let Some(i) = stack.pop() {
+            for &p in self.parents_of(i) {
+                let p = p as usize;
+                if in_degree[p] == 0 {
+                    continue;
+                }
+                in_degree[p] -= 1;
+                if in_degree[p] == 1 {
+                    stack.push(p);
+                }
+            }
+            in_degree[i] = 0;
+            out.push(i);
+        }
+        out.reverse();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+    use std::io::Write as _;
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+
+    fn git(dir: &Path) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null");
+        cmd
+    }
+
+    /// A pseudo-random number generator, so the histories are the same on every run.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((self.0 >> 33) % n as u64) as usize
+        }
+    }
+
+    /// A repository of `n` commits, each with one to three parents among the commits before
+    /// it (`mark :k` is commit k, tagged `c<k>`), written with `git fast-import`. With
+    /// `skew`, commit dates jump back and forth; else they grow by a minute per commit.
+    fn dag(n: usize, seed: u64, skew: bool) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        assert!(
+            git(t.path())
+                .args(["init", "-q", "-b", "main"])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let mut rng = Lcg(seed);
+        let mut stream = String::new();
+        for k in 1..=n {
+            let date = if skew {
+                1_700_000_000 + rng.below(100_000) as i64
+            } else {
+                1_700_000_000 + 60 * k as i64
+            };
+            let ref_name = format!("refs/tags/c{k}");
+            let message = format!("c{k}");
+            stream.push_str(&format!(
+                "commit {ref_name}\nmark :{k}\ncommitter C <c@example.com> {date} +0000\ndata {}\n{message}\n",
+                message.len()
+            ));
+            if k > 1 {
+                let parents = 1 + rng.below(if k > 3 { 3 } else { 1 });
+                let mut chosen: Vec<usize> = Vec::new();
+                // Mostly the commit just before, so the history has long lines.
+                let first = if rng.below(4) == 0 {
+                    1 + rng.below(k - 1)
+                } else {
+                    k - 1
+                };
+                chosen.push(first);
+                for _ in 1..parents {
+                    let p = 1 + rng.below(k - 1);
+                    if !chosen.contains(&p) {
+                        chosen.push(p);
+                    }
+                }
+                stream.push_str(&format!("from :{}\n", chosen[0]));
+                for p in &chosen[1..] {
+                    stream.push_str(&format!("merge :{p}\n"));
+                }
+            }
+            stream.push_str(&format!("M 644 inline f{}\ndata 1\nx\n\n", k % 7));
+        }
+        let mut child = git(t.path())
+            .args(["fast-import", "--quiet"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stream.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+        t
+    }
+
+    fn id(repo: &Repository, k: usize) -> Oid {
+        repo.revparse_single(&format!("c{k}"))
+            .unwrap()
+            .peel_to_commit()
+            .unwrap()
+            .id()
+    }
+
+    fn revwalk(repo: &Repository, tip: Oid, hide: &[Oid]) -> Vec<Oid> {
+        let mut walk = repo.revwalk().unwrap();
+        walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE).unwrap();
+        walk.push(tip).unwrap();
+        for &h in hide {
+            walk.hide(h).unwrap();
+        }
+        walk.map(Result::unwrap).collect()
+    }
+
+    fn ancestors(repo: &Repository, from: &[Oid]) -> HashSet<Oid> {
+        let mut seen = HashSet::new();
+        let mut todo = from.to_vec();
+        while let Some(c) = todo.pop() {
+            if seen.insert(c) {
+                todo.extend(repo.find_commit(c).unwrap().parent_ids());
+            }
+        }
+        seen
+    }
+
+    fn write_graph(dir: &Path, args: &[&str]) {
+        let ok = git(dir)
+            .args(["commit-graph", "write"])
+            .args(args)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+
+    /// Ranges between pseudo-random commits, one or two hidden.
+    fn ranges(n: usize, seed: u64) -> Vec<(usize, Vec<usize>)> {
+        let mut rng = Lcg(seed);
+        (0..60)
+            .map(|i| {
+                let tip = 1 + rng.below(n);
+                let hides = (0..i % 3).map(|_| 1 + rng.below(n)).collect();
+                (tip, hides)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn graph_walk_gives_libgit2s_commits_in_libgit2s_order() {
+        let n = 300;
+        let t = dag(n, 7, false);
+        // The graph holds commit 200 and its ancestors only: the rest are read from the
+        // object database.
+        let repo = Repository::open(t.path()).unwrap();
+        let mut child = git(t.path())
+            .args(["commit-graph", "write", "--stdin-commits"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let c200 = id(&repo, 200).to_string();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(c200.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+        let graph = CommitGraph::open(&objects_dirs(&repo)).unwrap();
+        assert_eq!(
+            graph.len() as usize,
+            ancestors(&repo, &[id(&repo, 200)]).len()
+        );
+        for (tip, hides) in ranges(n, 11) {
+            let (tip, hides): (Oid, Vec<Oid>) = (
+                id(&repo, tip),
+                hides.iter().map(|&h| id(&repo, h)).collect(),
+            );
+            let expected = revwalk(&repo, tip, &hides);
+            let mut walk = GraphWalk::new(&repo, &graph);
+            let found = walk
+                .run(tip, &hides)
+                .unwrap_or_else(|_| panic!("unordered"));
+            let got = walk.commits(&found);
+            assert_eq!(got.ids(), &expected[..], "tip {tip} hiding {hides:?}");
+            let got = commits(&repo, tip, &hides).unwrap();
+            assert_eq!(got.ids(), &expected[..]);
+            for (k, &c) in expected.iter().enumerate() {
+                let commit = repo.find_commit(c).unwrap();
+                let parents: Vec<Oid> = commit.parents().map(|p| p.tree_id()).collect();
+                assert_eq!(got.trees(k), (commit.tree_id(), &parents[..]));
+            }
+        }
+    }
+
+    #[test]
+    fn graph_walk_is_exact_when_commit_dates_lie() {
+        let n = 200;
+        let t = dag(n, 3, true);
+        write_graph(t.path(), &["--reachable"]);
+        let repo = Repository::open(t.path()).unwrap();
+        for (tip, hides) in ranges(n, 5) {
+            let (tip, hides): (Oid, Vec<Oid>) = (
+                id(&repo, tip),
+                hides.iter().map(|&h| id(&repo, h)).collect(),
+            );
+            let hidden = ancestors(&repo, &hides);
+            let expected: HashSet<Oid> = ancestors(&repo, &[tip])
+                .into_iter()
+                .filter(|c| !hidden.contains(c))
+                .collect();
+            let got = commits(&repo, tip, &hides).unwrap();
+            assert_eq!(got.len(), expected.len());
+            assert_eq!(got.ids().iter().copied().collect::<HashSet<_>>(), expected);
+            // Oldest first: every commit after its parents in the range.
+            let at: HashMap<Oid, usize> =
+                got.ids().iter().enumerate().map(|(k, &c)| (c, k)).collect();
+            for (k, &c) in got.ids().iter().enumerate() {
+                for p in repo.find_commit(c).unwrap().parent_ids() {
+                    assert!(at.get(&p).is_none_or(|&pk| pk < k));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn without_a_usable_graph_libgit2_walks() {
+        let n = 50;
+        let t = dag(n, 9, false);
+        let repo = Repository::open(t.path()).unwrap();
+        let (tip, hide) = (id(&repo, 50), id(&repo, 20));
+        let expected = revwalk(&repo, tip, &[hide]);
+        assert_eq!(commits(&repo, tip, &[hide]).unwrap().ids(), &expected[..]);
+        // A graph written by git before 2.18 has no generation numbers (all zero).
+        write_graph(t.path(), &["--reachable"]);
+        let path = t.path().join(".git/objects/info/commit-graph");
+        let mut bytes = std::fs::read(&path).unwrap();
+        let graph = CommitGraph::open(&objects_dirs(&repo)).unwrap();
+        let data = graph.data_offset();
+        for k in 0..graph.len() as usize {
+            let at = data + k * 36 + 28;
+            let word = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) & 3;
+            bytes[at..at + 4].copy_from_slice(&word.to_be_bytes());
+        }
+        drop(graph);
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
+        let graph = CommitGraph::open(&objects_dirs(&repo)).unwrap();
+        let mut walk = GraphWalk::new(&repo, &graph);
+        assert!(matches!(walk.run(tip, &[hide]), Err(WalkError::Unordered)));
+        assert_eq!(commits(&repo, tip, &[hide]).unwrap().ids(), &expected[..]);
+    }
 }

@@ -225,15 +225,18 @@ fn judge_line(
             .help("run the tests with JUnit output before pushing"),
         );
     }
+    // A push brings few commits: each is described, so that the pusher learns who signed it.
     let opts = CheckOptions {
         range: None,
         ledger: ledger.map(str::to_string),
         pusher: None,
         artifacts,
         allowed_signers: None,
+        describe_all: true,
     };
     let report = judge_update(
         repo,
+        policy,
         base,
         tip,
         &commits,

@@ -364,16 +364,28 @@ fn judge_ref(
         findings.extend(rewind_findings(repo, &policy, old, new, ledger)?);
     }
     let artifacts = server_artifacts(repo, config, &policy, new, &mut findings)?;
+    // A push brings few commits: each is described, so that the pusher learns who signed it.
     let opts = CheckOptions {
         range: None,
         ledger: ledger.map(str::to_string),
         pusher: pusher.map(str::to_string),
         artifacts,
         allowed_signers: config.allowed_signers.clone(),
+        describe_all: true,
     };
     // A base that came in by break-glass never passed the gate: hash its fixtures again.
     let trust = !base.is_some_and(|b| bypassed_tip(config, b));
-    let report = judge_update(repo, base, new, &commits, &update.name, &opts, today, trust)?;
+    let report = judge_update(
+        repo,
+        policy,
+        base,
+        new,
+        &commits,
+        &update.name,
+        &opts,
+        today,
+        trust,
+    )?;
     findings.extend(report.findings);
     let mut v = verdict(
         findings,

@@ -94,7 +94,7 @@ fn unrelated(p: &Project, file: &str, subject: &str) -> String {
 }
 
 fn check(p: &Project, range: &str) -> Run {
-    p.guard(&["check", range, "--format", "json"])
+    p.guard_both_walks(&["check", range, "--format", "json"])
 }
 
 fn since(base: &str) -> String {
@@ -195,7 +195,7 @@ fn agent_author_adding_a_lease_is_rejected_and_counted() {
     assert!(why.contains("cursoragent@cursor.com"), "{why}");
 
     // Text: each finding names the rule, the commit (short id and subject), the path, the fix.
-    let text = p.guard(&["check", &since(&base)]);
+    let text = p.guard_both_walks(&["check", &since(&base)]);
     assert_eq!(text.code, 1);
     let head = format!(
         "error[agent_edit_protected]: {} \"Freeze the flaky parser test\": qa/freeze.toml: ",
@@ -490,7 +490,7 @@ fn range_that_edits_the_ledger_is_judged_by_the_ledger_it_replaces() {
         json!([change("qa/merge_ledger.toml", "modified", "ledger")]),
         "the ledger change itself is a human's with its trailer"
     );
-    let text = p.guard(&["check", &since(&base)]);
+    let text = p.guard_both_walks(&["check", &since(&base)]);
     assert_eq!(text.code, 1);
     let named = format!("policy: qa/merge_ledger.toml at {}", p.short(&base));
     assert!(text.stdout.contains(&named), "{}", text.stdout);
@@ -1138,7 +1138,7 @@ fn frozen_test_that_passes_after_the_range_rewrote_it() {
     );
     p.commit_as(CURSOR, "Stabilise the retry test\n");
     junit_with_retry_passing(&p);
-    let run = p.guard(&[
+    let run = p.guard_both_walks(&[
         "check",
         &since(&base),
         "--junit",
@@ -1163,7 +1163,7 @@ fn frozen_test_that_passes_with_its_file_unchanged() {
     let (p, base) = repo();
     unrelated(&p, "src/app.py", "Bump the version");
     junit_with_retry_passing(&p);
-    let run = p.guard(&[
+    let run = p.guard_both_walks(&[
         "check",
         &since(&base),
         "--junit",
@@ -1193,7 +1193,7 @@ fn lease_extension_is_shown_as_a_semantic_diff() {
             "changes": [{"change": "lease_extended", "nodeid": LEASE, "from": EXPIRES, "to": LATER}],
         }])
     );
-    let text = p.guard(&["check", &since(&base)]);
+    let text = p.guard_both_walks(&["check", &since(&base)]);
     assert_eq!(text.code, 0, "{}{}", text.stdout, text.stderr);
     for line in [
         format!("change: {} qa/freeze.toml:", p.short(&c)),
@@ -1214,7 +1214,7 @@ fn default_range_is_the_upstream_to_head() {
     let clone = Project::clone_of(&origin, false);
     extend_lease(&clone);
     let c = clone.commit_as(CURSOR, "Extend the retry lease\n");
-    let run = clone.guard(&["check", "--format", "json"]);
+    let run = clone.guard_both_walks(&["check", "--format", "json"]);
     expect(&run, 1, &["agent_edit_protected"]);
     let json = run.json();
     assert_eq!(json["range"], "@{upstream}..HEAD");
@@ -1226,7 +1226,7 @@ fn default_range_is_the_upstream_to_head() {
 #[test]
 fn no_upstream_and_no_range_asks_for_a_range() {
     let (p, _) = repo();
-    let run = p.guard(&["check"]);
+    let run = p.guard_both_walks(&["check"]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("pass a range"), "{}", run.stderr);
     assert!(run.stdout.is_empty(), "{}", run.stdout);

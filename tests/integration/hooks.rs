@@ -354,8 +354,10 @@ fn run_with_stdin(mut cmd: Command, stdin: &[u8]) -> (i32, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // A hook that exits without reading its input (a missing guard) closes the pipe first.
-    let _ = child.stdin.take().unwrap().write_all(stdin);
+    // A hook that fails before reading its input (a missing guard) closes the pipe early.
+    if let Err(e) = child.stdin.take().unwrap().write_all(stdin) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
     let out = child.wait_with_output().unwrap();
     (
         out.status.code().expect("exited by a signal"),
@@ -656,6 +658,34 @@ fn hook_reads_the_pushed_commit_from_quarantine() {
         .output()
         .unwrap();
     assert!(!out.status.success(), "rejected objects were kept");
+}
+
+#[test]
+fn server_with_a_commit_graph_walks_it_beside_the_quarantine() {
+    // `git gc` on the server writes a commit-graph: guard walks the commits it holds from the
+    // graph and reads the pushed ones (in quarantine, outside the graph) from the objects.
+    let s = Server::new("");
+    s.human_change("README.md", "Before gc");
+    s.push(&["origin", "main"]).assert_accepted();
+    s.bare_git(&["gc", "-q"]);
+    assert!(s.bare.join("objects/info/commit-graph").exists());
+
+    let before = s.server_ref("refs/heads/main");
+    s.human_change("README.md", "A human change");
+    s.agent_edits_freeze("Park a flaky test");
+    s.human_change("docs/notes.md", "Another human change");
+    s.push(&["origin", "main"])
+        .assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert_eq!(s.server_ref("refs/heads/main"), before);
+
+    // A new branch is judged against the default branch, whose tip is in the graph.
+    s.push(&["origin", "main:refs/heads/feature"])
+        .assert_rejected_with("remote: error: refs/heads/feature: [agent_edit_protected]");
+    s.git(&["reset", "-q", "--hard", "HEAD~3"]);
+    let human = s.human_change("README.md", "A clean change");
+    s.push(&["origin", "main", "main:refs/heads/feature"])
+        .assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/feature"), Some(human));
 }
 
 // 7. An existing pre-receive hook is kept and chained.

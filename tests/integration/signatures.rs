@@ -123,7 +123,7 @@ fn extend_lease(p: &Project) {
 }
 
 fn check(p: &Project, range: &str) -> Run {
-    p.guard(&["check", range, "--format", "json"])
+    p.guard_both_walks(&["check", range, "--format", "json"])
 }
 
 #[test]
@@ -142,7 +142,7 @@ fn signed_human_commit_with_its_trailer_passes() {
             "dev@example.com"
         );
         assert!(json["commits"][0]["agent"].is_null());
-        let text = p.guard(&["check", &format!("{base}..HEAD"), "--verbose"]);
+        let text = p.guard_both_walks(&["check", &format!("{base}..HEAD"), "--verbose"]);
         assert!(
             text.stdout
                 .contains("signature: signed by dev@example.com (SHA256:"),
@@ -349,7 +349,7 @@ fn malformed_allowed_signers_in_the_base_cannot_be_judged() {
     let base = p.commit_as(HUMAN, "Start\n");
     p.write("src/x.py", "x = 1\n");
     commit(&p, "Add x\n", Some(&keys.dev));
-    let run = p.guard(&["check", &format!("{base}..HEAD")]);
+    let run = p.guard_both_walks(&["check", &format!("{base}..HEAD")]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(
         run.stderr.contains("qa/allowed_signers") && run.stderr.contains(":1:"),

@@ -191,6 +191,38 @@ impl Project {
         self.guard_in(self.root(), args)
     }
 
+    /// Runs guard in the project root twice: as the repository is, and with a commit-graph
+    /// written (what `git gc` leaves), and asserts that both runs print the same. Without a
+    /// commit-graph libgit2 walks the range; with one guard walks the graph itself.
+    pub fn guard_both_walks(&self, args: &[&str]) -> Run {
+        let plain = self.guard(args);
+        let common = self.git_cmd(&["rev-parse", "--git-common-dir"]);
+        let graph = self
+            .root()
+            .join(common.trim())
+            .join("objects/info/commit-graph");
+        if graph.exists() {
+            return plain;
+        }
+        let written = hermetic(Command::new("git"), self.root())
+            .args(["commit-graph", "write", "--reachable"])
+            .current_dir(self.root())
+            .output()
+            .unwrap();
+        if !written.status.success() {
+            return plain;
+        }
+        assert!(graph.exists(), "no commit-graph at {}", graph.display());
+        let with_graph = self.guard(args);
+        std::fs::remove_file(&graph).unwrap();
+        assert_eq!(
+            (plain.code, &plain.stdout, &plain.stderr),
+            (with_graph.code, &with_graph.stdout, &with_graph.stderr),
+            "guard {args:?} without (left) and with (right) a commit-graph"
+        );
+        plain
+    }
+
     /// Runs guard in `dir`.
     pub fn guard_in(&self, dir: &Path, args: &[&str]) -> Run {
         let out = hermetic(Command::new(env!("CARGO_BIN_EXE_guard")), self.root())
