@@ -350,7 +350,8 @@ fn judge_commit(
     ctx: &CommitContext,
 ) -> anyhow::Result<CommitOutcome> {
     let changes = if parent_trees.len() < 2 {
-        ctx.protected.changes(trees, tree, parent_trees.first().copied())?
+        ctx.protected
+            .changes(trees, tree, parent_trees.first().copied())?
     } else {
         merge_changes(repo, trees, id, tree, parent_trees, ctx.protected)?
     };
