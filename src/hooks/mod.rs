@@ -10,6 +10,24 @@ use std::fmt::Write as _;
 
 use crate::findings::Finding;
 
+/// The artifacts the ledger's `[artifacts]` names that exist in `dir` (the server's artifact
+/// directory, or a clone's work tree).
+pub fn artifacts_in(
+    dir: &std::path::Path,
+    names: &crate::ledger::ArtifactsPolicy,
+) -> crate::score::Artifacts {
+    let existing = |name: &str| {
+        let p = dir.join(name);
+        p.is_file().then_some(p)
+    };
+    crate::score::Artifacts {
+        junit: names.junit.iter().filter_map(|n| existing(n)).collect(),
+        coverage: names.coverage.as_deref().and_then(existing),
+        collected: names.collected.as_deref().and_then(existing),
+        ..Default::default()
+    }
+}
+
 /// A 40-hex (SHA-1) or 64-hex (SHA-256) object id as git writes it; `None` for the zero id
 /// (a ref created or deleted).
 pub fn parse_id(text: &str) -> Result<Option<String>, String> {

@@ -200,18 +200,7 @@ fn judge_line(
         findings.extend(rewind_findings(repo, &policy, old, tip, ledger)?);
     }
     if let Some(workdir) = repo.workdir() {
-        let existing = |name: &str| {
-            let p = workdir.join(name);
-            p.is_file().then_some(p)
-        };
-        artifacts.junit = policy
-            .artifacts
-            .junit
-            .iter()
-            .filter_map(|n| existing(n))
-            .collect();
-        artifacts.coverage = policy.artifacts.coverage.as_deref().and_then(existing);
-        artifacts.collected = policy.artifacts.collected.as_deref().and_then(existing);
+        artifacts = crate::hooks::artifacts_in(workdir, &policy.artifacts);
     }
     if policy.artifacts.required && artifacts.junit.is_empty() {
         findings.push(

@@ -439,18 +439,7 @@ fn server_artifacts(
     } else {
         repo.path().join(dir)
     };
-    let existing = |name: &str| {
-        let p = dir.join(name);
-        p.is_file().then_some(p)
-    };
-    artifacts.junit = policy
-        .artifacts
-        .junit
-        .iter()
-        .filter_map(|n| existing(n))
-        .collect();
-    artifacts.coverage = policy.artifacts.coverage.as_deref().and_then(existing);
-    artifacts.collected = policy.artifacts.collected.as_deref().and_then(existing);
+    artifacts = crate::hooks::artifacts_in(&dir, &policy.artifacts);
     if policy.artifacts.required && artifacts.junit.is_empty() {
         findings.push(
             Finding::new(
