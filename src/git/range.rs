@@ -71,11 +71,11 @@ pub fn resolve(repo: &Repository, spec: Option<&str>) -> anyhow::Result<Range> {
     })
 }
 
-/// A commit's tree and parents.
+/// A commit's tree and parents, read from its object (without a commit-graph).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommitInfo {
-    pub tree: Oid,
-    pub parents: Vec<Oid>,
+struct CommitInfo {
+    tree: Oid,
+    parents: Vec<Oid>,
 }
 
 /// The commits of a range, oldest first, each with its tree and its parents' trees.

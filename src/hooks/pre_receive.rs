@@ -142,11 +142,18 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
     let (tx, rx) = mpsc::channel();
     let worker_updates = updates.clone();
     let worker_config = config.clone();
+    let started = std::time::Instant::now();
     std::thread::spawn(move || {
         let result = judge_push(&worker_updates, &worker_config, pusher.as_deref(), today);
         let _ = tx.send(result);
     });
-    let outcome = match rx.recv_timeout(config.timeout) {
+    // The time runs from the start of the judging, not from when this thread gets to wait:
+    // on a busy machine it may get there only after a late result has arrived.
+    let received = match rx.recv_timeout(config.timeout) {
+        Ok(_) if started.elapsed() > config.timeout => Err(mpsc::RecvTimeoutError::Timeout),
+        r => r,
+    };
+    let outcome = match received {
         Ok(outcome) => outcome,
         Err(mpsc::RecvTimeoutError::Timeout) => {
             let _ = err.write_all(
