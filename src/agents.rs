@@ -137,19 +137,9 @@ impl std::fmt::Display for HumanTrailer {
 }
 
 impl AgentsPolicy {
-    /// Why `who` is an agent, or `None` for a human. In strict mode every commit is an
-    /// agent's (signatures that prove a human are a later addition).
-    pub fn agent_reason(&self, who: &Identity) -> Option<String> {
-        self.matched_agent(who).or_else(|| {
-            self.default_agent.then(|| {
-                "strict mode (agents.default = \"agent\"): no proof of a human".to_string()
-            })
-        })
-    }
-
-    /// Why `who` matches an agent pattern (pusher, e-mail, name, trailer), or `None`. Unlike
-    /// `agent_reason`, strict mode is left to the caller, which may hold a verified
-    /// signature that proves a human.
+    /// Why `who` matches an agent pattern (pusher, e-mail, name, trailer), or `None`. Strict
+    /// mode (`default_agent`) is the caller's: only it knows whether a verified signature
+    /// proves a human.
     pub fn matched_agent(&self, who: &Identity) -> Option<String> {
         if let Some(pusher) = &who.pusher {
             if let Some(p) = self.pushers.first_match(pusher) {
@@ -262,7 +252,7 @@ mod tests {
         ];
         for case in &agent_cases {
             assert!(
-                agents.agent_reason(case).is_some(),
+                agents.matched_agent(case).is_some(),
                 "{case:?} should be an agent"
             );
         }
@@ -279,23 +269,11 @@ mod tests {
         ];
         for case in &humans {
             assert_eq!(
-                agents.agent_reason(case),
+                agents.matched_agent(case),
                 None,
                 "{case:?} should be a human"
             );
         }
-    }
-
-    #[test]
-    fn strict_mode_makes_everyone_an_agent() {
-        let mut agents = Policy::embedded().agents;
-        agents.default_agent = true;
-        assert!(
-            agents
-                .agent_reason(&who("Dev", "dev@example.com", &[]))
-                .unwrap()
-                .contains("strict")
-        );
     }
 
     #[test]
@@ -306,7 +284,7 @@ mod tests {
         w.pusher = Some("ci-agent-7".into());
         assert!(
             agents
-                .agent_reason(&w)
+                .matched_agent(&w)
                 .unwrap()
                 .contains("pushed by ci-agent-7")
         );

@@ -132,6 +132,8 @@ pub fn score(
     });
     findings.extend(freeze_findings);
 
+    // Listed once: the thin-file check and the "did every property file run" check share it.
+    let prop_files = property_files(source, policy)?;
     let mut property_failures = 0;
     if have_reports {
         let (found, failures) = rules::properties::judge_results(
@@ -143,10 +145,7 @@ pub fn score(
         property_failures = failures;
         // Every property file must have run: one missing from the reports may have been
         // deselected (an unprotected conftest.py, `-k`, addopts) rather than passed.
-        let not_run = rules::properties::judge_files_ran(
-            &property_files(source, policy)?,
-            &acc.property_sources,
-        );
+        let not_run = rules::properties::judge_files_ran(&prop_files, &acc.property_sources);
         property_failures += not_run.len();
         findings.extend(not_run);
         findings.extend(rules::test_failures::judge(
@@ -154,7 +153,7 @@ pub fn score(
             policy.tests.failures_reject,
         ));
     }
-    findings.extend(judge_property_files(source, policy)?);
+    findings.extend(judge_property_files(source, policy, &prop_files)?);
 
     let (fixture_findings, fixture_delta) = judge_fixtures(source, policy)?;
     findings.extend(fixture_findings);
@@ -230,14 +229,13 @@ pub fn load_lockfile(source: &dyn Source, policy: &Policy) -> Result<Lockfile, I
         "fixtures.lockfile",
     )? {
         Some(bytes) => Lockfile::parse(Path::new(&policy.fixtures.lockfile), &bytes),
-        None => Ok(Lockfile {
-            format: if policy.fixtures.lockfile.ends_with(".json") {
+        None => Ok(Lockfile::new(
+            if policy.fixtures.lockfile.ends_with(".json") {
                 LockFormat::Json
             } else {
                 LockFormat::Sha256sum
             },
-            entries: BTreeMap::new(),
-        }),
+        )),
     }
 }
 
@@ -276,12 +274,14 @@ pub fn property_files(source: &dyn Source, policy: &Policy) -> Result<Vec<String
 }
 
 /// Thin property files and the seed corpus, read from `source`.
+/// `files` is `property_files(source, policy)`.
 pub fn judge_property_files(
     source: &dyn Source,
     policy: &Policy,
+    files: &[String],
 ) -> Result<Vec<Finding>, InputError> {
     let mut texts = Vec::new();
-    for rel in property_files(source, policy)? {
+    for rel in files.iter().cloned() {
         let bytes = source
             .read(&rel)?
             .ok_or_else(|| InputError::new(&rel, "property file vanished while reading"))?;

@@ -80,15 +80,11 @@ fn pytest_dotted(id: &str) -> Option<String> {
     Some(format!("{dotted}::{function}{params}"))
 }
 
-/// Whether a JUnit record belongs to a test file under `dir` (a repository-relative path such
-/// as `tests/properties/`). Uses the record's `file` attribute when there is one, else the
-/// dotted classname pytest writes (`tests.properties.test_x`), else a nextest binary id
-/// (`crate::properties` for `tests/properties.rs` or `tests/properties/main.rs`).
-pub fn record_under(classname: &str, file: Option<&str>, dir: &str) -> bool {
-    DirMatcher::new(dir).matches(classname, file)
-}
-
-/// `record_under` for one directory, prepared once: it runs for every record of a report.
+/// Whether a JUnit record belongs to a test file under a directory (a repository-relative
+/// path such as `tests/properties/`), prepared once since it runs for every record. Uses the
+/// record's `file` attribute when there is one, else the dotted classname pytest writes
+/// (`tests.properties.test_x`), else a nextest binary id (`crate::properties` for
+/// `tests/properties.rs` or `tests/properties/main.rs`).
 #[derive(Debug, Clone)]
 pub struct DirMatcher {
     /// `tests/properties`, without surrounding slashes.
@@ -166,6 +162,10 @@ pub fn possible_names(keys: &[String]) -> std::collections::HashSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn record_under(classname: &str, file: Option<&str>, dir: &str) -> bool {
+        DirMatcher::new(dir).matches(classname, file)
+    }
 
     #[test]
     fn pytest_node_id_meets_pytest_junit_record() {

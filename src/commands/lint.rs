@@ -12,7 +12,7 @@ use crate::freeze::today_utc;
 use crate::ledger::Policy;
 use crate::report::{Format, render_finding};
 use crate::rules;
-use crate::score::{judge_property_files, load_freeze, load_lockfile};
+use crate::score::{judge_property_files, load_freeze, load_lockfile, property_files};
 use crate::source::WorkTree;
 use crate::workspace::Workspace;
 
@@ -47,7 +47,11 @@ pub fn run(ws: &Workspace, args: &LintArgs) -> anyhow::Result<i32> {
             InputError::new(&policy.fixtures.lockfile, format!("entry {rel:?}: {e}"))
         })?;
     }
-    findings.extend(judge_property_files(&tree, &policy)?);
+    findings.extend(judge_property_files(
+        &tree,
+        &policy,
+        &property_files(&tree, &policy)?,
+    )?);
 
     match args.format {
         Format::Json => {
