@@ -308,7 +308,7 @@ pub fn judge_property_files(
 struct Accumulator {
     frozen_index: HashMap<String, Vec<usize>>,
     /// Record names that can meet a frozen key: a cheap exact pre-filter.
-    frozen_names: HashSet<String>,
+    frozen_names: foldhash::HashSet<String>,
     frozen: Vec<Option<Outcome>>,
     property_dirs: Vec<DirMatcher>,
     properties: BTreeMap<String, Outcome>,
@@ -340,7 +340,7 @@ impl Accumulator {
         }
     }
 
-    fn add(&mut self, case: TestCase) {
+    fn add(&mut self, case: &TestCase) {
         if self.frozen_names.contains(case.name.as_str()) {
             let mut frozen = false;
             for key in record_keys(&case.classname, &case.name) {
@@ -362,22 +362,18 @@ impl Accumulator {
         if is_property {
             let slot = self
                 .properties
-                .entry(display_id(&case))
+                .entry(display_id(case))
                 .or_insert(case.outcome);
             *slot = (*slot).max(case.outcome);
-            if !self
-                .property_sources
-                .contains(&(case.classname.clone(), case.file.clone()))
-            {
-                self.property_sources.insert((case.classname, case.file));
-            }
+            self.property_sources
+                .insert((case.classname.clone(), case.file.clone()));
         } else if matches!(
             case.outcome,
             Outcome::Failed | Outcome::Errored | Outcome::Flaky
         ) {
             let slot = self
                 .failures
-                .entry(display_id(&case))
+                .entry(display_id(case))
                 .or_insert(case.outcome);
             *slot = (*slot).max(case.outcome);
         }
@@ -430,15 +426,15 @@ mod tests {
         };
         let paths = vec!["tests/properties".to_string()];
         let mut acc = Accumulator::new(&[&lease], &paths);
-        acc.add(case("tests.test_retry", "test_backoff", Outcome::Passed));
-        acc.add(case("tests.test_retry", "test_backoff", Outcome::Failed));
-        acc.add(case(
+        acc.add(&case("tests.test_retry", "test_backoff", Outcome::Passed));
+        acc.add(&case("tests.test_retry", "test_backoff", Outcome::Failed));
+        acc.add(&case(
             "tests.properties.test_codec",
             "test_roundtrip",
             Outcome::Passed,
         ));
-        acc.add(case("tests.test_other", "test_ok", Outcome::Passed));
-        acc.add(case("tests.test_other", "test_bad", Outcome::Errored));
+        acc.add(&case("tests.test_other", "test_ok", Outcome::Passed));
+        acc.add(&case("tests.test_other", "test_bad", Outcome::Errored));
         assert_eq!(
             acc.frozen,
             vec![Some(Outcome::Failed)],

@@ -136,17 +136,28 @@ impl DirMatcher {
         let Some(target) = &self.nextest_target else {
             return false;
         };
-        classname
-            .split_once("::")
-            .is_some_and(|(_, binary_target)| binary_target == target)
+        // The first `::`, found by its first byte: `str::split_once("::")` sets up a substring
+        // searcher per call, a measurable cost when this runs for every record of a report.
+        let mut from = 0;
+        while let Some(i) = memchr::memchr(b':', &classname.as_bytes()[from..]) {
+            let at = from + i;
+            if classname[at + 1..].starts_with(':') {
+                return &classname[at + 2..] == target;
+            }
+            from = at + 1;
+        }
+        false
     }
 }
 
 /// Every record name that can meet one of `keys` (made by `id_key`): the whole key (a bare
 /// name) and whatever follows a `::` or a space in it. A record whose name is not in this set
 /// cannot match, so most records skip building keys at all.
-pub fn possible_names(keys: &[String]) -> std::collections::HashSet<String> {
-    let mut names = std::collections::HashSet::new();
+///
+/// The set is looked up once per record of a report, so it hashes with foldhash rather than
+/// SipHash: its entries come from the freeze list, so report contents cannot flood it.
+pub fn possible_names(keys: &[String]) -> foldhash::HashSet<String> {
+    let mut names = foldhash::HashSet::default();
     for key in keys {
         names.insert(key.clone());
         for (i, _) in key.match_indices("::") {
@@ -265,6 +276,19 @@ mod tests {
             "x",
             Some("tests/other/test_a.py"),
             "tests/properties/"
+        ));
+        // The binary target follows the first `::`, not a single colon.
+        assert!(record_under("a:b::properties", None, "tests/properties.rs"));
+        assert!(!record_under(
+            "a::b:properties",
+            None,
+            "tests/properties.rs"
+        ));
+        assert!(!record_under("properties:", None, "tests/properties.rs"));
+        assert!(!record_under(
+            "tiny-crate::properties::x",
+            None,
+            "tests/properties.rs"
         ));
     }
 }

@@ -64,8 +64,9 @@ pub struct JunitCounts {
 }
 
 /// Reads the JUnit report at `path`, calling `sink` for each testcase record in document
-/// order. Returns the counts for this file (`files` is 1).
-pub fn read_junit(path: &Path, sink: &mut dyn FnMut(TestCase)) -> Result<JunitCounts, InputError> {
+/// order. Returns the counts for this file (`files` is 1). The sink borrows each record: the
+/// reader reuses its buffers, so a million-record report costs no allocation per record.
+pub fn read_junit(path: &Path, sink: &mut dyn FnMut(&TestCase)) -> Result<JunitCounts, InputError> {
     let file = File::open(path).map_err(|err| InputError::io(path, &err))?;
     // Bigger than the 8 KiB default: fewer read calls on reports of hundreds of megabytes.
     let mut input = BufReader::with_capacity(64 * 1024, file);
@@ -282,29 +283,39 @@ fn outcome_of(marks: u8) -> Outcome {
     }
 }
 
-/// The testcase whose element is open.
-struct CaseInProgress {
-    case: TestCase,
-    marks: u8,
-}
+impl TestCase {
+    fn empty() -> TestCase {
+        TestCase {
+            classname: String::new(),
+            name: String::new(),
+            file: None,
+            outcome: Outcome::Passed,
+        }
+    }
 
-/// The last complete record, held back until the next one shows whether it was a rerun.
-struct Held {
-    case: TestCase,
-    /// Which stretch of suite content it was read in (see `Parser::suite_epoch`).
-    epoch: u64,
+    fn same_test(&self, other: &TestCase) -> bool {
+        self.name == other.name && self.classname == other.classname && self.file == other.file
+    }
 }
 
 struct Parser<'s> {
-    sink: &'s mut dyn FnMut(TestCase),
+    sink: &'s mut dyn FnMut(&TestCase),
     counts: JunitCounts,
     open: Vec<Open>,
     /// The names of the open elements, back to back: end tags are matched against them, and
     /// "never closed" messages name them.
     names: String,
     root_seen: bool,
-    case: Option<CaseInProgress>,
-    held: Option<Held>,
+    /// The testcase whose element is open (when `in_case`); its strings are reused from record
+    /// to record.
+    case: TestCase,
+    in_case: bool,
+    /// Outcome elements seen inside it.
+    marks: u8,
+    /// The last complete record (when `held_epoch` is set), held back until the next one
+    /// shows whether it was a rerun; with the epoch (see `suite_epoch`) it was read in.
+    held: TestCase,
+    held_epoch: Option<u64>,
     /// Bumped whenever a suite opens or closes, so only records that are next to each other in
     /// one suite are taken as attempts of one test.
     suite_epoch: u64,
@@ -313,7 +324,7 @@ struct Parser<'s> {
 }
 
 impl<'s> Parser<'s> {
-    fn new(sink: &'s mut dyn FnMut(TestCase)) -> Self {
+    fn new(sink: &'s mut dyn FnMut(&TestCase)) -> Self {
         Parser {
             sink,
             counts: JunitCounts {
@@ -323,8 +334,11 @@ impl<'s> Parser<'s> {
             open: Vec::new(),
             names: String::new(),
             root_seen: false,
-            case: None,
-            held: None,
+            case: TestCase::empty(),
+            in_case: false,
+            marks: 0,
+            held: TestCase::empty(),
+            held_epoch: None,
             suite_epoch: 0,
             declared_encoding: None,
         }
@@ -336,13 +350,19 @@ impl<'s> Parser<'s> {
         loop {
             // quick-xml is between events here unless it just returned text (then it stands
             // on the `<` or `&` that ended the text), so skipping is safe only after markup.
-            if !after_text
-                && self
+            if !after_text {
+                if self
                     .open
                     .last()
                     .is_some_and(|open| open.kind == Kind::Other)
-            {
-                skip_content(&mut reader.stream()).map_err(Failure::Io)?;
+                {
+                    skip_content(&mut reader.stream()).map_err(Failure::Io)?;
+                } else {
+                    // The line break between two records would otherwise be a text event of
+                    // its own. (quick-xml's `trim_text_start` would skip it too, but then the
+                    // offset taken below would not be the next element's `<`.)
+                    skip_whitespace(&mut reader.stream()).map_err(Failure::Io)?;
+                }
             }
             let start = reader.buffer_position();
             let event = match reader.read_event_into(&mut buf) {
@@ -432,8 +452,8 @@ impl<'s> Parser<'s> {
                 ));
             }
             (Some(Kind::Case), _) => {
-                if let Some(case) = &mut self.case {
-                    case.marks |= outcome_mark(name);
+                if self.in_case {
+                    self.marks |= outcome_mark(name);
                 }
                 Kind::Other
             }
@@ -442,10 +462,9 @@ impl<'s> Parser<'s> {
                 Kind::Suite
             }
             (_, "testcase") => {
-                self.case = Some(CaseInProgress {
-                    case: read_case_attributes(e, start)?,
-                    marks: 0,
-                });
+                read_case_attributes(e, start, &mut self.case)?;
+                self.in_case = true;
+                self.marks = 0;
                 Kind::Case
             }
             _ => Kind::Other,
@@ -495,34 +514,35 @@ impl<'s> Parser<'s> {
         match kind {
             Kind::Suite => self.suite_epoch += 1,
             Kind::Case => {
-                if let Some(CaseInProgress { mut case, marks }) = self.case.take() {
-                    case.outcome = outcome_of(marks);
-                    self.record(case);
+                if self.in_case {
+                    self.in_case = false;
+                    self.case.outcome = outcome_of(self.marks);
+                    self.record();
                 }
             }
             Kind::Other => {}
         }
     }
 
-    fn record(&mut self, mut case: TestCase) {
+    /// Takes the record just read in `case`: emits the held one unless this one repeats it,
+    /// then holds this one.
+    fn record(&mut self) {
         let epoch = self.suite_epoch;
-        if let Some(held) = self.held.take() {
-            let repeated = held.epoch == epoch
-                && held.case.name == case.name
-                && held.case.classname == case.classname
-                && held.case.file == case.file;
-            if repeated {
+        if let Some(held_epoch) = self.held_epoch {
+            if held_epoch == epoch && self.held.same_test(&self.case) {
                 // An earlier attempt of this test did not count: it failed, whatever the
                 // record says (pytest-rerunfailures writes failed attempts as bare records).
-                case.outcome = case.outcome.max(Outcome::Flaky);
+                self.case.outcome = self.case.outcome.max(Outcome::Flaky);
             } else {
-                self.emit(held.case);
+                self.emit_held();
             }
         }
-        self.held = Some(Held { case, epoch });
+        std::mem::swap(&mut self.held, &mut self.case);
+        self.held_epoch = Some(epoch);
     }
 
-    fn emit(&mut self, case: TestCase) {
+    fn emit_held(&mut self) {
+        let case = &self.held;
         self.counts.cases += 1;
         match case.outcome {
             Outcome::Passed | Outcome::Flaky => self.counts.passed += 1,
@@ -552,8 +572,8 @@ impl<'s> Parser<'s> {
             };
             return Err(Bad::at(end, message, HINT_NOT_JUNIT));
         }
-        if let Some(held) = self.held.take() {
-            self.emit(held.case);
+        if self.held_epoch.take().is_some() {
+            self.emit_held();
         }
         Ok(())
     }
@@ -641,6 +661,22 @@ fn skip_content(input: &mut impl BufRead) -> io::Result<()> {
     }
 }
 
+/// Consumes the XML whitespace at the front of `input`.
+fn skip_whitespace(input: &mut impl BufRead) -> io::Result<()> {
+    loop {
+        let available = input.fill_buf()?;
+        let blank = available
+            .iter()
+            .take_while(|&&b| matches!(b, b' ' | b'\n' | b'\t' | b'\r'))
+            .count();
+        let all = available.len();
+        input.consume(blank);
+        if blank < all || all == 0 {
+            return Ok(());
+        }
+    }
+}
+
 /// Consumes through the `]]>` that ends a CDATA section (or to the end of input, which the
 /// caller then reports as an unclosed element).
 fn skip_cdata_body(input: &mut impl BufRead) -> io::Result<()> {
@@ -669,22 +705,7 @@ fn skip_cdata_body(input: &mut impl BufRead) -> io::Result<()> {
 
 /// The first `<` or `&` in `bytes`.
 fn find_markup(bytes: &[u8]) -> Option<usize> {
-    // Whole blocks first, without early exit inside a block, so the compiler can vectorise.
-    const BLOCK: usize = 32;
-    let mut clean = 0;
-    for block in bytes.chunks_exact(BLOCK) {
-        if block
-            .iter()
-            .fold(false, |hit, &b| hit | (b == b'<') | (b == b'&'))
-        {
-            break;
-        }
-        clean += BLOCK;
-    }
-    bytes[clean..]
-        .iter()
-        .position(|&b| b == b'<' || b == b'&')
-        .map(|i| clean + i)
+    memchr::memchr2(b'<', b'&', bytes)
 }
 
 /// Only the five predefined entities and character references exist: with DTDs refused, any
@@ -713,12 +734,33 @@ fn parse_char_ref(number: &str) -> Option<char> {
     char::from_u32(code).filter(|&c| c != '\0')
 }
 
-/// Reads `classname`, `name` and `file` of a `<testcase>` starting at `start`.
-fn read_case_attributes(e: &BytesStart<'_>, start: u64) -> Result<TestCase, Failure> {
-    let mut classname = None;
-    let mut name = None;
-    let mut file = None;
-    for attribute in e.attributes() {
+/// Whether an attribute value has nothing XML normalisation would change: no reference and
+/// no control character. Whole 16-byte blocks first, without early exit inside a block, so
+/// the compiler can vectorise.
+fn is_plain(value: &[u8]) -> bool {
+    let special = |b: u8| (b == b'&') | (b < b' ');
+    let mut blocks = value.chunks_exact(16);
+    for block in &mut blocks {
+        if block.iter().fold(false, |hit, &b| hit | special(b)) {
+            return false;
+        }
+    }
+    !blocks.remainder().iter().any(|&b| special(b))
+}
+
+/// Reads `classname`, `name` and `file` of a `<testcase>` starting at `start` into `case`,
+/// reusing its strings.
+fn read_case_attributes(
+    e: &BytesStart<'_>,
+    start: u64,
+    case: &mut TestCase,
+) -> Result<(), Failure> {
+    let mut have = [false; 3]; // classname, name, file
+    // quick-xml's own duplicate check keeps a heap list per element; a record has a handful
+    // of attributes, so a list on the stack does (a longer one spills to the heap).
+    let mut keys: [&str; 8] = [""; 8];
+    let mut more_keys: Vec<&str> = Vec::new();
+    for (count, attribute) in e.attributes().with_checks(false).enumerate() {
         let attribute = attribute.map_err(|err| {
             Bad::at(
                 start,
@@ -726,44 +768,74 @@ fn read_case_attributes(e: &BytesStart<'_>, start: u64) -> Result<TestCase, Fail
                 HINT_MALFORMED,
             )
         })?;
-        let (slot, key) = match attribute.key.as_ref() {
-            "classname" => (&mut classname, "classname"),
-            "name" => (&mut name, "name"),
-            "file" => (&mut file, "file"),
+        let key = attribute.key.into_inner();
+        let seen = keys[..count.min(keys.len())].contains(&key) || more_keys.contains(&key);
+        if seen {
+            return Err(Bad::at(
+                start,
+                format!("malformed attribute in <testcase>: `{key}` is given twice"),
+                HINT_MALFORMED,
+            ));
+        }
+        if count < keys.len() {
+            keys[count] = key;
+        } else {
+            more_keys.push(key);
+        }
+        let slot = match key {
+            "classname" => 0,
+            "name" => 1,
+            "file" => 2,
             _ => continue,
         };
         // XML 1.0 normalisation: entities and character references resolved, literal
         // newlines and tabs turned into spaces (escaped ones kept), as every XML reader does.
-        let value = attribute
-            .normalized_value(XmlVersion::Implicit1_0)
-            .map_err(|err| {
-                let why = match err {
-                    XmlError::Escape(EscapeError::UnrecognizedEntity(_, entity)) => {
-                        format!("undefined entity `&{entity};`")
-                    }
-                    other => other.to_string(),
-                };
-                Bad::at(
-                    start,
-                    format!("bad `{key}` attribute in <testcase>: {why}"),
-                    HINT_MALFORMED,
-                )
-            })?;
-        *slot = Some(value.into_owned());
+        // Nearly every value has nothing to normalise (no reference, no control character),
+        // and is taken as it stands.
+        let plain = is_plain(attribute.value.as_bytes());
+        let value = if plain {
+            attribute.value
+        } else {
+            attribute
+                .normalized_value(XmlVersion::Implicit1_0)
+                .map_err(|err| {
+                    let why = match err {
+                        XmlError::Escape(EscapeError::UnrecognizedEntity(_, entity)) => {
+                            format!("undefined entity `&{entity};`")
+                        }
+                        other => other.to_string(),
+                    };
+                    Bad::at(
+                        start,
+                        format!("bad `{key}` attribute in <testcase>: {why}"),
+                        HINT_MALFORMED,
+                    )
+                })?
+        };
+        let target = match slot {
+            0 => &mut case.classname,
+            1 => &mut case.name,
+            _ => case.file.get_or_insert_with(String::new),
+        };
+        target.clear();
+        target.push_str(&value);
+        have[slot] = true;
     }
-    let Some(name) = name else {
+    if !have[1] {
         return Err(Bad::at(
             start,
             "<testcase> has no `name` attribute",
             "every JUnit writer names its test cases; was this record written by hand?",
         ));
-    };
-    Ok(TestCase {
-        classname: classname.unwrap_or_default(),
-        name,
-        file,
-        outcome: Outcome::Passed,
-    })
+    }
+    if !have[0] {
+        case.classname.clear();
+    }
+    if !have[2] {
+        case.file = None;
+    }
+    case.outcome = Outcome::Passed;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -784,7 +856,7 @@ mod tests {
     /// Reads a report, returning its records in order and its counts.
     fn read(path: &Path) -> Result<(Vec<TestCase>, JunitCounts), InputError> {
         let mut cases = Vec::new();
-        let counts = read_junit(path, &mut |case| cases.push(case))?;
+        let counts = read_junit(path, &mut |case| cases.push(case.clone()))?;
         Ok((cases, counts))
     }
 
@@ -1391,6 +1463,75 @@ mod tests {
     }
 
     #[test]
+    fn literal_whitespace_in_attributes_is_normalised_in_long_and_short_values() {
+        // Values longer than one 16-byte block and shorter ones: both ways through `is_plain`.
+        let (cases, _) = read_text(
+            b"<testsuite><testcase classname=\"tests.a_long_module_name\tx\" name=\"a\nb\"/>\
+              <testcase classname=\"tests.a_long_module_name_without_any\" name=\"t\r\n[0]\"/>\
+              </testsuite>",
+        )
+        .unwrap();
+        assert_eq!(cases[0].classname, "tests.a_long_module_name x");
+        assert_eq!(cases[0].name, "a b");
+        assert_eq!(cases[1].classname, "tests.a_long_module_name_without_any");
+        // XML end-of-line handling turns CR LF into one LF before normalisation.
+        assert_eq!(cases[1].name, "t [0]");
+    }
+
+    #[test]
+    fn duplicate_attributes_are_refused() {
+        let name_twice = br#"<testsuite><testcase name="a" classname="k" name="b"/></testsuite>"#;
+        let err = read_text_err(name_twice);
+        assert!(
+            err.message.contains("`name` is given twice"),
+            "{}",
+            err.message
+        );
+        // On and past the eight attributes kept on the stack.
+        for twice in ["a3", "a9"] {
+            let report = format!(
+                r#"<testsuite><testcase name="a" a1="" a2="" a3="" a4="" a5="" a6="" a7="" a8="" a9="" {twice}=""/></testsuite>"#
+            );
+            let err = read_text_err(report.as_bytes());
+            let want = format!("`{twice}` is given twice");
+            assert!(err.message.contains(&want), "{}", err.message);
+        }
+    }
+
+    #[test]
+    fn reused_buffers_do_not_leak_between_records() {
+        let (cases, _) = read_text(
+            br#"<testsuite>
+  <testcase classname="k.one" name="a" file="tests/one.py"/>
+  <testcase name="b"/>
+  <testcase classname="k.three" name="c"><failure/></testcase>
+  <testcase classname="k.four" name="d" file="tests/four.py"/>
+</testsuite>"#,
+        )
+        .unwrap();
+        let got: Vec<_> = cases
+            .iter()
+            .map(|c| {
+                (
+                    c.classname.as_str(),
+                    c.name.as_str(),
+                    c.file.as_deref(),
+                    c.outcome,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("k.one", "a", Some("tests/one.py"), Outcome::Passed),
+                ("", "b", None, Outcome::Passed),
+                ("k.three", "c", None, Outcome::Failed),
+                ("k.four", "d", Some("tests/four.py"), Outcome::Passed),
+            ]
+        );
+    }
+
+    #[test]
     fn repeated_records_fold_only_when_adjacent_in_one_suite() {
         let (cases, counts_read) = read_text(
             br#"<testsuites>
@@ -1504,7 +1645,7 @@ mod tests {
         let mut last = None;
         let counts_read = read_junit(file.path(), &mut |case| {
             seen += 1;
-            last = Some(case);
+            last = Some(case.clone());
         })
         .unwrap();
         assert_eq!(counts_read, expected);
