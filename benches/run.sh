@@ -77,6 +77,9 @@ if [[ ! -x /usr/bin/time ]]; then
     missing=1
 fi
 [[ $missing -eq 0 ]] || exit 2
+# The interpreter itself for the ElementTree peer: `python3` on PATH may be a wrapper (pyenv's
+# shim is a bash script that adds about 100 ms to every run), which is not the peer's cost.
+py=$(python3 -c 'import sys; print(sys.executable)')
 
 if [[ -z ${GUARD:-} ]]; then
     (cd "$root" && cargo build --release --quiet)
@@ -182,7 +185,7 @@ q() { printf '%q' "$1"; } # quote a word for the command strings hyperfine runs 
     echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
     echo "kernel: $(uname -r)"
     echo "guard: $("$GUARD" --version) ($GUARD)"
-    echo "python3: $(python3 --version 2>&1)"
+    echo "python3: $("$py" --version 2>&1) ($py)"
     echo "openssl: $(openssl version)"
     echo "sha256sum: $(sha256sum --version | head -1)"
     echo "git: $(git --version)"
@@ -234,18 +237,18 @@ for cases in "${junit_sizes[@]}"; do
         fail "guard score on $xml exited $?"
     got=$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["decision"], d["junit"]["cases"])' <<<"$json")
     [[ $got == "MERGE $cases" ]] || fail "guard score on $xml: expected 'MERGE $cases', got '$got'"
-    got=$(python3 "$here/et_peer.py" "$xml" | python3 -c 'import json,sys; print(json.load(sys.stdin)["cases"])')
+    got=$("$py" "$here/et_peer.py" "$xml" | python3 -c 'import json,sys; print(json.load(sys.stdin)["cases"])')
     [[ $got == "$cases" ]] || fail "ElementTree peer on $xml counted $got cases"
 
     echo "== junit: $cases cases, $bytes bytes"
     load_start
     hyperfine "${slow_runs[@]}" --style basic --export-json "$out/junit-$cases.json" \
         -n "guard score" "$(q "$GUARD") -C $(q "$jproj") score --junit $(q "$xml") --format json" \
-        -n "ElementTree" "python3 $(q "$here/et_peer.py") $(q "$xml")"
+        -n "ElementTree" "$(q "$py") $(q "$here/et_peer.py") $(q "$xml")"
     load_end
     printf 'junit-%s\t%s\t%s cases\t%s\n' "$cases" "$bytes" "$cases" "$other_load" >>"$out/groups.tsv"
     rss "junit-$cases guard score" "$GUARD" -C "$jproj" score --junit "$xml" --format json
-    rss "junit-$cases ElementTree" python3 "$here/et_peer.py" "$xml"
+    rss "junit-$cases ElementTree" "$py" "$here/et_peer.py" "$xml"
     RSS_EXIT=1 rss "junit-$cases guard score, REJECT with a finding per failure" \
         "$GUARD" -C "$jproj" score --junit "$xml" --format json --ledger qa/reject_ledger.toml
 done
