@@ -1230,6 +1230,10 @@ mod tests {
         assert_eq!(err.location, Some(Location::LineColumn(2, 1)));
         let err = read_text_err(b"<testsuites/>trailing");
         assert_eq!(err.message, "text after the end of the report");
+        // The position is the text's first non-blank byte, not the line break before it.
+        let err = read_text_err(b"<testsuites/>\n  trailing");
+        assert_eq!(err.message, "text after the end of the report");
+        assert_eq!(err.location, Some(Location::LineColumn(2, 3)));
         let err = read_text_err(b"<!-- only a comment -->\n");
         assert!(err.message.contains("no root element"), "{err}");
     }
