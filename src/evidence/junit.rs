@@ -346,7 +346,10 @@ impl<'s> Parser<'s> {
 
     fn run<R: BufRead>(&mut self, reader: &mut Reader<R>) -> Result<(), Failure> {
         let mut buf = Vec::with_capacity(4 * 1024);
-        let mut after_text = false;
+        // Nothing is skipped before quick-xml's first read: that read drops a byte order mark
+        // at the front of what it sees, so skipping blanks first would let a mark that is not
+        // at the start of the file (` \u{FEFF}<testsuite>`, not well-formed) pass unseen.
+        let mut after_text = true;
         loop {
             // quick-xml is between events here unless it just returned text (then it stands
             // on the `<` or `&` that ended the text), so skipping is safe only after markup.
@@ -1230,6 +1233,14 @@ mod tests {
         assert_eq!(err.location, Some(Location::LineColumn(2, 1)));
         let err = read_text_err(b"<testsuites/>trailing");
         assert_eq!(err.message, "text after the end of the report");
+        // A byte order mark anywhere but at the very start is text before the root.
+        for late_mark in [
+            &b" \xEF\xBB\xBF<testsuite><testcase name=\"a\"/></testsuite>"[..],
+            &b"\xEF\xBB\xBF\n\xEF\xBB\xBF<testsuite><testcase name=\"a\"/></testsuite>"[..],
+        ] {
+            let err = read_text_err(late_mark);
+            assert_eq!(err.message, "text before the root element");
+        }
         // The position is the text's first non-blank byte, not the line break before it.
         let err = read_text_err(b"<testsuites/>\n  trailing");
         assert_eq!(err.message, "text after the end of the report");
