@@ -73,6 +73,18 @@ pub fn read_junit(path: &Path, sink: &mut dyn FnMut(&TestCase)) -> Result<JunitC
     // quick-xml drops a UTF-8 byte order mark without counting it in its offsets; dropping it
     // here keeps every offset (and so every error position) true to the file.
     let bom = skip_utf8_bom(&mut input).map_err(|err| InputError::io(path, &err))?;
+    // quick-xml would drop a second mark as silently, but there it is U+FEFF before the root.
+    let again = input.fill_buf().map_err(|err| InputError::io(path, &err))?;
+    if bom > 0 && again.starts_with(UTF8_BOM) {
+        let bad = Bad {
+            offset: 0,
+            message: "text before the root element".into(),
+            hint: HINT_NOT_JUNIT.into(),
+            opened_at: None,
+            show_byte: false,
+        };
+        return Err(bad.into_input_error(path, bom));
+    }
     let mut reader = Reader::from_reader(input);
     // The parser matches end tags against its own stack of open elements, which it keeps
     // anyway to name an unclosed element; quick-xml keeping a second copy costs time.
@@ -159,14 +171,15 @@ fn byte_at(path: &Path, offset: u64) -> Option<u8> {
 
 /// Returns 3 when the file starts with a UTF-8 byte order mark (and consumes it), else 0.
 fn skip_utf8_bom(input: &mut impl BufRead) -> io::Result<u64> {
-    const BOM: &[u8] = b"\xEF\xBB\xBF";
     // A read this early returns the whole first block, so a BOM is never split.
-    if input.fill_buf()?.starts_with(BOM) {
-        input.consume(BOM.len());
-        return Ok(BOM.len() as u64);
+    if input.fill_buf()?.starts_with(UTF8_BOM) {
+        input.consume(UTF8_BOM.len());
+        return Ok(UTF8_BOM.len() as u64);
     }
     Ok(0)
 }
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The line and column (1-based, in bytes like `crate::error::line_column`) of each offset,
 /// reading `path` in blocks so that a 200 MB report is not loaded whole. Falls back to byte
@@ -1283,6 +1296,11 @@ mod tests {
         let (cases, _) =
             read_text(b"\xEF\xBB\xBF<testsuite><testcase name=\"a\"/></testsuite>").unwrap();
         assert_eq!(cases[0].name, "a");
+        // A second mark is U+FEFF as text before the root (quick-xml would drop it silently).
+        let err =
+            read_text_err(b"\xEF\xBB\xBF\xEF\xBB\xBF<testsuite><testcase name=\"a\"/></testsuite>");
+        assert_eq!(err.message, "text before the root element");
+        assert_eq!(err.location, Some(Location::LineColumn(1, 4)));
     }
 
     /// Every proper prefix of a real report that cuts into its content is an error, never a
