@@ -14,7 +14,8 @@
 #
 # A hook that is already there is never overwritten: it is kept as HOOK.guard-chained and
 # still runs first (its failure still rejects). Installing twice is harmless. core.hooksPath
-# is honoured.
+# is honoured. --server also sets receive.fsckObjects = true when neither it nor
+# transfer.fsckObjects is set (an existing setting is kept; --uninstall leaves it).
 set -euo pipefail
 
 die() { echo "error: $*" >&2; exit 2; }
@@ -35,7 +36,7 @@ while [ $# -gt 0 ]; do
     --gitea) flavour=gitea; shift ;;
     --uninstall) uninstall=true; shift ;;
     --guard) [ $# -ge 2 ] || die "--guard needs a path"; guard_bin="$2"; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
@@ -124,3 +125,17 @@ sed "s#@GUARD@#$quoted#" "$here/hooks/$hook" >"$tmp"
 chmod 0755 "$tmp"
 mv -f "$tmp" "$file"
 echo "installed $file (runs $guard_bin)" >&2
+
+if [ "$mode" = server ]; then
+  # git checks pushed objects (malformed trees, bad ids) only with fsck on; guard's hook
+  # warns on every push while it is off. A setting already made (either key, any scope) is
+  # the admin's decision and is kept.
+  receive="$(git -C "$target" config --get receive.fsckObjects || true)"
+  transfer="$(git -C "$target" config --get transfer.fsckObjects || true)"
+  if [ -z "$receive" ] && [ -z "$transfer" ]; then
+    git -C "$target" config receive.fsckObjects true
+    echo "set receive.fsckObjects = true in $git_dir/config: git checks the objects of every push" >&2
+  else
+    echo "kept receive.fsckObjects = ${receive:-unset}, transfer.fsckObjects = ${transfer:-unset} (guard's hook warns on each push while git does not check pushed objects)" >&2
+  fi
+fi

@@ -43,6 +43,13 @@ pub struct CheckOptions {
     /// others cannot break a rule, and describing them means reading every commit object of
     /// the range, which costs more than judging it.
     pub describe_all: bool,
+    /// The revision the policy was read from, when it is not the range's base (hooks: the
+    /// default branch's tip). The freeze file's lease rule and the allowed signers come from
+    /// it too, so a branch made at an old commit brings none of them back.
+    pub policy_revision: Option<Oid>,
+    /// A time at which every signing key must be valid as well as at the committer date,
+    /// which the committer writes (hooks: the time of the push).
+    pub signatures_valid_at: Option<jiff::Timestamp>,
 }
 
 /// One judged commit, for reports.
@@ -166,6 +173,16 @@ fn judge(
         Some(p) => p,
         None => load_policy(base_tree.as_ref(), &ledger_path, base_short.as_deref())?,
     };
+    // Where the policy came from: its freeze settings and allowed signers apply with it.
+    let policy_tree = match opts.policy_revision.filter(|&r| Some(r) != base) {
+        Some(r) => Some(GitTree::new(
+            repo,
+            r,
+            format!("commit {}", git::short_id(repo, r)),
+        )?),
+        None => None,
+    };
+    let policy_tree = policy_tree.as_ref().or(base_tree.as_ref());
     let protected = ProtectedSet::new(&policy, &ledger_path);
     let restore_from = base_short.clone().unwrap_or_else(|| "HEAD~".to_string());
 
@@ -173,7 +190,7 @@ fn judge(
     let mut summaries = Vec::new();
     let mut policy_changes = Vec::new();
     let mut agent_added_leases = 0;
-    let reject_if_agent_adds_lease = match &base_tree {
+    let reject_if_agent_adds_lease = match policy_tree {
         Some(t) => crate::score::load_freeze(t, &policy)
             .map(|f| f.reject_if_agent_adds_lease)
             .unwrap_or(true),
@@ -189,7 +206,7 @@ fn judge(
     // Signatures are checked when the policy needs proof of a human, or names signers.
     let needs_proof = policy.humans.require_signature || policy.agents.default_agent;
     let signers = load_signers(
-        base_tree.as_ref(),
+        policy_tree,
         &policy,
         opts.allowed_signers.as_deref(),
         needs_proof,
@@ -204,6 +221,7 @@ fn judge(
         pusher: opts.pusher.as_deref(),
         restore_from: &restore_from,
         describe_all: opts.describe_all,
+        signatures_valid_at: opts.signatures_valid_at,
     };
     let mut outcomes = judge_commits(repo, commits, &ctx)?;
     // A ledger changed inside the range may protect more (a new freeze file path, new
@@ -271,6 +289,14 @@ fn judge(
     };
     let mut stats = stats;
     stats.agent_added_leases = agent_added_leases;
+    findings.extend(tip_ledger_findings(
+        repo,
+        &policy,
+        base_tree.as_ref(),
+        (&tip_tree, tip),
+        &ledger_path,
+        opts.allowed_signers.is_none(),
+    )?);
 
     Ok(Report {
         policy: policy.source.describe(),
@@ -298,6 +324,7 @@ struct CommitContext<'a> {
     pusher: Option<&'a str>,
     restore_from: &'a str,
     describe_all: bool,
+    signatures_valid_at: Option<jiff::Timestamp>,
 }
 
 /// What judging one commit found.
@@ -368,7 +395,9 @@ fn judge_commit(
     let short = git::object_short_id(commit.as_object());
     let subject = git::summary(&commit);
     let who = git::identity(&commit, ctx.pusher);
-    let signature = ctx.signers.map(|s| commit_signature(repo, &commit, s));
+    let signature = ctx
+        .signers
+        .map(|s| commit_signature(repo, &commit, s, ctx.signatures_valid_at));
     let verified = signature.as_ref().is_some_and(SignatureStatus::is_verified);
     let pattern_agent = ctx.policy.agents.matched_agent(&who);
     let agent = pattern_agent.clone().or_else(|| {
@@ -573,11 +602,14 @@ fn load_signers(
     Ok(Some(signers))
 }
 
-/// What `commit`'s signature proves, checked at its committer date (as git does).
+/// What `commit`'s signature proves, checked at its committer date (as git does) and, when
+/// given, at `also_at` (the time of a push: a retired key signs nothing new, whatever date the
+/// commit claims).
 fn commit_signature(
     repo: &Repository,
     commit: &git2::Commit,
     signers: &AllowedSigners,
+    also_at: Option<jiff::Timestamp>,
 ) -> SignatureStatus {
     match repo.extract_signature(&commit.id(), None) {
         Err(e) if e.code() == git2::ErrorCode::NotFound => SignatureStatus::Unsigned,
@@ -589,7 +621,8 @@ fn commit_signature(
             let email = String::from_utf8_lossy(committer.email_bytes()).into_owned();
             let time = jiff::Timestamp::from_second(committer.when().seconds())
                 .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-            signers.verify(&sig, &payload, &email, time)
+            let times: Vec<jiff::Timestamp> = std::iter::once(time).chain(also_at).collect();
+            signers.verify_at(&sig, &payload, &email, &times)
         }
     }
 }
@@ -720,6 +753,75 @@ pub fn rewind_findings(
             .help("undo protected changes with a revert commit (it needs its human trailer), not a force push")
         })
         .collect())
+}
+
+/// What is wrong with the ledger the range leaves at its tip, and with the allowed-signers
+/// file it names (when `signers_from_ledger`: the server may name its own), if the range
+/// changed them. The next push reads them as its policy: one that does not parse or compile
+/// would leave every later push unjudgeable, its repair included, so it never lands.
+fn tip_ledger_findings(
+    repo: &Repository,
+    in_force: &Policy,
+    base: Option<&GitTree>,
+    (tip, tip_id): (&GitTree, Oid),
+    ledger_path: &str,
+    signers_from_ledger: bool,
+) -> anyhow::Result<Vec<Finding>> {
+    let entry = |t: &GitTree, path: &str| {
+        t.tree()
+            .get_path(Path::new(path))
+            .ok()
+            .map(|e| (e.id(), e.filemode()))
+    };
+    let changed = |path: &str| entry(tip, path) != base.and_then(|b| entry(b, path));
+    let commit = repo.find_commit(tip_id)?;
+    let invalid = |path: &str, problem: String| {
+        Finding::new(Code::LedgerInvalid, problem)
+            .path(path)
+            .commit(git::object_short_id(commit.as_object()), git::summary(&commit))
+            .help(format!(
+                "fix {path} in a new commit (or amend this one) until `guard lint` accepts it; as it is, no later push could be judged"
+            ))
+    };
+    let ledger_changed = changed(ledger_path);
+    let signers_path = if ledger_changed {
+        let text = match tip.read(ledger_path) {
+            // Deleted: the embedded ledger is next, and the deletion a protected change.
+            Ok(None) => return Ok(Vec::new()),
+            Ok(Some(bytes)) => String::from_utf8(bytes).map_err(|e| {
+                format!(
+                    "{ledger_path}: not UTF-8 (byte {})",
+                    e.utf8_error().valid_up_to()
+                )
+            }),
+            Err(e) => Err(e.to_string()),
+        };
+        let parsed = text.and_then(|text| {
+            Policy::parse(Path::new(ledger_path), &text, PolicySource::Embedded).map_err(|mut e| {
+                e.hint = None;
+                e.to_string()
+            })
+        });
+        match parsed {
+            Ok(policy) => policy.humans.allowed_signers,
+            Err(problem) => return Ok(vec![invalid(ledger_path, problem)]),
+        }
+    } else {
+        in_force.humans.allowed_signers.clone()
+    };
+    let Some(path) = signers_path.filter(|p| signers_from_ledger && (ledger_changed || changed(p)))
+    else {
+        return Ok(Vec::new());
+    };
+    let problem = match tip.read(&path) {
+        Ok(None) => format!("{path}: the allowed-signers file the ledger names does not exist"),
+        Err(e) => e.to_string(),
+        Ok(Some(bytes)) => match AllowedSigners::parse(&String::from_utf8_lossy(&bytes)) {
+            Ok(_) => return Ok(Vec::new()),
+            Err((line, message)) => format!("{path}:{line}: {message}"),
+        },
+    };
+    Ok(vec![invalid(&path, problem)])
 }
 
 /// The policy in force at `base` (the ledger at `ledger`, default `qa/merge_ledger.toml`, in

@@ -53,7 +53,9 @@ codes! {
     UnknownSigner => "unknown_signer", "a commit is signed by a key that is not in the allowed signers";
     SignerNotCommitter => "signer_not_committer", "the signing key's principals do not match the committer e-mail";
     ProtectedRewind => "protected_rewind", "a non-fast-forward update undoes protected changes with no commit that carries them";
-    SignatureExpired => "signature_expired", "the commit time is outside the signing key's validity window";
+    SignatureExpired => "signature_expired", "the commit time (or, in hooks, the time of the push) is outside the signing key's validity window";
+    ReplaceRef => "replace_ref", "a push creates or moves a replace ref (`refs/replace/*`), which changes what existing objects show";
+    LedgerInvalid => "ledger_invalid", "the ledger (or the allowed-signers file it names) that the range leaves does not parse or compile";
 }
 
 impl Serialize for Code {

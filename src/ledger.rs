@@ -360,9 +360,17 @@ impl Policy {
         }
         let protect = ProtectPolicy {
             paths: patterns,
-            set: protect_set
-                .build()
-                .map_err(|e| InputError::new(path, format!("`protect.paths`: {e}")))?,
+            // Each glob compiled alone; together they can exceed the engine's size limit.
+            set: protect_set.build().map_err(|e| {
+                let first = protect_paths.first().map_or(0..0, |p| p.span());
+                invalid(
+                    first,
+                    format!(
+                        "`protect.paths`: its {} patterns do not compile into one set ({e}); use fewer, broader globs",
+                        protect_paths.len()
+                    ),
+                )
+            })?,
         };
 
         let r = &raw.refs;

@@ -172,6 +172,18 @@ impl AllowedSigners {
         committer: &str,
         time: Timestamp,
     ) -> SignatureStatus {
+        self.verify_at(armored, payload, committer, &[time])
+    }
+
+    /// `verify`, with a key that must be valid at every one of `times`: the committer date,
+    /// which the committer writes, and in hooks the time of the push, which they do not.
+    pub fn verify_at(
+        &self,
+        armored: &[u8],
+        payload: &[u8],
+        committer: &str,
+        times: &[Timestamp],
+    ) -> SignatureStatus {
         let text = String::from_utf8_lossy(armored);
         if text.contains("-----BEGIN PGP SIGNATURE-----") {
             return SignatureStatus::Unsupported {
@@ -229,9 +241,11 @@ impl AllowedSigners {
             };
         }
         for s in &matching {
-            let after_ok = s.valid_after.is_none_or(|t| time >= t);
-            let before_ok = s.valid_before.is_none_or(|t| time <= t);
-            if after_ok && before_ok {
+            let valid = |time: &Timestamp| {
+                s.valid_after.is_none_or(|t| *time >= t)
+                    && s.valid_before.is_none_or(|t| *time <= t)
+            };
+            if times.iter().all(valid) {
                 return SignatureStatus::Verified {
                     principal: committer.to_string(),
                     key,
@@ -484,6 +498,21 @@ mod tests {
             .unwrap();
             assert!(matches!(
                 expired.verify(&sig, payload, "dev@example.com", noon),
+                SignatureStatus::Expired { .. }
+            ));
+            // Valid at the committer date, retired by the time of the push.
+            let retired = AllowedSigners::parse(&format!(
+                "dev@example.com valid-before=\"20260701\" {public}\n"
+            ))
+            .unwrap();
+            let push = "2026-08-01T00:00:00Z".parse::<Timestamp>().unwrap();
+            assert!(
+                retired
+                    .verify_at(&sig, payload, "dev@example.com", &[noon])
+                    .is_verified()
+            );
+            assert!(matches!(
+                retired.verify_at(&sig, payload, "dev@example.com", &[noon, push]),
                 SignatureStatus::Expired { .. }
             ));
             let early = AllowedSigners::parse(&format!(

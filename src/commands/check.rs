@@ -16,6 +16,9 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         allowed_signers: None,
         // The JSON report and --verbose list every commit; the text report only counts them.
         describe_all: args.verbose || args.format == crate::report::Format::Json,
+        // An audit reads the policy, and verifies signatures, as of the range's base.
+        policy_revision: None,
+        signatures_valid_at: None,
     };
     let report = check(&repo, &opts, today_utc())?;
     // Freeing the repository walks libgit2's caches (an entry per object looked up in a pack,

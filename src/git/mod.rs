@@ -22,6 +22,9 @@ pub fn open() -> anyhow::Result<Repository> {
     // when they entered the repository (index-pack, or receive-pack for a push), so guard
     // trusts the object database as git itself does on read.
     git2::opts::strict_hash_verification(false);
+    // guard reads the real objects: libgit2 (1.9) has no replace-ref support, so a
+    // `refs/replace/*` ref changes nothing it reads. It does honour `info/grafts` and
+    // `shallow`, files only an admin (or `receive.shallowUpdate`) writes.
     let repo = Repository::open_from_env().map_err(|e| {
         // libgit2 refuses a SHA-256 repository before it can be asked its format: say so,
         // rather than "not in a git repository".

@@ -11,7 +11,7 @@ use crate::check::{CheckOptions, judge_update, policy_at, rewind_findings};
 use crate::exit;
 use crate::findings::{Code, Finding};
 use crate::git::{self, range};
-use crate::hooks::{Messages, parse_id};
+use crate::hooks::{Messages, is_replace_ref, parse_id, replace_ref_finding};
 use crate::score::Artifacts;
 
 /// One line of pre-push input.
@@ -150,6 +150,9 @@ fn judge_line(
     (remote_default, ledger): (Option<Oid>, Option<&str>),
     today: Date,
 ) -> anyhow::Result<(Vec<Finding>, Option<String>)> {
+    if line.local.is_some() && is_replace_ref(&line.remote_ref) {
+        return Ok((vec![replace_ref_finding(&line.remote_ref)], None));
+    }
     // The remote's old tip, when this clone has it.
     let remote_old = line
         .remote
@@ -172,7 +175,10 @@ fn judge_line(
         })
         .map(|c| c.id());
     let base = remote_old.or(last_seen).or(remote_default);
-    let policy = policy_at(repo, base, ledger)?;
+    // Like the server: the remote default branch's ledger is in force for every ref, so a
+    // branch made at an old commit does not bring an old ledger back.
+    let policy_revision = remote_default.or(base);
+    let policy = policy_at(repo, policy_revision, ledger)?;
     if !policy.refs.protected.set.is_match(&line.remote_ref) {
         return Ok((Vec::new(), None));
     }
@@ -222,6 +228,8 @@ fn judge_line(
         artifacts,
         allowed_signers: None,
         describe_all: true,
+        policy_revision,
+        signatures_valid_at: Some(jiff::Timestamp::now()),
     };
     let report = judge_update(
         repo,

@@ -1,9 +1,11 @@
 //! `guard hook pre-receive`: judges every ref update of a push on the server. Reads all
 //! `<old> <new> <ref>` lines, opens the repository from git's environment (so quarantined
-//! objects are visible), judges each protected ref's new commits under the policy of its old
-//! tip (a new ref: the default branch), and rejects the whole push on any finding, on bad
-//! input, on an internal error, or when its own time runs out. It never writes to the
-//! repository; the only file it writes is the break-glass audit log.
+//! objects are visible), judges each protected ref's new commits under the policy of the
+//! default branch's current tip (or `guard.policyRef`'s), refuses replace refs, and rejects
+//! the whole push on any finding, on bad input, on an internal error, or when its own time
+//! runs out. It never writes to the repository; the only file it writes is the audit log
+//! (break-glass pushes, and deletions of protected refs so that re-creating one is judged as
+//! the rewind it is).
 
 use std::io::{BufRead, Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -17,8 +19,10 @@ use crate::check::{CheckOptions, judge_update, policy_at, rewind_findings};
 use crate::exit;
 use crate::findings::{Code, Finding};
 use crate::git::{self, range};
-use crate::hooks::server::{ServerConfig, bypass_reason, push_options_from_env, pusher_from_env};
-use crate::hooks::{Messages, parse_id};
+use crate::hooks::server::{
+    ServerConfig, bypass_reason, push_identities_from_env, push_options_from_env, pusher_from_env,
+};
+use crate::hooks::{Messages, is_replace_ref, parse_id, replace_ref_finding};
 use crate::ledger::Policy;
 use crate::score::Artifacts;
 
@@ -113,7 +117,14 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
             return exit::CANNOT_JUDGE;
         }
     };
+    if !config.fsck_objects {
+        let _ = err.write_all(
+            msg.warning("guard: receive.fsckObjects is off, so git does not check the pushed objects (malformed trees, bad ids); a server admin sets `git config receive.fsckObjects true`")
+                .as_bytes(),
+        );
+    }
     let pusher = pusher_from_env();
+    let identities = push_identities_from_env();
     let options = push_options_from_env();
 
     if let Some(reason) = bypass_reason(&options) {
@@ -143,8 +154,9 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
     let worker_updates = updates.clone();
     let worker_config = config.clone();
     let started = std::time::Instant::now();
+    let log_pusher = pusher.clone();
     std::thread::spawn(move || {
-        let result = judge_push(&worker_updates, &worker_config, pusher.as_deref(), today);
+        let result = judge_push(&worker_updates, &worker_config, &identities, today);
         let _ = tx.send(result);
     });
     // The time runs from the start of the judging, not from when this thread gets to wait:
@@ -197,6 +209,9 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
                 for line in &r.signers {
                     let _ = writeln!(err, "guard: {}: {line}", r.name);
                 }
+                for line in &r.warnings {
+                    let _ = err.write_all(msg.warning(&format!("{}: {line}", r.name)).as_bytes());
+                }
                 for f in &r.findings {
                     rejected = true;
                     let _ = err.write_all(msg.finding(&r.name, f).as_bytes());
@@ -222,6 +237,22 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
                 );
                 exit::REJECT
             } else {
+                if let Err(e) = remember_deletions(&config, log_pusher.as_deref(), &results) {
+                    let _ = err.write_all(msg.error(&format!("guard: {e:#}")).as_bytes());
+                    let _ = err.write_all(
+                        msg.hint("guard must remember a deleted protected ref, so that re-creating it is judged; ask a server admin to fix guard.auditLog")
+                            .as_bytes(),
+                    );
+                    return exit::CANNOT_JUDGE;
+                }
+                if config.audit_log.is_none() {
+                    for r in results.iter().filter(|r| r.deleted.is_some()) {
+                        let _ = err.write_all(
+                            msg.warning(&format!("{}: deleted; the server has no guard.auditLog, so guard cannot remember it, and the ref made again later is judged as a new ref, not as the rewind it may be", r.name))
+                                .as_bytes(),
+                        );
+                    }
+                }
                 let _ = writeln!(
                     err,
                     "guard: {} ref update(s) accepted, {judged} commit(s) judged",
@@ -243,34 +274,106 @@ pub struct RefVerdict {
     pub unjudged: Option<String>,
     /// `<short id> <who signed>` per judged commit, when signatures were checked.
     pub signers: Vec<String>,
+    /// What the pusher should know that does not reject the update.
+    pub warnings: Vec<String>,
+    /// The old tip, when the update deletes a protected ref.
+    pub deleted: Option<String>,
+}
+
+/// What every update of one push is judged by.
+struct PushContext<'a> {
+    config: &'a ServerConfig,
+    /// The default branch: its ref name and tip.
+    default: (Option<String>, Option<Oid>),
+    /// The policy ref (`guard.policyRef`, else the default branch): its name and tip.
+    policy_ref: (Option<String>, Option<Oid>),
+    /// The ledger at the policy ref's tip: in force for every ref.
+    policy: Policy,
+    /// The audit log's text, when it is configured and the push creates a ref.
+    audit_log: Option<String>,
+    identities: &'a [String],
+    today: Date,
+    now: jiff::Timestamp,
 }
 
 /// Judges every update.
 fn judge_push(
     updates: &[RefUpdate],
     config: &ServerConfig,
-    pusher: Option<&str>,
+    identities: &[String],
     today: Date,
 ) -> anyhow::Result<Vec<RefVerdict>> {
     let repo = git::open()?;
-    let (default_name, default_tip) = default_branch(&repo, config)?;
+    let default = default_branch(&repo, config)?;
+    let policy_ref = match &config.policy_ref {
+        None => default.clone(),
+        Some(name) => {
+            let name = full_ref_name(name);
+            let tip = ref_tip(&repo, &name, "the policy ref")?;
+            (Some(name), tip)
+        }
+    };
+    if policy_ref.1.is_none() && repo.references()?.flatten().next().is_some() {
+        bail!(
+            "the policy ref ({}) does not exist, so no push has a policy to be judged by; a server admin creates it or unsets `guard.policyRef`",
+            policy_ref.0.as_deref().unwrap_or("HEAD")
+        );
+    }
+    // The policy in force is never older than the policy ref's current ledger: a ref made at
+    // an old commit (or left behind) does not bring an old ledger back. A push that edits the
+    // ledger on the policy ref itself is judged by the ledger it replaces: its old tip.
+    let policy = policy_at(&repo, policy_ref.1, config.ledger.as_deref())?;
+    let creates = updates.iter().any(|u| u.old.is_none() && u.new.is_some());
+    let audit_log = match &config.audit_log {
+        Some(log) if creates => match std::fs::read_to_string(log) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
+            Err(e) => bail!(
+                "cannot read the audit log {} ({e}), which says which refs were deleted",
+                log.display()
+            ),
+        },
+        _ => None,
+    };
+    let ctx = PushContext {
+        config,
+        default,
+        policy_ref,
+        policy,
+        audit_log,
+        identities,
+        today,
+        now: jiff::Timestamp::now(),
+    };
     let mut out = Vec::new();
     for update in updates {
-        let verdict = judge_ref(
-            &repo,
-            config,
-            update,
-            (default_name.as_deref(), default_tip),
-            pusher,
-            today,
-        )
-        .with_context(|| update.name.clone())?;
+        let verdict = judge_ref(&repo, &ctx, update).with_context(|| update.name.clone())?;
         out.push(verdict);
     }
     Ok(out)
 }
 
-/// The tip of the default branch: `guard.defaultBranch`, else what HEAD points at.
+/// `main` is `refs/heads/main`; a name starting `refs/` is taken as it is.
+fn full_ref_name(name: &str) -> String {
+    if name.starts_with("refs/") {
+        name.to_string()
+    } else {
+        format!("refs/heads/{name}")
+    }
+}
+
+/// The commit `name` points at, if the ref exists.
+fn ref_tip(repo: &Repository, name: &str, what: &str) -> anyhow::Result<Option<Oid>> {
+    match repo.find_reference(name) {
+        Ok(r) => Ok(Some(
+            r.peel_to_commit()
+                .with_context(|| format!("{what} {name}"))?
+                .id(),
+        )),
+        Err(_) => Ok(None),
+    }
+}
+
 /// The default branch: its ref name and tip. `guard.defaultBranch`, else what HEAD points
 /// at. A repository with refs but no resolvable default branch cannot be judged: new refs
 /// would otherwise be judged under the embedded policy, not the project's.
@@ -279,20 +382,15 @@ fn default_branch(
     config: &ServerConfig,
 ) -> anyhow::Result<(Option<String>, Option<Oid>)> {
     let name = match &config.default_branch {
-        Some(b) if b.starts_with("refs/") => Some(b.clone()),
-        Some(b) => Some(format!("refs/heads/{b}")),
+        Some(b) => Some(full_ref_name(b)),
         None => repo
             .find_reference("HEAD")
             .ok()
             .and_then(|h| h.symbolic_target().ok().flatten().map(|s| s.to_string())),
     };
-    let tip = match name.as_deref().map(|n| repo.find_reference(n)) {
-        Some(Ok(r)) => Some(
-            r.peel_to_commit()
-                .with_context(|| format!("default branch {}", name.as_deref().unwrap_or("")))?
-                .id(),
-        ),
-        _ => None,
+    let tip = match name.as_deref() {
+        Some(n) => ref_tip(repo, n, "default branch")?,
+        None => None,
     };
     if tip.is_none() && repo.references()?.flatten().next().is_some() {
         bail!(
@@ -316,11 +414,8 @@ fn peel_commit(repo: &Repository, id: &str, what: &str) -> anyhow::Result<Oid> {
 
 fn judge_ref(
     repo: &Repository,
-    config: &ServerConfig,
+    ctx: &PushContext,
     update: &RefUpdate,
-    (default_name, default_tip): (Option<&str>, Option<Oid>),
-    pusher: Option<&str>,
-    today: Date,
 ) -> anyhow::Result<RefVerdict> {
     let verdict = |findings: Vec<Finding>, commits: usize, unjudged: Option<String>| RefVerdict {
         name: update.name.clone(),
@@ -328,69 +423,106 @@ fn judge_ref(
         commits,
         unjudged,
         signers: Vec::new(),
+        warnings: Vec::new(),
+        deleted: None,
     };
+    // Whatever `[refs] protected` says: the ref is not a commit to judge, and it changes
+    // what the commits already judged show.
+    if update.new.is_some() && is_replace_ref(&update.name) {
+        return Ok(verdict(vec![replace_ref_finding(&update.name)], 0, None));
+    }
+    let config = ctx.config;
+    let ledger = config.ledger.as_deref();
+    let policy = &ctx.policy;
+    let default_tip = ctx.default.1;
+    let is_default = ctx.default.0.as_deref() == Some(update.name.as_str());
+    let is_policy = ctx.policy_ref.0.as_deref() == Some(update.name.as_str());
+    if !policy.refs.protected.set.is_match(&update.name) && !is_default && !is_policy {
+        return Ok(verdict(Vec::new(), 0, None));
+    }
+    let Some(new_id) = &update.new else {
+        // The default branch (and the policy ref) carry the policy every push is judged by:
+        // never deleted here (deleting and re-creating one would judge pushes under the
+        // embedded policy).
+        let f = if is_default || is_policy {
+            Finding::new(
+                Code::RefDeletion,
+                if is_default {
+                    "the push deletes the default branch, which every push is judged against"
+                } else {
+                    "the push deletes the policy ref (guard.policyRef), whose ledger judges every push"
+                },
+            )
+            .help("ask a server admin; guard never lets a push delete the ref the policy comes from")
+        } else if policy.refs.allow_delete {
+            let mut v = verdict(Vec::new(), 0, None);
+            v.deleted = update.old.clone();
+            return Ok(v);
+        } else {
+            Finding::new(Code::RefDeletion, "the push deletes a protected ref")
+                .help("the ledger's [refs] allow_delete = false; ask a server admin")
+        };
+        return Ok(verdict(vec![f], 0, None));
+    };
+    // Peeled only now: a deletion needs no commit (the ref may hold a blob or tree).
     let old = match &update.old {
         Some(id) => Some(peel_commit(repo, id, "old")?),
         None => None,
     };
-    // The policy in force: the old tip's, or for a new ref the default branch's.
-    let base = old.or(default_tip);
-    let ledger = config.ledger.as_deref();
-    let policy = policy_at(repo, base, ledger)?;
-    let is_default = default_name == Some(update.name.as_str());
-    if !policy.refs.protected.set.is_match(&update.name) && !is_default {
-        return Ok(verdict(Vec::new(), 0, None));
-    }
-    let Some(new_id) = &update.new else {
-        // The default branch carries the policy new refs are judged by: never deleted here
-        // (deleting and re-creating it would judge it under the embedded policy).
-        if policy.refs.allow_delete && !is_default {
-            return Ok(verdict(Vec::new(), 0, None));
-        }
-        if is_default {
-            let f = Finding::new(
-                Code::RefDeletion,
-                "the push deletes the default branch, whose ledger judges new refs",
-            )
-            .help("ask a server admin; guard never lets a push delete the default branch");
-            return Ok(verdict(vec![f], 0, None));
-        }
-        let f = Finding::new(Code::RefDeletion, "the push deletes a protected ref")
-            .help("the ledger's [refs] allow_delete = false; ask a server admin");
-        return Ok(verdict(vec![f], 0, None));
-    };
     let new = peel_commit(repo, new_id, "new")?;
-    let hide: Vec<Oid> = match old {
-        Some(o) => vec![o],
-        None => default_tip.into_iter().collect(),
-    };
+    let base = old.or(default_tip);
+    let hide: Vec<Oid> = base.into_iter().collect();
     let commits = range::commits(repo, new, &hide)?;
 
     let mut findings = Vec::new();
+    let mut warnings = Vec::new();
     if let Some(old) = old {
-        findings.extend(rewind_findings(repo, &policy, old, new, ledger)?);
+        findings.extend(rewind_findings(repo, policy, old, new, ledger)?);
+    } else if let Some(deleted) = ctx
+        .audit_log
+        .as_deref()
+        .and_then(|log| deleted_tip(log, &update.name))
+    {
+        findings.extend(recreation_findings(
+            repo,
+            policy,
+            &deleted,
+            new,
+            ledger,
+            &mut warnings,
+        )?);
     }
-    let artifacts = server_artifacts(repo, config, &policy, new, &mut findings)?;
+    let artifacts = server_artifacts(repo, config, policy, new, &mut findings)?;
+    // A push is an agent's when any identity the server names for it is: that one is
+    // matched (and named in the findings), else the authenticated pusher.
+    let pusher = ctx
+        .identities
+        .iter()
+        .find(|id| policy.agents.pushers.first_match(id).is_some())
+        .or(ctx.identities.first());
     // A push brings few commits: each is described, so that the pusher learns who signed it.
     let opts = CheckOptions {
         range: None,
         ledger: ledger.map(str::to_string),
-        pusher: pusher.map(str::to_string),
+        pusher: pusher.cloned(),
         artifacts,
         allowed_signers: config.allowed_signers.clone(),
         describe_all: true,
+        policy_revision: ctx.policy_ref.1,
+        // A key retired before the push signs nothing new, whatever date a commit claims.
+        signatures_valid_at: Some(ctx.now),
     };
     // A base that came in by break-glass never passed the gate: hash its fixtures again.
     let trust = !base.is_some_and(|b| bypassed_tip(config, b));
     let report = judge_update(
         repo,
-        policy,
+        policy.clone(),
         base,
         new,
         &commits,
         &update.name,
         &opts,
-        today,
+        ctx.today,
         trust,
     )?;
     findings.extend(report.findings);
@@ -400,7 +532,120 @@ fn judge_ref(
         report.unjudged.map(|e| e.to_string()),
     );
     v.signers = signer_lines(report.history.as_ref());
+    v.warnings = warnings;
     Ok(v)
+}
+
+/// Where the audit log last saw the ref `name` deleted: its tip then. A ref moved or made
+/// after that (by break-glass) was not deleted since, as far as guard knows. Lines that are
+/// not JSON are skipped: only guard writes the log, one whole line per write.
+fn deleted_tip(log: &str, name: &str) -> Option<String> {
+    let mut last = None;
+    for line in log.lines() {
+        let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        for r in entry["refs"].as_array().into_iter().flatten() {
+            if r["ref"].as_str() == Some(name) {
+                last = match (r["old"].as_str(), r["new"].as_str()) {
+                    (Some(old), None) => Some(old.to_string()),
+                    _ => None,
+                };
+            }
+        }
+    }
+    last
+}
+
+/// A ref made again after a deletion: judged as a force push from the tip it was deleted at,
+/// or deleting it and making it again at an old commit would rewind it in two pushes.
+///
+/// Only a deletion guard remembers counts. A ref made for the first time at an old commit
+/// is not a rewind: maintenance branches and tags on old releases are made that way, and no
+/// ref of that name held newer protected content. The older content reaches the default
+/// branch only by a merge (judged: taking an ancestor's protected content back is the merge's
+/// own edit) or a fast-forward of it (a rewind, judged as one).
+fn recreation_findings(
+    repo: &Repository,
+    policy: &Policy,
+    deleted: &str,
+    new: Oid,
+    ledger: Option<&str>,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<Vec<Finding>> {
+    let old = Oid::from_str(deleted)
+        .ok()
+        .and_then(|id| repo.find_object(id, None).ok()?.peel_to_commit().ok());
+    let Some(old) = old else {
+        // Pruned since: unreachable for weeks (git gc's grace period), so no ref kept what
+        // it held; there is nothing left to compare with.
+        warnings.push(format!(
+            "re-created; the tip it was deleted at ({deleted}) is gone from the repository, so it is judged as a new ref"
+        ));
+        return Ok(Vec::new());
+    };
+    let short = git::short_id(repo, old.id());
+    Ok(rewind_findings(repo, policy, old.id(), new, ledger)?
+        .into_iter()
+        .map(|mut f| {
+            f.message = format!(
+                "re-created after it was deleted at {short} (guard.auditLog): {}",
+                f.message
+            );
+            f.help = Some(format!(
+                "make the ref again at {short} (or a commit after it), and undo protected changes with a revert commit (it needs its human trailer)"
+            ));
+            f
+        })
+        .collect())
+}
+
+/// Appends the deletions of protected refs this push makes to the audit log, so that making
+/// one of them again is judged against the tip it had. Written only once the whole push is
+/// accepted; a deletion git then fails to apply leaves an entry naming a tip the ref really
+/// had, which is harmless.
+fn remember_deletions(
+    config: &ServerConfig,
+    pusher: Option<&str>,
+    results: &[RefVerdict],
+) -> anyhow::Result<()> {
+    let Some(log) = &config.audit_log else {
+        return Ok(());
+    };
+    let refs: Vec<serde_json::Value> = results
+        .iter()
+        .filter_map(|r| {
+            r.deleted
+                .as_ref()
+                .map(|old| serde_json::json!({"ref": r.name, "old": old, "new": null}))
+        })
+        .collect();
+    if refs.is_empty() {
+        return Ok(());
+    }
+    append_log_line(
+        log,
+        serde_json::json!({
+            "time_utc": jiff::Timestamp::now().to_string(),
+            "event": "guard.delete",
+            "pusher": pusher,
+            "refs": refs,
+        }),
+    )
+}
+
+/// One write of one line in append mode: concurrent pushes do not interleave lines.
+fn append_log_line(log: &Path, line: serde_json::Value) -> anyhow::Result<()> {
+    let mut text = line.to_string();
+    text.push('\n');
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .with_context(|| format!("cannot open the audit log {}", log.display()))?;
+    file.write_all(text.as_bytes())
+        .with_context(|| format!("cannot write the audit log {}", log.display()))?;
+    Ok(())
 }
 
 /// Who signed each judged commit, for the pusher, when signatures were checked.
@@ -511,24 +756,16 @@ fn break_glass(
         .iter()
         .map(|u| serde_json::json!({"ref": u.name, "old": u.old, "new": u.new}))
         .collect();
-    let line = serde_json::json!({
-        "time_utc": jiff::Timestamp::now().to_string(),
-        "event": "guard.bypass",
-        "pusher": pusher,
-        "reason": reason,
-        "refs": refs,
-    });
-    let mut text = line.to_string();
-    text.push('\n');
-    // One write of one line in append mode: concurrent pushes do not interleave lines.
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .with_context(|| format!("cannot open the audit log {}", log.display()))?;
-    file.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write the audit log {}", log.display()))?;
-    Ok(())
+    append_log_line(
+        log,
+        serde_json::json!({
+            "time_utc": jiff::Timestamp::now().to_string(),
+            "event": "guard.bypass",
+            "pusher": pusher,
+            "reason": reason,
+            "refs": refs,
+        }),
+    )
 }
 
 #[cfg(test)]
@@ -549,6 +786,34 @@ mod tests {
         assert_eq!(updates[0].old, None);
         assert_eq!(updates[0].new.as_deref(), Some(a.as_str()));
         assert_eq!(updates[1].new, None);
+    }
+
+    #[test]
+    fn the_last_deletion_of_a_ref_in_the_audit_log() {
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        let deleted = |r: &str, old: &str| {
+            format!(
+                "{{\"event\":\"guard.delete\",\"refs\":[{{\"ref\":\"{r}\",\"old\":\"{old}\",\"new\":null}}]}}\n"
+            )
+        };
+        let moved = |r: &str, new: &str| {
+            format!(
+                "{{\"event\":\"guard.bypass\",\"refs\":[{{\"ref\":\"{r}\",\"old\":null,\"new\":\"{new}\"}}]}}\n"
+            )
+        };
+        let log = format!(
+            "{}not json\n{}",
+            deleted("refs/heads/x", &a),
+            deleted("refs/heads/y", &b)
+        );
+        assert_eq!(deleted_tip(&log, "refs/heads/x"), Some(a.clone()));
+        assert_eq!(deleted_tip(&log, "refs/heads/z"), None);
+        // Deleted again later: that tip counts.
+        let log = format!("{log}{}", deleted("refs/heads/x", &b));
+        assert_eq!(deleted_tip(&log, "refs/heads/x"), Some(b.clone()));
+        // Made again by break-glass after the deletion: no deletion since.
+        let log = format!("{log}{}", moved("refs/heads/x", &a));
+        assert_eq!(deleted_tip(&log, "refs/heads/x"), None);
     }
 
     #[test]

@@ -25,6 +25,12 @@ pub struct ServerConfig {
     /// `guard.ledger`: the ledger's path inside each revision, for projects that keep it
     /// elsewhere than `qa/merge_ledger.toml`.
     pub ledger: Option<String>,
+    /// `guard.policyRef`: the ref whose ledger is in force for every push (else the default
+    /// branch's).
+    pub policy_ref: Option<String>,
+    /// Whether git checks the pushed objects (`receive.fsckObjects`, else
+    /// `transfer.fsckObjects`, as receive-pack reads them).
+    pub fsck_objects: bool,
 }
 
 impl ServerConfig {
@@ -70,26 +76,102 @@ impl ServerConfig {
             artifacts: string("guard.artifacts"),
             allowed_signers: string("guard.allowedSigners").map(PathBuf::from),
             ledger: string("guard.ledger"),
+            policy_ref: string("guard.policyRef"),
+            fsck_objects: fsck_objects(&config),
         })
     }
 }
 
+/// `receive.fsckObjects`, falling back to `transfer.fsckObjects`, as receive-pack reads them:
+/// from `git -c` settings passed down in the environment first, then the config files.
+fn fsck_objects(config: &git2::Config) -> bool {
+    let env = |k: &str| std::env::var(k).ok();
+    let setting = |key: &str| command_line_bool(key, env).or_else(|| config.get_bool(key).ok());
+    setting("receive.fsckObjects")
+        .or_else(|| setting("transfer.fsckObjects"))
+        .unwrap_or(false)
+}
+
+/// A boolean that `git -c KEY=VALUE` (or a forge running git that way) passed to the hook:
+/// in `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, or in
+/// `GIT_CONFIG_PARAMETERS`, where git writes each setting as `'key'='value'` with the key
+/// lowercased. It only decides whether a warning is printed, so a form it misses costs a
+/// warning, nothing more.
+fn command_line_bool(key: &str, env: impl Fn(&str) -> Option<String>) -> Option<bool> {
+    let parse = |v: &str| match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Some(true),
+        "false" | "no" | "off" | "0" | "" => Some(false),
+        _ => None,
+    };
+    let count: usize = env("GIT_CONFIG_COUNT")
+        .and_then(|c| c.trim().parse().ok())
+        .unwrap_or(0);
+    let mut found = None;
+    for i in 0..count.min(1000) {
+        let k = env(&format!("GIT_CONFIG_KEY_{i}")).unwrap_or_default();
+        if k.eq_ignore_ascii_case(key) {
+            let v = env(&format!("GIT_CONFIG_VALUE_{i}")).unwrap_or_default();
+            found = parse(&v).or(found);
+        }
+    }
+    if found.is_some() {
+        return found;
+    }
+    let params = env("GIT_CONFIG_PARAMETERS")?;
+    let key = key.to_ascii_lowercase();
+    [("true", true), ("false", false)]
+        .iter()
+        .filter_map(|(v, b)| params.rfind(&format!("'{key}'='{v}'")).map(|at| (at, *b)))
+        .max()
+        .map(|(_, b)| b)
+}
+
+fn env_var(key: &str) -> Option<String> {
+    std::env::var(key).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The signer of a signed push: a good signature on a certificate with a fresh nonce (a
+/// replayed certificate, whose nonce status is other than OK, names nobody).
+fn push_cert_signer() -> Option<String> {
+    (env_var("GIT_PUSH_CERT_STATUS").as_deref() == Some("G")
+        && env_var("GIT_PUSH_CERT_NONCE_STATUS").as_deref() == Some("OK"))
+    .then(|| env_var("GIT_PUSH_CERT_SIGNER"))
+    .flatten()
+}
+
 /// The authenticated pusher as the forge exports it, first found wins: GitHub Enterprise,
-/// GitLab, Gitea/Forgejo, a good signed push certificate, then HTTP authentication.
+/// GitLab, Gitea/Forgejo, gitolite, a good signed push certificate, then HTTP
+/// authentication. This is who may break glass.
 pub fn pusher_from_env() -> Option<String> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-    var("GITHUB_USER_LOGIN")
-        .or_else(|| var("GL_USERNAME"))
-        .or_else(|| var("GITEA_PUSHER_NAME"))
-        .or_else(|| {
-            // A good signature on a certificate with a fresh nonce: a replayed certificate
-            // (nonce status other than OK) names nobody.
-            (var("GIT_PUSH_CERT_STATUS").as_deref() == Some("G")
-                && var("GIT_PUSH_CERT_NONCE_STATUS").as_deref() == Some("OK"))
-            .then(|| var("GIT_PUSH_CERT_SIGNER"))
-            .flatten()
-        })
-        .or_else(|| var("REMOTE_USER"))
+    env_var("GITHUB_USER_LOGIN")
+        .or_else(|| env_var("GL_USERNAME"))
+        .or_else(|| env_var("GITEA_PUSHER_NAME"))
+        .or_else(|| env_var("GL_USER"))
+        .or_else(push_cert_signer)
+        .or_else(|| env_var("REMOTE_USER"))
+}
+
+/// Every identity the server names for this push, matched against `[agents] pushers`: the
+/// pusher under each variable a forge sets (Gitea/Forgejo's e-mail as well as its name),
+/// and the author of the pull request that GitHub Enterprise's merge button merges: merging
+/// an agent's pull request lands the agent's work, so the push is the agent's. None of these
+/// come from the pusher's side (push options do, and are never read here).
+pub fn push_identities_from_env() -> Vec<String> {
+    let mut out: Vec<String> = [
+        "GITHUB_USER_LOGIN",
+        "GITHUB_PULL_REQUEST_AUTHOR_LOGIN",
+        "GL_USERNAME",
+        "GITEA_PUSHER_NAME",
+        "GITEA_PUSHER_EMAIL",
+        "GL_USER",
+    ]
+    .iter()
+    .filter_map(|k| env_var(k))
+    .chain(push_cert_signer())
+    .chain(env_var("REMOTE_USER"))
+    .collect();
+    out.dedup();
+    out
 }
 
 /// The push options (`git push -o ...`), which git passes only when the server advertises
@@ -129,5 +211,34 @@ mod tests {
             Some("")
         );
         assert_eq!(bypass_reason(&["guard.bypassed=x".to_string()]), None);
+    }
+
+    #[test]
+    fn fsck_setting_from_git_config_parameters() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(name, _)| *name == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let params = env(&[(
+            "GIT_CONFIG_PARAMETERS",
+            "'receive.fsckobjects'='false' 'core.x'='y' 'receive.fsckobjects'='true'",
+        )]);
+        assert_eq!(command_line_bool("receive.fsckObjects", params), Some(true));
+        assert_eq!(command_line_bool("transfer.fsckObjects", params), None);
+        let counted = env(&[
+            ("GIT_CONFIG_COUNT", "2"),
+            ("GIT_CONFIG_KEY_0", "Transfer.FsckObjects"),
+            ("GIT_CONFIG_VALUE_0", "yes"),
+            ("GIT_CONFIG_KEY_1", "transfer.fsckobjects"),
+            ("GIT_CONFIG_VALUE_1", "off"),
+        ]);
+        assert_eq!(
+            command_line_bool("transfer.fsckObjects", counted),
+            Some(false)
+        );
+        assert_eq!(command_line_bool("receive.fsckObjects", env(&[])), None);
     }
 }

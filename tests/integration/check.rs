@@ -1479,3 +1479,50 @@ fn paths_a_ledger_change_newly_protects_are_protected_for_the_rest_of_the_range(
     assert_eq!(f["path"], "qa/leases.toml");
     assert_eq!(f["commit"], p.short(&agent));
 }
+
+// Issue 10: replace refs and the ledger a range leaves behind.
+
+#[test]
+fn guard_reads_the_real_objects_when_a_replace_ref_exists() {
+    let (p, base) = repo();
+    unrelated(&p, "src/app.py", "Bump the version");
+    // Point the fixture's blob at other bytes: git itself now shows those.
+    let blob = p.rev("HEAD:tests/fixtures/invoice.json");
+    p.write(".git/agent-bytes", INVOICE_V2);
+    let agent = p.git_cmd(&["hash-object", "-w", ".git/agent-bytes"]);
+    p.git_cmd(&["replace", &blob, agent.trim()]);
+    assert_eq!(
+        p.git_cmd(&["show", "HEAD:tests/fixtures/invoice.json"]),
+        INVOICE_V2
+    );
+    // guard hashes the real blob, which matches the lockfile. (`guard_both_walks` is not
+    // used: git writes no commit-graph while replace refs exist.)
+    let run = p.guard(&["check", &since(&base), "--format", "json"]);
+    expect(&run, 0, &[]);
+}
+
+#[test]
+fn range_that_leaves_a_ledger_that_does_not_parse_is_rejected() {
+    let (p, base) = repo();
+    let text = format!("{LEDGER}\n[freeze]\nfile = \"qa/other.toml\"\n");
+    let dup_line = text.lines().count() - 1;
+    p.write("qa/merge_ledger.toml", &text);
+    let c = p.commit_as(HUMAN, "Tweak the ledger\n\nLedger-Change: human\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["ledger_invalid"]);
+    let f = only(&run.json(), "ledger_invalid");
+    assert_eq!(f["path"], "qa/merge_ledger.toml");
+    assert_eq!(f["commit"], p.short(&c));
+    let message = f["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("qa/merge_ledger.toml:{dup_line}:")),
+        "{message}"
+    );
+    // A ledger the range does not change is not read again.
+    let run = check(&p, &format!("{c}..{c}"));
+    assert_eq!(
+        run.code, 2,
+        "the base's own ledger cannot be read: {}",
+        run.stderr
+    );
+}

@@ -32,6 +32,9 @@ const FORGE_VARS: &[&str] = &[
     "GIT_PUSH_CERT_STATUS",
     "GIT_PUSH_CERT_NONCE_STATUS",
     "REMOTE_USER",
+    "GITHUB_PULL_REQUEST_AUTHOR_LOGIN",
+    "GITEA_PUSHER_EMAIL",
+    "GL_USER",
 ];
 
 /// A small ledger: no property tests required (no test runs here), an agent e-mail,
@@ -1765,4 +1768,412 @@ fn fixtures_are_hashed_again_after_a_break_glass_push() {
     s.human_change("NOTES.md", "Notes");
     s.push(&["origin", "main"])
         .assert_rejected_with("remote: error: refs/heads/main: [fixture_digest]");
+}
+
+// Issue 10: what a push can change besides commits (replace refs, ref lifecycle, the ledger
+// itself), the forge's identities, and the server's own object checks.
+
+/// The lockfile line for one golden fixture, hashed by coreutils.
+fn golden_lock(contents: &str) -> String {
+    format!(
+        "{{\"files\": {{\"tests/fixtures/golden.csv\": \"{}\"}}}}\n",
+        crate::support::sha256sum(contents.as_bytes())
+    )
+}
+
+/// A server whose `main` holds a locked golden fixture; its blob id.
+fn server_with_golden_fixture() -> (Server, String) {
+    let s = Server::new("");
+    write_in(&s.work, "tests/fixtures/golden.csv", "a,b\n1,2\n");
+    write_in(&s.work, "qa/fixtures.lock.json", &golden_lock("a,b\n1,2\n"));
+    s.commit("Add a golden file\n\nFixture-Lock: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    let blob = s.git(&["rev-parse", "main:tests/fixtures/golden.csv"]);
+    (s, blob)
+}
+
+/// Writes `contents` as a blob into the repository at `dir` (outside any work tree); its id.
+fn blob_in(s: &Server, dir: &Path, contents: &str) -> String {
+    let file = tempfile::NamedTempFile::new_in(s.home()).unwrap();
+    std::fs::write(file.path(), contents).unwrap();
+    s.git_in(dir, &["hash-object", "-w", file.path().to_str().unwrap()])
+}
+
+#[test]
+fn replace_refs_are_refused_and_notes_pass() {
+    let (s, blob) = server_with_golden_fixture();
+    // The agent's bytes stand in for the fixture without a commit: git show, git archive and
+    // a clone that fetches replace refs would all see them.
+    let agent_blob = blob_in(&s, &s.work, "a,b\n1,3\n");
+    s.git(&["replace", &blob, &agent_blob]);
+    assert_eq!(
+        s.git(&["show", "main:tests/fixtures/golden.csv"]),
+        "a,b\n1,3",
+        "git honours the replace ref locally"
+    );
+    let name = format!("refs/replace/{blob}");
+    let pushed = s.push(&["origin", &name]);
+    pushed.assert_rejected_with(&format!("remote: error: {name}: [replace_ref]"));
+    assert!(
+        pushed.has_line_starting("remote: hint: "),
+        "{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref(&name), None);
+
+    // One an admin made on the server can be removed by a push, not moved.
+    let admin_blob = blob_in(&s, &s.bare, "a,b\n1,4\n");
+    s.bare_git(&["update-ref", &name, &admin_blob]);
+    s.push(&["--force", "origin", &name])
+        .assert_rejected_with(&format!("remote: error: {name}: [replace_ref]"));
+    assert_eq!(s.server_ref(&name), Some(admin_blob));
+    s.push(&["origin", &format!(":{name}")]).assert_accepted();
+    assert_eq!(s.server_ref(&name), None);
+
+    // Notes annotate commits; they change no object: a notes ref passes.
+    s.git(&["notes", "add", "-m", "Reviewed", "main"]);
+    s.push(&["origin", "refs/notes/commits"]).assert_accepted();
+    assert!(s.server_ref("refs/notes/commits").is_some());
+}
+
+#[test]
+fn branch_made_at_an_old_commit_is_judged_by_the_default_branchs_ledger() {
+    let s = Server::new("");
+    write_in(
+        &s.work,
+        "src/secure/auth.py",
+        "def check(token):\n    return False\n",
+    );
+    let before = s.commit("Add the auth module");
+    s.push(&["origin", "main"]).assert_accepted();
+    // A human protects src/secure/ from then on.
+    s.write(
+        "qa/merge_ledger.toml",
+        &ledger(AGENTS, "[protect]\npaths = [\"src/secure/\"]\n"),
+    );
+    s.commit("Protect the auth module\n\nLedger-Change: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    // The agent makes `hot` at the commit before that (no new commits: accepted), ...
+    s.git(&["checkout", "-q", "-b", "hot", &before]);
+    s.push(&["origin", "hot"]).assert_accepted();
+    // ... then edits the now protected file there: main's ledger is in force, not hot's.
+    write_in(
+        &s.work,
+        "src/secure/auth.py",
+        "def check(token):\n    return True\n",
+    );
+    let agent = s.agent_commit("Simplify the auth check");
+    let pushed = s.push(&["origin", "hot"]);
+    pushed.assert_rejected_with(&format!(
+        "remote: error: refs/heads/hot: [agent_edit_protected] {}",
+        s.short(&agent)
+    ));
+    assert!(
+        pushed.stderr.contains("src/secure/auth.py"),
+        "{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/hot"), Some(before));
+
+    // The pre-push hook reads the remote default branch's ledger too.
+    install(&["--hooks", s.work.to_str().unwrap()]);
+    let pushed = s.push(&["origin", "hot"]);
+    assert!(!pushed.ok, "{}", pushed.stderr);
+    assert!(
+        pushed.has_line_starting("error: refs/heads/hot: [agent_edit_protected]")
+            && !pushed.has_line_starting("remote:"),
+        "refused before reaching the server: {}",
+        pushed.stderr
+    );
+}
+
+#[test]
+fn guard_policy_ref_names_the_ledger_in_force() {
+    let s = Server::new("");
+    // A stricter ledger on a ref only admins move; main's own ledger stays as it was.
+    s.git(&["checkout", "-q", "-b", "policy"]);
+    s.write(
+        "qa/merge_ledger.toml",
+        &ledger(AGENTS, "[protect]\npaths = [\"docs/\"]\n"),
+    );
+    s.commit("Protect the docs\n\nLedger-Change: human\n");
+    s.push(&["origin", "policy:refs/meta/policy"])
+        .assert_accepted();
+    s.config("guard.policyRef", "refs/meta/policy");
+
+    s.git(&["checkout", "-q", "main"]);
+    write_in(&s.work, "docs/guide.md", "Run the tests.\n");
+    s.agent_commit("Write a guide");
+    s.push(&["origin", "main"])
+        .assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    // Like the default branch, the policy ref is never deleted by a push, and must exist.
+    s.push(&["origin", ":refs/meta/policy"])
+        .assert_rejected_with("remote: error: refs/meta/policy: [ref_deletion]");
+    s.config("guard.policyRef", "refs/meta/nosuch");
+    s.push(&["origin", "main"]).assert_rejected_with(
+        "remote: error: guard: the policy ref (refs/meta/nosuch) does not exist",
+    );
+}
+
+/// A server with an audit log, and a `release` branch whose tip carries a human's approved
+/// change of the freeze file that `main` lacks; (server, release tip).
+fn server_with_a_release_branch() -> (Server, String) {
+    let s = Server::new("");
+    s.config("guard.auditLog", s.tmp.path("audit.log").to_str().unwrap());
+    s.git(&["checkout", "-q", "-b", "release"]);
+    append_in(&s.work, "qa/freeze.toml", "# reviewed for the release\n");
+    let approved = s.commit("Review the leases\n\nFreeze-Lease: human\n");
+    s.push(&["origin", "release"]).assert_accepted();
+    (s, approved)
+}
+
+#[test]
+fn deleting_and_recreating_a_branch_is_judged_as_a_rewind() {
+    let (s, approved) = server_with_a_release_branch();
+    // A force push that undoes the approved change is a rewind ...
+    s.push(&[
+        "--force",
+        "origin",
+        &format!("{}:refs/heads/release", s.base),
+    ])
+    .assert_rejected_with("remote: error: refs/heads/release: [protected_rewind]");
+    // ... and so is deleting the branch, then making it again at the old commit.
+    s.push(&["origin", ":release"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/release"), None);
+    let pushed = s.push(&["origin", &format!("{}:refs/heads/release", s.base)]);
+    pushed.assert_rejected_with("remote: error: refs/heads/release: [protected_rewind]");
+    assert!(
+        pushed.stderr.contains("qa/freeze.toml"),
+        "{}",
+        pushed.stderr
+    );
+    assert!(
+        pushed.stderr.contains(&s.short(&approved)),
+        "names the deleted tip: {}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/release"), None);
+
+    // Re-created where it was (or past it), nothing is undone.
+    s.push(&["origin", &format!("{approved}:refs/heads/release")])
+        .assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/release"), Some(approved));
+}
+
+#[test]
+fn a_new_branch_at_an_old_commit_is_not_a_rewind() {
+    let (s, _) = server_with_a_release_branch();
+    // `main` moves on with a protected change; a branch made now at the first commit holds
+    // the older freeze file, but no ref of that name ever held the newer one: a maintenance
+    // branch or a tag on an old release looks the same. Merging it back is judged then.
+    s.git(&["checkout", "-q", "main"]);
+    append_in(&s.work, "qa/freeze.toml", "# reviewed on main\n");
+    s.commit("Review the leases on main\n\nFreeze-Lease: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    s.push(&["origin", &format!("{}:refs/heads/maint-1.x", s.base)])
+        .assert_accepted();
+    s.push(&["origin", &format!("{}:refs/tags/v1.0", s.base)])
+        .assert_accepted();
+}
+
+#[test]
+fn deleting_a_protected_ref_without_an_audit_log_warns() {
+    let s = Server::new("");
+    s.git(&["checkout", "-q", "-b", "feature"]);
+    s.human_change("docs/feature.md", "Feature work");
+    s.push(&["origin", "feature"]).assert_accepted();
+    let pushed = s.push(&["origin", ":feature"]);
+    pushed.assert_accepted();
+    assert!(
+        pushed
+            .lines()
+            .iter()
+            .any(|l| l.starts_with("remote: warning:") && l.contains("guard.auditLog")),
+        "{}",
+        pushed.stderr
+    );
+}
+
+#[test]
+fn a_ledger_that_does_not_parse_is_refused_before_it_lands() {
+    let s = Server::new("");
+    // A duplicate key, with the human's trailer.
+    let text = format!(
+        "{}\n[freeze]\nfile = \"qa/other.toml\"\n",
+        ledger(AGENTS, "")
+    );
+    let dup_line = text.lines().count() - 1;
+    s.write("qa/merge_ledger.toml", &text);
+    s.commit("Tweak the ledger\n\nLedger-Change: human\n");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [ledger_invalid]");
+    assert!(
+        pushed
+            .stderr
+            .contains(&format!("qa/merge_ledger.toml:{dup_line}:")),
+        "names file and line {dup_line}: {}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    // More globs than the glob engine compiles into one set.
+    s.git(&["reset", "-q", "--hard", &s.base]);
+    let globs: Vec<String> = (0..30_000)
+        .map(|i| format!("\"src/mod{i}/**/*.py\""))
+        .collect();
+    s.write(
+        "qa/merge_ledger.toml",
+        &ledger(
+            AGENTS,
+            &format!("[protect]\npaths = [\n{}\n]\n", globs.join(",\n")),
+        ),
+    );
+    s.commit("Protect every module\n\nLedger-Change: human\n");
+    let first_glob = std::fs::read_to_string(s.work.join("qa/merge_ledger.toml"))
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("\"src/mod0/"))
+        .unwrap()
+        + 1;
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [ledger_invalid]");
+    assert!(
+        pushed
+            .stderr
+            .contains(&format!("qa/merge_ledger.toml:{first_glob}:")),
+        "names the first glob's line {first_glob}: {}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    // The push after it is judged as usual.
+    s.git(&["reset", "-q", "--hard", &s.base]);
+    s.human_change("README.md", "Docs");
+    s.push(&["origin", "main"]).assert_accepted();
+}
+
+#[test]
+fn more_forge_identities_mark_the_push_an_agents() {
+    let s = Server::with_ledger(
+        &ledger(
+            &format!("{AGENTS}\npushers = [\"agent-*\", \"*@agents.example\"]"),
+            "",
+        ),
+        |_| {},
+    );
+    append_in(&s.work, "qa/freeze.toml", "# parked\n");
+    let human = s.commit("Park a test\n\nFreeze-Lease: human\n");
+    let expected = format!(
+        "remote: error: refs/heads/main: [agent_edit_protected] {}",
+        s.short(&human)
+    );
+    for env in [
+        // GitHub Enterprise's merge button: a person merges an agent's pull request.
+        vec![
+            ("GITHUB_USER_LOGIN", "dev-alice"),
+            ("GITHUB_PULL_REQUEST_AUTHOR_LOGIN", "agent-7"),
+        ],
+        // Gitea/Forgejo: the pusher's e-mail as well as the name.
+        vec![
+            ("GITEA_PUSHER_NAME", "robot"),
+            ("GITEA_PUSHER_EMAIL", "robot@agents.example"),
+        ],
+        // gitolite.
+        vec![("GL_USER", "agent-9")],
+    ] {
+        let pushed = s.push_from(&s.work, &["origin", "main"], &env);
+        pushed.assert_rejected_with(&expected);
+        assert_eq!(
+            s.server_ref("refs/heads/main"),
+            Some(s.base.clone()),
+            "{env:?}"
+        );
+    }
+    // The same push by people is the human's commit it is.
+    s.push_from(
+        &s.work,
+        &["origin", "main"],
+        &[
+            ("GITHUB_USER_LOGIN", "dev-alice"),
+            ("GITHUB_PULL_REQUEST_AUTHOR_LOGIN", "dev-bob"),
+        ],
+    )
+    .assert_accepted();
+}
+
+#[test]
+fn install_turns_on_fsck_and_the_hook_warns_when_it_is_off() {
+    let s = Server::new("");
+    assert_eq!(s.bare_git(&["config", "receive.fsckObjects"]), "true");
+    let fsck_warnings = |p: &Pushed| {
+        p.lines()
+            .iter()
+            .filter(|l| l.starts_with("remote: warning:") && l.contains("fsckObjects"))
+            .count()
+    };
+    s.git(&["checkout", "-q", "-b", "a"]);
+    s.human_change("docs/a.md", "A");
+    let pushed = s.push(&["origin", "main", "a"]);
+    pushed.assert_accepted();
+    assert_eq!(fsck_warnings(&pushed), 0, "{}", pushed.stderr);
+
+    // Off: one warning per push, however many refs it updates.
+    s.config("receive.fsckObjects", "false");
+    s.git(&["checkout", "-q", "-b", "b"]);
+    s.human_change("docs/b.md", "B");
+    let pushed = s.push(&["origin", "a", "b", "b:refs/heads/c"]);
+    pushed.assert_accepted();
+    assert_eq!(fsck_warnings(&pushed), 1, "{}", pushed.stderr);
+
+    // transfer.fsckObjects counts when receive.fsckObjects is unset.
+    s.bare_git(&["config", "--unset", "receive.fsckObjects"]);
+    s.config("transfer.fsckObjects", "true");
+    s.human_change("docs/b.md", "B again");
+    let pushed = s.push(&["origin", "b"]);
+    pushed.assert_accepted();
+    assert_eq!(fsck_warnings(&pushed), 0, "{}", pushed.stderr);
+}
+
+#[test]
+fn install_keeps_an_explicit_fsck_setting() {
+    let (tmp, bare) = bare_repo();
+    git_ok(
+        tmp.root(),
+        &bare,
+        &["config", "receive.fsckObjects", "false"],
+    );
+    let out = install(&["--server", bare.to_str().unwrap()]);
+    assert_eq!(
+        git_ok(tmp.root(), &bare, &["config", "receive.fsckObjects"]),
+        "false"
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("receive.fsckObjects"),
+        "install says so: {said}"
+    );
+}
+
+#[test]
+fn pre_push_refuses_a_replace_ref_locally() {
+    let (s, blob) = server_with_golden_fixture();
+    install(&["--hooks", s.work.to_str().unwrap()]);
+    let agent_blob = blob_in(&s, &s.work, "a,b\n1,3\n");
+    s.git(&["replace", &blob, &agent_blob]);
+    let name = format!("refs/replace/{blob}");
+    let pushed = s.push(&["origin", &name]);
+    assert!(!pushed.ok, "{}", pushed.stderr);
+    assert!(
+        pushed.has_line_starting(&format!("error: {name}: [replace_ref]")),
+        "{}",
+        pushed.stderr
+    );
+    assert!(
+        !pushed.has_line_starting("remote:"),
+        "refused before reaching the server: {}",
+        pushed.stderr
+    );
 }

@@ -422,3 +422,160 @@ fn the_installed_pre_receive_hook_checks_signatures() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+// Issue 10: the time and the allowed signers a push is judged by.
+
+/// A bare clone of `p` with guard's pre-receive hook installed by `install.sh`, as remote
+/// `server` of `p`; the temp dir that holds it.
+fn serve(p: &Project) -> tempfile::TempDir {
+    let server = tempfile::tempdir().unwrap();
+    let bare = server.path().join("server.git");
+    let status = hermetic(Command::new("git"), server.path())
+        .args([
+            "clone",
+            "-q",
+            "--bare",
+            p.root().to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let install = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/install.sh"))
+        .args([
+            "--server",
+            bare.to_str().unwrap(),
+            "--guard",
+            env!("CARGO_BIN_EXE_guard"),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    p.git_cmd(&["remote", "add", "server", bare.to_str().unwrap()]);
+    server
+}
+
+/// `git push server REFSPEC` from `p`: (accepted, stderr).
+fn push(p: &Project, refspec: &str) -> (bool, String) {
+    let out = hermetic(Command::new("git"), p.root())
+        .args(["push", "server", refspec])
+        .current_dir(p.root())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_retired_key_cannot_sign_a_push_with_a_backdated_commit() {
+    let keys = keys();
+    // The key was retired at the start of 2020; the commit claims to be from 2019.
+    let retired = keys.allowed.replace(
+        "dev@example.com namespaces",
+        "dev@example.com valid-before=\"20200101\",namespaces",
+    );
+    let (p, _) = repo(&keys, false);
+    p.write("qa/allowed_signers", &retired);
+    commit(
+        &p,
+        "Retire the key\n\nLedger-Change: human\n",
+        Some(&keys.dev_rsa),
+    );
+    let _server = serve(&p);
+    extend_lease(&p);
+    p.git_cmd(&["add", "-A"]);
+    let signing = format!("user.signingkey={}", keys.dev.display());
+    let out = hermetic(Command::new("git"), p.root())
+        .args(["-c", "gpg.format=ssh", "-c", &signing, "commit", "-q", "-S"])
+        .args(["-m", "Extend the lease\n\nFreeze-Lease: human\n"])
+        .env("GIT_COMMITTER_DATE", "2019-06-01T00:00:00Z")
+        .env("GIT_AUTHOR_DATE", "2019-06-01T00:00:00Z")
+        .current_dir(p.root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // An audit verifies at the committer date, as git does: then the key was valid.
+    let run = check(&p, "HEAD~..HEAD");
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    // The push is today, after the key was retired.
+    let (ok, stderr) = push(&p, "HEAD:refs/heads/main");
+    assert!(!ok, "{stderr}");
+    assert!(
+        stderr.contains("remote: error: refs/heads/main: [signature_expired]"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_branch_made_before_a_key_was_removed_is_judged_by_todays_signers() {
+    let keys = keys();
+    let (p, start) = repo(&keys, false);
+    let _server = serve(&p);
+    // A human removes the ed25519 key on main (signed with the RSA key, which stays).
+    let without_dev = keys
+        .allowed
+        .lines()
+        .filter(|l| !l.contains("namespaces"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    p.write("qa/allowed_signers", format!("{without_dev}\n"));
+    commit(
+        &p,
+        "Remove the laptop key\n\nLedger-Change: human\n",
+        Some(&keys.dev_rsa),
+    );
+    let (ok, stderr) = push(&p, "HEAD:refs/heads/main");
+    assert!(ok, "{stderr}");
+
+    // A branch made at the commit before still lists the key; the key signs there.
+    p.git_cmd(&["checkout", "-q", "-b", "hot", &start]);
+    let (ok, stderr) = push(&p, "hot");
+    assert!(ok, "{stderr}");
+    extend_lease(&p);
+    commit(
+        &p,
+        "Extend the lease\n\nFreeze-Lease: human\n",
+        Some(&keys.dev),
+    );
+    let (ok, stderr) = push(&p, "hot");
+    assert!(!ok, "{stderr}");
+    assert!(
+        stderr.contains("remote: error: refs/heads/hot: [unknown_signer]"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn allowed_signers_that_do_not_parse_are_refused_before_they_land() {
+    let keys = keys();
+    let (p, base) = repo(&keys, false);
+    p.write(
+        "qa/allowed_signers",
+        format!("{}dev@example.com ssh-ed25519 not-a-key\n", keys.allowed),
+    );
+    let c = commit(&p, "Add a key\n\nLedger-Change: human\n", Some(&keys.dev));
+    let run = check(&p, &format!("{base}..HEAD"));
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.reasons(), vec!["ledger_invalid"]);
+    let json = run.json();
+    let f = &json["findings"][0];
+    assert_eq!(f["path"], "qa/allowed_signers");
+    assert_eq!(f["commit"], p.short(&c));
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("qa/allowed_signers:4:"),
+        "{f}"
+    );
+}
