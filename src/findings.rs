@@ -54,6 +54,12 @@ codes! {
     SignerNotCommitter => "signer_not_committer", "the signing key's principals do not match the committer e-mail";
     ProtectedRewind => "protected_rewind", "a non-fast-forward update undoes protected changes with no commit that carries them";
     SignatureExpired => "signature_expired", "the commit time is outside the signing key's validity window";
+    LedgerRemoved => "ledger_removed", "the range removes the ledger in force: the tip has none where the base has it";
+    LockfileMissing => "lockfile_missing", "the tip has no lockfile (or not a regular file) where the ledger names it, while the base has one";
+    LockfileInvalid => "lockfile_invalid", "the tip's lockfile does not parse (e.g. an entry with `..`), while the base's does";
+    FreezeFileMissing => "freeze_file_missing", "the tip has no freeze file (or not a regular file) where the ledger names it, while the base has one";
+    FreezeFileInvalid => "freeze_file_invalid", "the tip's freeze file does not parse, while the base's does";
+    FixtureNotRegular => "fixture_not_regular", "a fixture in the tip is a symlink, a submodule or a directory: git holds no bytes of it to verify";
 }
 
 impl Serialize for Code {

@@ -1686,10 +1686,27 @@ fn a_replayed_push_certificate_names_no_pusher() {
 #[test]
 fn guard_ledger_names_a_ledger_kept_elsewhere() {
     let s = Server::new("");
+    // Moving the ledger away from where guard reads it would leave the pushes after it to
+    // the embedded default: rejected, whatever trailer the move carries.
     s.git(&["mv", "qa/merge_ledger.toml", "policy-ledger.toml"]);
     s.commit("Move the ledger\n\nLedger-Change: human\n");
+    s.push(&["origin", "main"]).assert_rejected_with(
+        "remote: error: refs/heads/main: [ledger_removed] qa/merge_ledger.toml",
+    );
+    // The way to move it: a copy at the new path, then the server's config, then the old
+    // copy goes.
+    s.git(&["reset", "-q", "--hard", "HEAD~"]);
+    std::fs::copy(
+        s.work.join("qa/merge_ledger.toml"),
+        s.work.join("policy-ledger.toml"),
+    )
+    .unwrap();
+    s.commit("Copy the ledger\n\nLedger-Change: human\n");
     s.push(&["origin", "main"]).assert_accepted();
     s.config("guard.ledger", "policy-ledger.toml");
+    s.git(&["rm", "-q", "qa/merge_ledger.toml"]);
+    s.commit("Drop the old ledger copy\n\nLedger-Change: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
     append_in(&s.work, "policy-ledger.toml", "# loosened\n");
     s.agent_commit("Loosen the ledger\n");
     s.push(&["origin", "main"])
