@@ -9,7 +9,7 @@ use git2::{Oid, Repository};
 use jiff::civil::Date;
 use serde::Serialize;
 
-use crate::error::InputError;
+use crate::error::{ErrorReport, InputError};
 use crate::findings::{Code, Finding};
 use crate::fixtures::lockfile::Lockfile;
 use crate::freeze::FreezeFile;
@@ -21,7 +21,7 @@ use crate::ledger::{DEFAULT_LEDGER_PATH, Policy, PolicySource};
 use crate::policy_diff::{self, PolicyChange};
 use crate::report::Report;
 use crate::rules::provenance::{self, CommitFacts, ProvenanceInput};
-use crate::score::{Artifacts, Stats, load_lockfile, score};
+use crate::score::{Artifacts, Scored, Stats, floor, load_lockfile, score_tree};
 use crate::signers::{AllowedSigners, SignatureStatus};
 use crate::source::Source;
 
@@ -275,9 +275,14 @@ fn judge(
     }
     let mut artifacts = opts.artifacts.clone();
     artifacts.expect_evidence = artifacts.any();
-    // A tip whose policy files or artifacts cannot be read cannot be judged (exit 2), but
-    // what the commits did is still reported: that is what the pusher has to fix first.
-    let (stats, unjudged) = match score(&tip_tree, &policy, &artifacts, today) {
+    // What the range broke in the tip (a policy file the base holds intact, a fixture that
+    // is not a regular file) is a finding. Artifacts that cannot be read, or policy files
+    // already broken in the base, leave the tip unjudged; what the commits did still stands
+    // (and rejects): that is what the pusher has to fix first.
+    let scored = Scored::RangeTip {
+        base: base_tree.as_ref().map(|t| t as &dyn Source),
+    };
+    let (stats, unjudged) = match score_tree(&tip_tree, scored, &policy, &artifacts, today) {
         Ok(mut evaluation) => {
             if let Some(base_tree) = &base_tree {
                 mark_rewritten_frozen_tests(&mut evaluation.findings, base_tree, &tip_tree)?;
@@ -285,10 +290,14 @@ fn judge(
             findings.extend(evaluation.findings);
             (evaluation.stats, None)
         }
-        Err(e) => (Stats::empty(today), Some(e)),
+        Err(e) => (
+            Stats::unknown(today, Some(floor(&policy, &artifacts))),
+            Some(ErrorReport::from(&e)),
+        ),
     };
     let mut stats = stats;
-    stats.agent_added_leases = agent_added_leases;
+    stats.agent_added_leases = Some(agent_added_leases);
+    findings.extend(ledger_removed(base_tree.as_ref(), &tip_tree, &ledger_path));
     findings.extend(tip_ledger_findings(
         repo,
         &policy,
@@ -647,6 +656,34 @@ fn load_policy(
         commit: base_short.unwrap_or("base").to_string(),
     };
     Policy::parse(Path::new(&shown), &text, source).context("the policy in force could not be read")
+}
+
+/// A ledger the base holds at `ledger_path` that the tip does not (or not as a regular file):
+/// merged, the next push would be judged by the embedded default, whatever trailer the
+/// removal carries.
+fn ledger_removed(base: Option<&GitTree>, tip: &GitTree, ledger_path: &str) -> Option<Finding> {
+    let base = base?;
+    if !matches!(base.read(ledger_path), Ok(Some(_))) {
+        return None;
+    }
+    let why = match tip.read(ledger_path) {
+        Ok(Some(_)) => return None,
+        Ok(None) => format!("the ledger is missing in the {}", tip.describe()),
+        Err(e) => format!("the ledger is not a regular file: {}", e.message),
+    };
+    Some(
+        Finding::new(
+            Code::LedgerRemoved,
+            format!(
+                "{why}, while the base ({}) has it: once merged, pushes would be judged by the embedded default ledger",
+                base.describe()
+            ),
+        )
+        .path(ledger_path)
+        .help(format!(
+            "restore {ledger_path} from the base; a human changes the policy by editing the ledger (with its trailer), not by removing it"
+        )),
+    )
 }
 
 fn blob_text(repo: &Repository, tree: &git2::Tree, path: &str) -> Option<String> {

@@ -1,9 +1,11 @@
 //! The error for input guard cannot judge (exit code 2): unreadable or malformed ledgers,
 //! freeze files, lockfiles and artifacts. It says what failed and where; the caller adds
-//! nothing but context.
+//! nothing but context. `ErrorReport` is how reports show any such error.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+use serde::Serialize;
 
 /// Where in a file a problem was found. Lines and columns are 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +76,87 @@ impl fmt::Display for InputError {
 
 impl std::error::Error for InputError {}
 
+impl InputError {
+    /// Where in the file, in words: "line 3, column 9", "line 3", "byte 120".
+    pub fn position(&self) -> Option<String> {
+        match self.location? {
+            Location::Line(l) => Some(format!("line {l}")),
+            Location::LineColumn(l, c) => Some(format!("line {l}, column {c}")),
+            Location::Byte(b) => Some(format!("byte {b}")),
+        }
+    }
+}
+
+/// Why (part of) a run could not be judged, as a report shows it: the `error` object of a
+/// JSON report (each key `null` where unknown), and the text people read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ErrorReport {
+    pub message: String,
+    pub path: Option<String>,
+    pub line: Option<u64>,
+    pub column: Option<u64>,
+    /// A byte offset, for a position the reader could not turn into a line (XML on one line).
+    pub byte: Option<u64>,
+    pub help: Option<String>,
+    /// The whole error as text (`path:line:col: message` and a `help:` line).
+    #[serde(skip)]
+    text: String,
+}
+
+impl From<&InputError> for ErrorReport {
+    fn from(e: &InputError) -> Self {
+        let (line, column, byte) = match e.location {
+            Some(Location::Line(l)) => (Some(l), None, None),
+            Some(Location::LineColumn(l, c)) => (Some(l), Some(c), None),
+            Some(Location::Byte(b)) => (None, None, Some(b)),
+            None => (None, None, None),
+        };
+        ErrorReport {
+            message: e.message.clone(),
+            path: Some(e.path.display().to_string()),
+            line,
+            column,
+            byte,
+            help: e.hint.clone(),
+            text: e.to_string(),
+        }
+    }
+}
+
+impl ErrorReport {
+    /// Any error: where an `InputError` is in its chain, its file and position, with the
+    /// context above it leading the message; otherwise only the message.
+    pub fn from_error(err: &anyhow::Error) -> Self {
+        let text = format!("{err:#}");
+        let mut context = Vec::new();
+        for cause in err.chain() {
+            if let Some(input) = cause.downcast_ref::<InputError>() {
+                let mut report = ErrorReport::from(input);
+                context.push(report.message);
+                report.message = context.join(": ");
+                report.text = text;
+                return report;
+            }
+            context.push(cause.to_string());
+        }
+        ErrorReport {
+            message: text.clone(),
+            path: None,
+            line: None,
+            column: None,
+            byte: None,
+            help: None,
+            text,
+        }
+    }
+}
+
+impl fmt::Display for ErrorReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 /// The 1-based line and column of byte `offset` in `text`.
 pub fn line_column(text: &[u8], offset: usize) -> (u64, u64) {
     let offset = offset.min(text.len());
@@ -97,6 +180,32 @@ mod tests {
         assert_eq!(line_column(text, 4), (2, 2));
         assert_eq!(line_column(text, 6), (3, 1));
         assert_eq!(line_column(text, 999), (3, 3));
+    }
+
+    #[test]
+    fn error_report_keeps_position_and_leads_with_context() {
+        let input = InputError::new("qa/x.toml", "bad date")
+            .at(Location::LineColumn(3, 9))
+            .with_hint("write YYYY-MM-DD");
+        let err = anyhow::Error::from(input.clone()).context("the policy could not be read");
+        let report = ErrorReport::from_error(&err);
+        assert_eq!(report.message, "the policy could not be read: bad date");
+        assert_eq!(report.path.as_deref(), Some("qa/x.toml"));
+        assert_eq!(
+            (report.line, report.column, report.byte),
+            (Some(3), Some(9), None)
+        );
+        assert_eq!(report.help.as_deref(), Some("write YYYY-MM-DD"));
+        assert_eq!(report.to_string(), format!("{err:#}"));
+        assert_eq!(ErrorReport::from(&input).to_string(), input.to_string());
+
+        let at_byte = ErrorReport::from(&InputError::new("j.xml", "bad").at(Location::Byte(7)));
+        assert_eq!((at_byte.line, at_byte.byte), (None, Some(7)));
+        let plain = ErrorReport::from_error(&anyhow::anyhow!("no such range"));
+        assert_eq!(
+            (plain.message.as_str(), plain.path),
+            ("no such range", None)
+        );
     }
 
     #[test]

@@ -56,6 +56,12 @@ codes! {
     SignatureExpired => "signature_expired", "the commit time (or, in hooks, the time of the push) is outside the signing key's validity window";
     ReplaceRef => "replace_ref", "a push creates or moves a replace ref (`refs/replace/*`), which changes what existing objects show";
     LedgerInvalid => "ledger_invalid", "the ledger (or the allowed-signers file it names) that the range leaves does not parse or compile";
+    LedgerRemoved => "ledger_removed", "the range removes the ledger in force: the tip has none where the base has it";
+    LockfileMissing => "lockfile_missing", "the tip has no lockfile (or not a regular file) where the ledger names it, while the base has one";
+    LockfileInvalid => "lockfile_invalid", "the tip's lockfile does not parse (e.g. an entry with `..`), while the base's does";
+    FreezeFileMissing => "freeze_file_missing", "the tip has no freeze file (or not a regular file) where the ledger names it, while the base has one";
+    FreezeFileInvalid => "freeze_file_invalid", "the tip's freeze file does not parse, while the base's does";
+    FixtureNotRegular => "fixture_not_regular", "a fixture in the tip is a symlink, a submodule or a directory: git holds no bytes of it to verify";
 }
 
 impl Serialize for Code {

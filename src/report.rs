@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::check::History;
-use crate::error::InputError;
+use crate::error::ErrorReport;
 use crate::findings::{Code, Decision, Finding, reasons};
 use crate::score::Stats;
 
@@ -16,43 +16,78 @@ pub enum Format {
     Json,
 }
 
-/// The outcome of one `guard` run that reaches a decision.
+/// The outcome of one `guard` run that judged something.
 #[derive(Debug, Clone)]
 pub struct Report {
     /// Where the policy in force came from (a path, or a revision and path).
     pub policy: String,
     pub findings: Vec<Finding>,
     pub stats: Stats,
-    /// Why part of the input could not be judged (exit code 2); the findings so far stand.
-    pub unjudged: Option<InputError>,
+    /// Why part of the input could not be judged. With no finding the decision is unknown
+    /// (exit 2); with findings it is REJECT (exit 1), and this still says what was not judged.
+    pub unjudged: Option<ErrorReport>,
     /// The judged commits, for `check` and the hooks.
     pub history: Option<History>,
 }
 
 #[derive(Serialize)]
 struct JsonReport<'a> {
-    decision: Decision,
-    score: u8,
+    /// `null` when nothing rejects and something could not be judged (exit 2).
+    decision: Option<Decision>,
+    score: Option<u8>,
     reasons: Vec<Code>,
     findings: &'a [Finding],
     /// Where the policy came from: `check` and the hooks only (`score`'s keys are exactly
     /// the contract's plus `junit`).
     #[serde(skip_serializing_if = "Option::is_none")]
     policy: Option<&'a str>,
+    /// Whether test outcomes were judged (a JUnit report was scored): `check` only, where
+    /// reports are optional.
     #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
+    tests_scored: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a ErrorReport>,
     #[serde(flatten)]
     stats: &'a Stats,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     history: Option<&'a History>,
 }
 
+/// The JSON object of a `score` or `check` run that stopped at `error` before judging
+/// anything: no decision, no findings, and only the figures in `stats` that are known.
+pub fn render_failure_json(stats: &Stats, error: &ErrorReport) -> String {
+    pretty(&JsonReport {
+        decision: None,
+        score: None,
+        reasons: Vec::new(),
+        findings: &[],
+        policy: None,
+        tests_scored: None,
+        error: Some(error),
+        stats,
+        history: None,
+    })
+}
+
+fn pretty(json: &impl Serialize) -> String {
+    let mut out = serde_json::to_string_pretty(json).expect("report serializes");
+    out.push('\n');
+    out
+}
+
+/// An optional figure as text: `-` when it was not computed.
+fn figure(value: Option<impl std::fmt::Display>) -> String {
+    value.map_or("-".to_string(), |v| v.to_string())
+}
+
 impl Report {
-    pub fn decision(&self) -> Decision {
-        if self.unjudged.is_some() {
-            return Decision::Reject;
+    /// Any finding rejects; with none, input that could not be judged leaves no decision
+    /// (`None`, exit 2).
+    pub fn decision(&self) -> Option<Decision> {
+        if self.findings.is_empty() && self.unjudged.is_some() {
+            return None;
         }
-        Decision::from_findings(&self.findings)
+        Some(Decision::from_findings(&self.findings))
     }
 
     pub fn render(&self, format: Format) -> String {
@@ -64,19 +99,17 @@ impl Report {
 
     pub fn render_json(&self) -> String {
         let decision = self.decision();
-        let json = JsonReport {
+        pretty(&JsonReport {
             decision,
-            score: u8::from(decision == Decision::Merge),
+            score: decision.map(|d| u8::from(d == Decision::Merge)),
             reasons: reasons(&self.findings),
             findings: &self.findings,
             policy: self.history.as_ref().map(|_| self.policy.as_str()),
-            error: self.unjudged.as_ref().map(|e| e.to_string()),
+            tests_scored: self.history.as_ref().map(|_| self.stats.tests_scored()),
+            error: self.unjudged.as_ref(),
             stats: &self.stats,
             history: self.history.as_ref(),
-        };
-        let mut out = serde_json::to_string_pretty(&json).expect("report serializes");
-        out.push('\n');
-        out
+        })
     }
 
     /// One block per judged commit: who made it, whether it counts as an agent's and why,
@@ -141,36 +174,60 @@ impl Report {
             let _ = writeln!(out, "error: {e}");
         }
         let s = &self.stats;
-        let j = &s.junit;
         let _ = writeln!(out, "policy: {}", self.policy);
-        let _ = writeln!(
-            out,
-            "junit: {} files, {} cases ({} passed, {} failed, {} errors, {} skipped)",
-            j.files, j.cases, j.passed, j.failed, j.errors, j.skipped
-        );
-        let collected = s.collected_tests.map_or("-".to_string(), |n| n.to_string());
+        match &s.junit {
+            // `check` scores tests only when given reports: say so when it was not.
+            Some(j) if j.files == 0 && self.history.is_some() => {
+                let _ = writeln!(out, "tests: no test evidence scored (pass --junit)");
+            }
+            Some(j) => {
+                let _ = writeln!(
+                    out,
+                    "junit: {} files, {} cases ({} passed, {} failed, {} errors, {} skipped)",
+                    j.files, j.cases, j.passed, j.failed, j.errors, j.skipped
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "tests: not scored (the input above could not be judged)"
+                );
+            }
+        }
         let coverage = s
             .proven_coverage_percent
             .map_or("-".to_string(), |p| format!("{p:.2}%"));
+        let floor = s
+            .min_proven_coverage_percent
+            .map_or("-".to_string(), |p| format!("{p}%"));
         let _ = writeln!(
             out,
-            "collected: {collected}; leases: {} active, {} expired; property failures: {}; fixtures changed: {}; proven coverage: {coverage} (floor {}%)",
-            s.active_leases,
-            s.expired_leases,
-            s.property_failures,
-            s.fixture_digest_delta,
-            s.min_proven_coverage_percent
+            "collected: {}; leases: {} active, {} expired; property failures: {}; fixtures changed: {}; proven coverage: {coverage} (floor {floor})",
+            figure(s.collected_tests),
+            figure(s.active_leases),
+            figure(s.expired_leases),
+            figure(s.property_failures),
+            figure(s.fixture_digest_delta),
         );
-        let decision = self.decision();
-        let _ = writeln!(
-            out,
-            "decision: {} (score {}, {} finding{}, today {} UTC)",
-            decision.as_str(),
-            u8::from(decision == Decision::Merge),
+        let findings = format!(
+            "{} finding{}",
             self.findings.len(),
-            if self.findings.len() == 1 { "" } else { "s" },
-            s.today_utc
+            if self.findings.len() == 1 { "" } else { "s" }
         );
+        let _ = match self.decision() {
+            Some(decision) => writeln!(
+                out,
+                "decision: {} (score {}, {findings}, today {} UTC)",
+                decision.as_str(),
+                u8::from(decision == Decision::Merge),
+                s.today_utc
+            ),
+            None => writeln!(
+                out,
+                "decision: none, cannot judge (no score, {findings}, today {} UTC)",
+                s.today_utc
+            ),
+        };
         out
     }
 }

@@ -39,36 +39,44 @@ impl Artifacts {
     }
 }
 
-/// The figures of the JSON contract (DESIGN.md), beside the findings.
+/// The figures of the JSON contract (DESIGN.md), beside the findings. A figure that was not
+/// computed (its input could not be read, or was not given) is `None`, shown as `null`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Stats {
     pub today_utc: String,
     pub collected_tests: Option<usize>,
-    pub active_leases: usize,
-    pub expired_leases: usize,
+    pub active_leases: Option<usize>,
+    pub expired_leases: Option<usize>,
     pub proven_coverage_percent: Option<f64>,
-    pub min_proven_coverage_percent: f64,
-    pub fixture_digest_delta: usize,
-    pub property_failures: usize,
-    pub agent_added_leases: usize,
-    pub junit: JunitCounts,
+    pub min_proven_coverage_percent: Option<f64>,
+    pub fixture_digest_delta: Option<usize>,
+    /// `None` when no JUnit report was scored: property outcomes were not judged.
+    pub property_failures: Option<usize>,
+    pub agent_added_leases: Option<usize>,
+    pub junit: Option<JunitCounts>,
 }
 
 impl Stats {
-    /// Figures for a run that scored nothing.
-    pub fn empty(today: Date) -> Stats {
+    /// Figures for a run that computed nothing: every figure unknown but the floor, which is
+    /// known once the ledger (or `--min-proven`) was read.
+    pub fn unknown(today: Date, floor: Option<f64>) -> Stats {
         Stats {
             today_utc: today.to_string(),
             collected_tests: None,
-            active_leases: 0,
-            expired_leases: 0,
+            active_leases: None,
+            expired_leases: None,
             proven_coverage_percent: None,
-            min_proven_coverage_percent: 0.0,
-            fixture_digest_delta: 0,
-            property_failures: 0,
-            agent_added_leases: 0,
-            junit: JunitCounts::default(),
+            min_proven_coverage_percent: floor,
+            fixture_digest_delta: None,
+            property_failures: None,
+            agent_added_leases: None,
+            junit: None,
         }
+    }
+
+    /// Whether test outcomes were judged: at least one JUnit report was read.
+    pub fn tests_scored(&self) -> bool {
+        self.junit.is_some_and(|j| j.files > 0)
     }
 }
 
@@ -78,17 +86,63 @@ pub struct Evaluation {
     pub stats: Stats,
 }
 
-/// Scores `artifacts` against `policy`, reading policy files and fixtures from `source`,
-/// on `today` (UTC).
+/// What the scored tree is, which decides what a broken policy file in it means.
+#[derive(Clone, Copy)]
+pub enum Scored<'a> {
+    /// A working tree (`guard score`): a policy file that is missing, not a regular file or
+    /// malformed is input guard cannot judge.
+    WorkTree,
+    /// The tip of a range (`guard check`, the hooks): a policy file the range broke is a
+    /// finding. The range broke it when `base` (the range's base) holds it intact, or when
+    /// there is no base (the range made everything). Fixtures that are not regular files are
+    /// findings here too (see `Source::list_fixtures`).
+    RangeTip { base: Option<&'a dyn Source> },
+}
+
+/// The proven-coverage floor applied: `--min-proven`, else the ledger's.
+pub fn floor(policy: &Policy, artifacts: &Artifacts) -> f64 {
+    artifacts.min_proven.unwrap_or(policy.coverage.min_proven)
+}
+
+/// Scores `artifacts` against `policy`, reading policy files and fixtures from the working
+/// tree `source`, on `today` (UTC).
 pub fn score(
     source: &dyn Source,
     policy: &Policy,
     artifacts: &Artifacts,
     today: Date,
 ) -> Result<Evaluation, InputError> {
+    score_tree(source, Scored::WorkTree, policy, artifacts, today)
+}
+
+/// Scores `artifacts` against `policy`, reading policy files and fixtures from `source`,
+/// which is what `scored` says.
+pub fn score_tree(
+    source: &dyn Source,
+    scored: Scored,
+    policy: &Policy,
+    artifacts: &Artifacts,
+    today: Date,
+) -> Result<Evaluation, InputError> {
     let mut findings = Vec::new();
-    let freeze = load_freeze(source, policy)?;
-    let active: Vec<&Lease> = rules::freeze::active_leases(&freeze, today);
+    let freeze = match load_in(
+        source,
+        scored,
+        policy,
+        PolicyFile::Freeze,
+        parse_freeze,
+        no_freeze,
+    )? {
+        Loaded::Parsed(f) => Some(f),
+        Loaded::Broken(f) => {
+            findings.push(f);
+            None
+        }
+    };
+    // A broken freeze file freezes nothing: the tip has no valid lease.
+    let empty = FreezeFile::empty();
+    let leases = freeze.as_ref().unwrap_or(&empty);
+    let active: Vec<&Lease> = rules::freeze::active_leases(leases, today);
 
     let collected = match &artifacts.collected {
         Some(path) => Some(read_collected(path)?),
@@ -121,20 +175,24 @@ pub fn score(
     }
     let have_reports = !artifacts.junit.is_empty();
 
-    let (freeze_findings, freeze_stats) = rules::freeze::judge(&rules::freeze::FreezeInput {
-        freeze_path: &policy.freeze.file,
-        file: &freeze,
-        ledger_budget: policy.freeze.max_active_leases,
-        today,
-        passing_frozen_is_error: policy.freeze.passing_frozen_is_error,
-        outcomes: have_reports.then_some(acc.frozen.as_slice()),
-        collected: in_collected.as_deref(),
-    });
-    findings.extend(freeze_findings);
+    let mut lease_counts = None;
+    if let Some(freeze) = &freeze {
+        let (freeze_findings, freeze_stats) = rules::freeze::judge(&rules::freeze::FreezeInput {
+            freeze_path: &policy.freeze.file,
+            file: freeze,
+            ledger_budget: policy.freeze.max_active_leases,
+            today,
+            passing_frozen_is_error: policy.freeze.passing_frozen_is_error,
+            outcomes: have_reports.then_some(acc.frozen.as_slice()),
+            collected: in_collected.as_deref(),
+        });
+        findings.extend(freeze_findings);
+        lease_counts = Some(freeze_stats);
+    }
 
     // Listed once: the thin-file check and the "did every property file run" check share it.
     let prop_files = property_files(source, policy)?;
-    let mut property_failures = 0;
+    let mut property_failures = None;
     if have_reports {
         let (found, failures) = rules::properties::judge_results(
             &acc.properties,
@@ -142,11 +200,10 @@ pub fn score(
             policy.properties.required,
         );
         findings.extend(found);
-        property_failures = failures;
         // Every property file must have run: one missing from the reports may have been
         // deselected (an unprotected conftest.py, `-k`, addopts) rather than passed.
         let not_run = rules::properties::judge_files_ran(&prop_files, &acc.property_sources);
-        property_failures += not_run.len();
+        property_failures = Some(failures + not_run.len());
         findings.extend(not_run);
         findings.extend(rules::test_failures::judge(
             &acc.failures,
@@ -155,14 +212,42 @@ pub fn score(
     }
     findings.extend(judge_property_files(source, policy, &prop_files)?);
 
-    let (fixture_findings, fixture_delta) = judge_fixtures(source, policy)?;
-    findings.extend(fixture_findings);
+    let mut fixture_delta = None;
+    match load_in(
+        source,
+        scored,
+        policy,
+        PolicyFile::Lockfile,
+        parse_lockfile,
+        no_lockfile,
+    )? {
+        Loaded::Parsed(lockfile) => {
+            let (fixture_findings, delta) = judge_fixtures(source, policy, &lockfile)?;
+            findings.extend(fixture_findings);
+            fixture_delta = Some(delta);
+        }
+        // Without a lockfile no fixture can be verified (the finding says so), but one that
+        // is not a regular file is still named.
+        Loaded::Broken(f) => {
+            findings.push(f);
+            let listing = source.list_fixtures(&policy.fixtures.paths)?;
+            let (not_regular, _) = rules::fixtures::judge(&rules::fixtures::FixturesInput {
+                lockfile_path: &policy.fixtures.lockfile,
+                expected: &BTreeMap::new(),
+                actual: &BTreeMap::new(),
+                corpus: &BTreeSet::new(),
+                not_regular: &listing.not_regular,
+                allow_unhashed_new: true,
+            });
+            findings.extend(not_regular);
+        }
+    }
 
     let coverage: Option<Coverage> = match &artifacts.coverage {
         Some(path) => Some(read_coverage(path)?),
         None => None,
     };
-    let floor = artifacts.min_proven.unwrap_or(policy.coverage.min_proven);
+    let floor = floor(policy, artifacts);
     let coverage_path = artifacts.coverage.as_ref().map(|p| p.display().to_string());
     findings.extend(rules::coverage::judge(
         coverage.as_ref(),
@@ -176,16 +261,181 @@ pub fn score(
         stats: Stats {
             today_utc: today.to_string(),
             collected_tests: collected.as_ref().map(Vec::len),
-            active_leases: freeze_stats.active,
-            expired_leases: freeze_stats.expired,
+            active_leases: lease_counts.map(|s| s.active),
+            expired_leases: lease_counts.map(|s| s.expired),
             proven_coverage_percent: coverage.map(|c| c.percent),
-            min_proven_coverage_percent: floor,
+            min_proven_coverage_percent: Some(floor),
             fixture_digest_delta: fixture_delta,
             property_failures,
-            agent_added_leases: 0,
-            junit: acc.counts,
+            agent_added_leases: Some(0),
+            junit: Some(acc.counts),
         },
     })
+}
+
+/// The two policy files a scored tree holds beside the ledger.
+#[derive(Clone, Copy)]
+enum PolicyFile {
+    Freeze,
+    Lockfile,
+}
+
+impl PolicyFile {
+    fn rel(self, policy: &Policy) -> &str {
+        match self {
+            PolicyFile::Freeze => &policy.freeze.file,
+            PolicyFile::Lockfile => &policy.fixtures.lockfile,
+        }
+    }
+
+    /// The ledger key that names the file.
+    fn key(self) -> &'static str {
+        match self {
+            PolicyFile::Freeze => "freeze.file",
+            PolicyFile::Lockfile => "fixtures.lockfile",
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            PolicyFile::Freeze => "freeze file",
+            PolicyFile::Lockfile => "lockfile",
+        }
+    }
+
+    /// What judging goes without when the file is broken.
+    fn consequence(self) -> &'static str {
+        match self {
+            PolicyFile::Freeze => "no lease applies, so frozen tests count as ordinary tests",
+            PolicyFile::Lockfile => "no fixture can be verified without it",
+        }
+    }
+
+    fn missing(self) -> Code {
+        match self {
+            PolicyFile::Freeze => Code::FreezeFileMissing,
+            PolicyFile::Lockfile => Code::LockfileMissing,
+        }
+    }
+
+    fn invalid(self) -> Code {
+        match self {
+            PolicyFile::Freeze => Code::FreezeFileInvalid,
+            PolicyFile::Lockfile => Code::LockfileInvalid,
+        }
+    }
+}
+
+fn parse_freeze(policy: &Policy, bytes: &[u8]) -> Result<FreezeFile, InputError> {
+    FreezeFile::parse(Path::new(&policy.freeze.file), bytes)
+}
+
+fn parse_lockfile(policy: &Policy, bytes: &[u8]) -> Result<Lockfile, InputError> {
+    Lockfile::parse(Path::new(&policy.fixtures.lockfile), bytes)
+}
+
+/// No freeze file under the embedded policy: no leases.
+fn no_freeze(_: &Policy) -> FreezeFile {
+    FreezeFile::empty()
+}
+
+/// No lockfile under the embedded policy: an empty one, in the form its name suggests.
+fn no_lockfile(policy: &Policy) -> Lockfile {
+    Lockfile::new(if policy.fixtures.lockfile.ends_with(".json") {
+        LockFormat::Json
+    } else {
+        LockFormat::Sha256sum
+    })
+}
+
+/// A policy file as the scored tree holds it.
+enum Loaded<T> {
+    Parsed(T),
+    /// The range broke it; the finding says how.
+    Broken(Finding),
+}
+
+/// Reads and parses `file` from `source`. A file that cannot be read or parsed is an error,
+/// unless `scored` is a range's tip and the range broke it: then it is a finding.
+fn load_in<T>(
+    source: &dyn Source,
+    scored: Scored,
+    policy: &Policy,
+    file: PolicyFile,
+    parse: fn(&Policy, &[u8]) -> Result<T, InputError>,
+    absent: fn(&Policy) -> T,
+) -> Result<Loaded<T>, InputError> {
+    let rel = file.rel(policy);
+    let key = file.key();
+    let (code, why, error) = match source.read(rel) {
+        Ok(Some(bytes)) => match parse(policy, &bytes) {
+            Ok(parsed) => return Ok(Loaded::Parsed(parsed)),
+            Err(e) => {
+                let at = e.position().map(|p| format!(" at {p}")).unwrap_or_default();
+                let why = format!("the {} does not parse{at}: {}", file.what(), e.message);
+                (file.invalid(), why, e)
+            }
+        },
+        Ok(None) if policy.files_optional() => return Ok(Loaded::Parsed(absent(policy))),
+        Ok(None) => {
+            let why = format!(
+                "the {} the ledger names as `{key}` is missing in the {}",
+                file.what(),
+                source.describe()
+            );
+            (file.missing(), why, not_found(source, policy, rel, key))
+        }
+        Err(e) => {
+            let why = format!(
+                "the {} the ledger names as `{key}` cannot be read as a regular file: {}",
+                file.what(),
+                e.message
+            );
+            (file.missing(), why, in_ledger(policy, key, e))
+        }
+    };
+    let Scored::RangeTip { base } = scored else {
+        return Err(error);
+    };
+    // Broken in the base too: the range did not break it, and the base cannot be judged.
+    let base_intact = base.is_none_or(|b| match b.read(rel) {
+        Ok(Some(bytes)) => parse(policy, &bytes).is_ok(),
+        Ok(None) => policy.files_optional(),
+        Err(_) => false,
+    });
+    if !base_intact {
+        return Err(error);
+    }
+    let help = match base {
+        Some(b) => format!(
+            "restore {rel} as the base ({}) has it; a human who means to move or drop it changes the ledger's `{key}` first",
+            b.describe()
+        ),
+        None => format!(
+            "restore {rel}; a human who means to drop it changes the ledger's `{key}` first"
+        ),
+    };
+    Ok(Loaded::Broken(
+        Finding::new(code, format!("{why}; {}", file.consequence()))
+            .path(rel)
+            .help(help),
+    ))
+}
+
+/// Names the ledger key in an error about the file it names.
+fn in_ledger(policy: &Policy, key: &str, e: InputError) -> InputError {
+    InputError {
+        message: format!("{} (`{key}` in {})", e.message, policy.source.describe()),
+        ..e
+    }
+}
+
+/// The error for a policy file the ledger names that `source` does not have.
+fn not_found(source: &dyn Source, policy: &Policy, rel: &str, key: &str) -> InputError {
+    InputError::new(rel, format!("file not found in the {}", source.describe())).with_hint(format!(
+        "the ledger ({}) names this file as `{key}`; restore it from the base branch, or fix the ledger (in a new project, `guard init` writes starters)",
+        policy.source.describe()
+    ))
 }
 
 /// Reads a policy file named by the ledger. `Ok(None)` when it does not exist and the policy
@@ -196,17 +446,10 @@ pub fn read_policy_file(
     rel: &str,
     key: &str,
 ) -> Result<Option<Vec<u8>>, InputError> {
-    let in_ledger = |e: InputError| InputError {
-        message: format!("{} (`{key}` in {})", e.message, policy.source.describe()),
-        ..e
-    };
-    match source.read(rel).map_err(in_ledger)? {
+    match source.read(rel).map_err(|e| in_ledger(policy, key, e))? {
         Some(bytes) => Ok(Some(bytes)),
         None if policy.files_optional() => Ok(None),
-        None => Err(InputError::new(rel, format!("file not found in the {}", source.describe())).with_hint(format!(
-            "the ledger ({}) names this file as `{key}`; restore it from the base branch, or fix the ledger (in a new project, `guard init` writes starters)",
-            policy.source.describe()
-        ))),
+        None => Err(not_found(source, policy, rel, key)),
     }
 }
 
@@ -214,8 +457,8 @@ pub fn read_policy_file(
 /// and there is none.
 pub fn load_freeze(source: &dyn Source, policy: &Policy) -> Result<FreezeFile, InputError> {
     match read_policy_file(source, policy, &policy.freeze.file, "freeze.file")? {
-        Some(bytes) => FreezeFile::parse(Path::new(&policy.freeze.file), &bytes),
-        None => Ok(FreezeFile::empty()),
+        Some(bytes) => parse_freeze(policy, &bytes),
+        None => Ok(no_freeze(policy)),
     }
 }
 
@@ -228,26 +471,18 @@ pub fn load_lockfile(source: &dyn Source, policy: &Policy) -> Result<Lockfile, I
         &policy.fixtures.lockfile,
         "fixtures.lockfile",
     )? {
-        Some(bytes) => Lockfile::parse(Path::new(&policy.fixtures.lockfile), &bytes),
-        None => Ok(Lockfile::new(
-            if policy.fixtures.lockfile.ends_with(".json") {
-                LockFormat::Json
-            } else {
-                LockFormat::Sha256sum
-            },
-        )),
+        Some(bytes) => parse_lockfile(policy, &bytes),
+        None => Ok(no_lockfile(policy)),
     }
 }
 
 fn judge_fixtures(
     source: &dyn Source,
     policy: &Policy,
+    lockfile: &Lockfile,
 ) -> Result<(Vec<Finding>, usize), InputError> {
-    let lockfile = load_lockfile(source, policy)?;
-    let corpus: BTreeSet<String> = source
-        .list_files(&policy.fixtures.paths)?
-        .into_iter()
-        .collect();
+    let listing = source.list_fixtures(&policy.fixtures.paths)?;
+    let corpus: BTreeSet<String> = listing.files.into_iter().collect();
     let rels: Vec<String> = lockfile.entries.keys().cloned().collect();
     let actual = source.hash_files(&policy.fixtures.lockfile, &rels)?;
     Ok(rules::fixtures::judge(&rules::fixtures::FixturesInput {
@@ -255,6 +490,7 @@ fn judge_fixtures(
         expected: &lockfile.entries,
         actual: &actual,
         corpus: &corpus,
+        not_regular: &listing.not_regular,
         allow_unhashed_new: policy.fixtures.allow_unhashed_new,
     }))
 }

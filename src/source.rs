@@ -24,13 +24,33 @@ pub trait Source {
     /// Symlinks and other non-files are errors.
     fn list_files(&self, dirs: &[String]) -> Result<Vec<String>, InputError>;
 
-    /// The SHA-256 of each of `rels`, or `Missing`. `lockfile` names the file that listed
-    /// them, for messages.
+    /// The fixture corpus under `dirs`: like `list_files`, but a git tree lists a symlink or
+    /// submodule in `not_regular` (a commit put it there: a finding) instead of refusing the
+    /// listing. The working tree keeps refusing it: for `guard score` it is input that cannot
+    /// be judged.
+    fn list_fixtures(&self, dirs: &[String]) -> Result<Listing, InputError> {
+        Ok(Listing {
+            files: self.list_files(dirs)?,
+            not_regular: BTreeMap::new(),
+        })
+    }
+
+    /// The SHA-256 of each of `rels`, or `Missing` (or, from a git tree, `NotRegular`).
+    /// `lockfile` names the file that listed them, for messages.
     fn hash_files(
         &self,
         lockfile: &str,
         rels: &[String],
     ) -> Result<BTreeMap<String, FixtureState>, InputError>;
+}
+
+/// What `Source::list_fixtures` found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// The regular files, sorted.
+    pub files: Vec<String>,
+    /// What is there but is not a regular file: path to why.
+    pub not_regular: BTreeMap<String, String>,
 }
 
 /// The working tree (or a plain directory) under a workspace root.

@@ -45,7 +45,7 @@ pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
             .into_iter()
             .filter_map(|(p, s)| match s {
                 FixtureState::Digest(d) => Some((p, d)),
-                FixtureState::Missing => None,
+                FixtureState::Missing | FixtureState::NotRegular(_) => None,
             })
             .collect(),
     };

@@ -5,7 +5,8 @@
 use serde::Serialize;
 
 use crate::cli::LintArgs;
-use crate::error::InputError;
+use crate::commands::Progress;
+use crate::error::{ErrorReport, InputError};
 use crate::exit;
 use crate::findings::{Code, Finding, reasons};
 use crate::freeze::today_utc;
@@ -16,19 +17,41 @@ use crate::score::{judge_property_files, load_freeze, load_lockfile, property_fi
 use crate::source::WorkTree;
 use crate::workspace::Workspace;
 
+/// The JSON object of `lint`. A run that could not be judged has `ok`, the counts (and,
+/// when the ledger was not read, `policy`) `null`, and `error`.
 #[derive(Serialize)]
 struct LintReport<'a> {
-    ok: bool,
+    ok: Option<bool>,
     reasons: Vec<Code>,
     findings: &'a [Finding],
-    policy: String,
-    active_leases: usize,
-    expired_leases: usize,
-    fixtures: usize,
+    policy: Option<String>,
+    active_leases: Option<usize>,
+    expired_leases: Option<usize>,
+    fixtures: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a ErrorReport>,
 }
 
-pub fn run(ws: &Workspace, args: &LintArgs) -> anyhow::Result<i32> {
+/// The JSON object of a `lint` run that stopped at `error`.
+pub fn render_failure_json(progress: &Progress, error: &ErrorReport) -> String {
+    let report = LintReport {
+        ok: None,
+        reasons: Vec::new(),
+        findings: &[],
+        policy: progress.policy.clone(),
+        active_leases: None,
+        expired_leases: None,
+        fixtures: None,
+        error: Some(error),
+    };
+    let mut out = serde_json::to_string_pretty(&report).expect("report serializes");
+    out.push('\n');
+    out
+}
+
+pub fn run(ws: &Workspace, args: &LintArgs, progress: &mut Progress) -> anyhow::Result<i32> {
     let policy = Policy::load(ws, args.policy.ledger.as_deref())?;
+    progress.policy = Some(policy.source.describe());
     let tree = WorkTree { ws };
     let freeze = load_freeze(&tree, &policy)?;
     let today = today_utc();
@@ -56,13 +79,14 @@ pub fn run(ws: &Workspace, args: &LintArgs) -> anyhow::Result<i32> {
     match args.format {
         Format::Json => {
             let report = LintReport {
-                ok: findings.is_empty(),
+                ok: Some(findings.is_empty()),
                 reasons: reasons(&findings),
                 findings: &findings,
-                policy: policy.source.describe(),
-                active_leases: stats.active,
-                expired_leases: stats.expired,
-                fixtures: lockfile.entries.len(),
+                policy: Some(policy.source.describe()),
+                active_leases: Some(stats.active),
+                expired_leases: Some(stats.expired),
+                fixtures: Some(lockfile.entries.len()),
+                error: None,
             };
             outln!("{}", serde_json::to_string_pretty(&report)?);
         }

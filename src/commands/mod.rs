@@ -12,8 +12,11 @@ macro_rules! outln {
 }
 
 use crate::cli::{Cli, Command, HookCommand};
+use crate::error::ErrorReport;
 use crate::exit;
 use crate::freeze::today_utc;
+use crate::report::{Format, render_failure_json};
+use crate::score::Stats;
 use crate::workspace::Workspace;
 
 mod check;
@@ -38,18 +41,63 @@ pub fn emit(text: &str) {
     }
 }
 
-/// Runs a parsed command line and returns the process exit code.
+/// What a command learned before it failed: the JSON object it still prints shows it.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Where the policy came from, once the ledger was read.
+    pub policy: Option<String>,
+    /// The proven-coverage floor, once `--min-proven` or the ledger gave it.
+    pub floor: Option<f64>,
+}
+
+/// The JSON object a command prints with `--format json`.
+#[derive(Debug, Clone, Copy)]
+enum JsonOutput {
+    /// `score` and `check`: the report of the contract.
+    Report,
+    Lint,
+}
+
+/// Runs a parsed command line and returns the process exit code. An error is input that
+/// could not be judged (exit 2): its message goes to stderr, and a command asked for JSON
+/// still prints one object on stdout, with no decision and the error in it.
 pub fn run(cli: Cli) -> i32 {
-    match dispatch(cli) {
+    // `--min-proven` is the floor before any ledger is read.
+    let (json, floor) = match &cli.command {
+        Command::Score(a) => (
+            (a.format == Format::Json).then_some(JsonOutput::Report),
+            a.artifacts.min_proven,
+        ),
+        Command::Check(a) => (
+            (a.format == Format::Json).then_some(JsonOutput::Report),
+            a.artifacts.min_proven,
+        ),
+        Command::Lint(a) => ((a.format == Format::Json).then_some(JsonOutput::Lint), None),
+        _ => (None, None),
+    };
+    let mut progress = Progress {
+        policy: None,
+        floor,
+    };
+    match dispatch(cli, &mut progress) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("error: {err:#}");
+            let error = ErrorReport::from_error(&err);
+            match json {
+                Some(JsonOutput::Report) => emit(&render_failure_json(
+                    &Stats::unknown(today_utc(), progress.floor),
+                    &error,
+                )),
+                Some(JsonOutput::Lint) => emit(&lint::render_failure_json(&progress, &error)),
+                None => {}
+            }
             exit::CANNOT_JUDGE
         }
     }
 }
 
-fn dispatch(cli: Cli) -> anyhow::Result<i32> {
+fn dispatch(cli: Cli, progress: &mut Progress) -> anyhow::Result<i32> {
     if let Some(dir) = &cli.dir {
         std::env::set_current_dir(dir)
             .map_err(|e| anyhow::anyhow!("cannot change to directory {}: {e}", dir.display()))?;
@@ -62,10 +110,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     };
     match cli.command {
         Command::Check(args) => check::run(&args),
-        Command::Score(args) => score::run(&ws()?, &args),
+        Command::Score(args) => score::run(&ws()?, &args, progress),
         Command::Deselect(args) => deselect::run(&ws()?, &args),
         Command::Lock(args) => lock::run(&ws()?, &args),
-        Command::Lint(args) => lint::run(&ws()?, &args),
+        Command::Lint(args) => lint::run(&ws()?, &args, progress),
         Command::Init => init::run(&ws()?),
         Command::Hook(HookCommand::PreReceive) => Ok(crate::hooks::pre_receive::run(
             &mut std::io::stdin().lock(),

@@ -1,18 +1,21 @@
 //! `guard score`: score artifacts against the ledger in the working tree.
 
 use crate::cli::{ArtifactArgs, ScoreArgs};
+use crate::commands::Progress;
 use crate::exit;
 use crate::findings::Decision;
 use crate::freeze::today_utc;
 use crate::ledger::Policy;
 use crate::report::Report;
-use crate::score::{Artifacts, score};
+use crate::score::{Artifacts, floor, score};
 use crate::source::WorkTree;
 use crate::workspace::Workspace;
 
-pub fn run(ws: &Workspace, args: &ScoreArgs) -> anyhow::Result<i32> {
+pub fn run(ws: &Workspace, args: &ScoreArgs, progress: &mut Progress) -> anyhow::Result<i32> {
     let policy = Policy::load(ws, args.policy.ledger.as_deref())?;
     let artifacts = artifacts(&args.artifacts, true);
+    progress.policy = Some(policy.source.describe());
+    progress.floor = Some(floor(&policy, &artifacts));
     let evaluation = score(&WorkTree { ws }, &policy, &artifacts, today_utc())?;
     let report = Report {
         policy: policy.source.describe(),
@@ -36,12 +39,12 @@ pub fn artifacts(args: &ArtifactArgs, expect_evidence: bool) -> Artifacts {
     }
 }
 
+/// The exit code agrees with the decision: any finding rejects (1), even beside input that
+/// could not be judged; with no finding, such input leaves no decision (2).
 pub fn exit_code(report: &Report) -> i32 {
-    if report.unjudged.is_some() {
-        return exit::CANNOT_JUDGE;
-    }
     match report.decision() {
-        Decision::Merge => exit::MERGE,
-        Decision::Reject => exit::REJECT,
+        Some(Decision::Merge) => exit::MERGE,
+        Some(Decision::Reject) => exit::REJECT,
+        None => exit::CANNOT_JUDGE,
     }
 }

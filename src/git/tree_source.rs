@@ -8,7 +8,7 @@ use git2::{ObjectType, Oid, Repository, Tree, TreeEntry};
 use crate::error::InputError;
 use crate::fixtures::hash::sha256_bytes;
 use crate::rules::fixtures::FixtureState;
-use crate::source::Source;
+use crate::source::{Listing, Source};
 use crate::workspace::check_relative;
 
 const SYMLINK_MODE: i32 = 0o120000;
@@ -28,6 +28,8 @@ enum Found<'t> {
     Missing,
     File(TreeEntry<'t>),
     Dir(Tree<'t>),
+    /// A symlink on the way, or a submodule: why, as the error a reader of it gets.
+    NotRegular(InputError),
 }
 
 impl<'r> GitTree<'r> {
@@ -74,13 +76,13 @@ impl<'r> GitTree<'r> {
             let last = i + 1 == components.len();
             if entry.filemode() == SYMLINK_MODE {
                 let shown = components[..=i].join("/");
-                return Err(InputError::new(
+                return Ok(Found::NotRegular(InputError::new(
                     rel,
                     format!(
                         "goes through the symlink `{shown}` in {}; fixtures and policy files must be regular files",
                         self.label
                     ),
-                ));
+                )));
             }
             match entry.kind() {
                 Some(ObjectType::Tree) => {
@@ -95,11 +97,18 @@ impl<'r> GitTree<'r> {
                 }
                 Some(ObjectType::Blob) if last => return Ok(Found::File(entry)),
                 Some(ObjectType::Blob) => return Ok(Found::Missing),
-                _ => {
-                    return Err(InputError::new(
+                _ if last => {
+                    return Ok(Found::NotRegular(InputError::new(
                         rel,
                         format!("is a submodule in {}, not a file", self.label),
-                    ));
+                    )));
+                }
+                _ => {
+                    let shown = components[..=i].join("/");
+                    return Ok(Found::NotRegular(InputError::new(
+                        rel,
+                        format!("goes through the submodule `{shown}` in {}", self.label),
+                    )));
                 }
             }
         }
@@ -114,7 +123,15 @@ impl<'r> GitTree<'r> {
         Ok(blob.content().to_vec())
     }
 
-    fn walk(&self, tree: &Tree, prefix: &str, out: &mut Vec<String>) -> Result<(), InputError> {
+    /// Pushes the regular files under `tree` to `out`. A symlink or submodule goes to
+    /// `not_regular` when given, else refuses the walk.
+    fn walk(
+        &self,
+        tree: &Tree,
+        prefix: &str,
+        out: &mut Vec<String>,
+        mut not_regular: Option<&mut BTreeMap<String, String>>,
+    ) -> Result<(), InputError> {
         for entry in tree.iter() {
             let name = std::str::from_utf8(entry.name_bytes()).map_err(|_| {
                 InputError::new(
@@ -127,33 +144,68 @@ impl<'r> GitTree<'r> {
             } else {
                 format!("{prefix}/{name}")
             };
-            if entry.filemode() == SYMLINK_MODE {
-                return Err(InputError::new(
+            let refused = if entry.filemode() == SYMLINK_MODE {
+                InputError::new(
                     &path,
                     format!(
                         "is a symlink in {}; fixtures must be regular files (git stores only the link's target text)",
                         self.label
                     ),
-                ));
-            }
-            match entry.kind() {
-                Some(ObjectType::Tree) => {
-                    let sub = self
-                        .repo
-                        .find_tree(entry.id())
-                        .map_err(|e| git_error(&path, &e))?;
-                    self.walk(&sub, &path, out)?;
-                }
-                Some(ObjectType::Blob) => out.push(path),
-                _ => {
-                    return Err(InputError::new(
+                )
+            } else {
+                match entry.kind() {
+                    Some(ObjectType::Tree) => {
+                        let sub = self
+                            .repo
+                            .find_tree(entry.id())
+                            .map_err(|e| git_error(&path, &e))?;
+                        self.walk(&sub, &path, out, not_regular.as_deref_mut())?;
+                        continue;
+                    }
+                    Some(ObjectType::Blob) => {
+                        out.push(path);
+                        continue;
+                    }
+                    _ => InputError::new(
                         &path,
                         format!("is a submodule in {}, not a file", self.label),
-                    ));
+                    ),
                 }
+            };
+            match not_regular.as_deref_mut() {
+                Some(listed) => {
+                    listed.insert(path, refused.message);
+                }
+                None => return Err(refused),
             }
         }
         Ok(())
+    }
+
+    /// The regular files under `dirs`, sorted; see `walk` for `not_regular`.
+    fn list(
+        &self,
+        dirs: &[String],
+        mut not_regular: Option<&mut BTreeMap<String, String>>,
+    ) -> Result<Vec<String>, InputError> {
+        let mut out = Vec::new();
+        for dir in dirs {
+            let rel = crate::workspace::normalize_rel(dir);
+            match self.find(&rel)? {
+                Found::Missing => {}
+                Found::File(_) => out.push(rel),
+                Found::Dir(tree) => self.walk(&tree, &rel, &mut out, not_regular.as_deref_mut())?,
+                Found::NotRegular(e) => match not_regular.as_deref_mut() {
+                    Some(listed) => {
+                        listed.insert(rel, e.message);
+                    }
+                    None => return Err(e),
+                },
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
     }
 }
 
@@ -174,26 +226,25 @@ impl Source for GitTree<'_> {
                 rel,
                 format!("is a directory in {}, not a file", self.label),
             )),
+            Found::NotRegular(e) => Err(e),
         }
     }
 
     fn is_dir(&self, rel: &str) -> Result<bool, InputError> {
-        Ok(matches!(self.find(rel)?, Found::Dir(_)))
+        match self.find(rel)? {
+            Found::NotRegular(e) => Err(e),
+            found => Ok(matches!(found, Found::Dir(_))),
+        }
     }
 
     fn list_files(&self, dirs: &[String]) -> Result<Vec<String>, InputError> {
-        let mut out = Vec::new();
-        for dir in dirs {
-            let rel = crate::workspace::normalize_rel(dir);
-            match self.find(&rel)? {
-                Found::Missing => {}
-                Found::File(_) => out.push(rel),
-                Found::Dir(tree) => self.walk(&tree, &rel, &mut out)?,
-            }
-        }
-        out.sort_unstable();
-        out.dedup();
-        Ok(out)
+        self.list(dirs, None)
+    }
+
+    fn list_fixtures(&self, dirs: &[String]) -> Result<Listing, InputError> {
+        let mut not_regular = BTreeMap::new();
+        let files = self.list(dirs, Some(&mut not_regular))?;
+        Ok(Listing { files, not_regular })
     }
 
     fn hash_files(
@@ -209,11 +260,9 @@ impl Source for GitTree<'_> {
             {
                 Found::Missing => FixtureState::Missing,
                 Found::Dir(_) => {
-                    return Err(InputError::new(
-                        lockfile,
-                        format!("entry {rel:?} is a directory in {}", self.label),
-                    ));
+                    FixtureState::NotRegular(format!("is a directory in {}", self.label))
                 }
+                Found::NotRegular(e) => FixtureState::NotRegular(e.message),
                 Found::File(entry) => match self.trusted.get(rel) {
                     Some((id, digest)) if *id == entry.id() => FixtureState::Digest(digest.clone()),
                     _ => FixtureState::Digest(sha256_bytes(&self.blob(rel, &entry)?)),

@@ -81,15 +81,16 @@ pub fn run(remote: &str, input: &mut dyn BufRead, today: Date) -> i32 {
                         err.write_all(msg.error(&format!("{name}: cannot judge: {e}")).as_bytes());
                 }
             }
-            if unjudged {
-                exit::CANNOT_JUDGE
-            } else if rejected {
+            // Any finding rejects (exit 1), whatever else could not be judged.
+            if rejected {
                 let _ = err.write_all(
                     msg.error("guard: the server's merge ledger would reject this push")
                         .as_bytes(),
                 );
                 let _ = err.write_all(msg.hint("fix the findings above; `git push --no-verify` skips this local check, not the server's").as_bytes());
                 exit::REJECT
+            } else if unjudged {
+                exit::CANNOT_JUDGE
             } else {
                 exit::MERGE
             }

@@ -224,18 +224,19 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
                     );
                 }
             }
-            if unjudged {
-                let _ = err.write_all(
-                    msg.error("guard: push rejected: part of it could not be judged")
-                        .as_bytes(),
-                );
-                exit::CANNOT_JUDGE
-            } else if rejected {
+            // Any finding rejects (exit 1), whatever else could not be judged.
+            if rejected {
                 let _ = err.write_all(
                     msg.error("guard: push rejected by the merge ledger")
                         .as_bytes(),
                 );
                 exit::REJECT
+            } else if unjudged {
+                let _ = err.write_all(
+                    msg.error("guard: push rejected: part of it could not be judged")
+                        .as_bytes(),
+                );
+                exit::CANNOT_JUDGE
             } else {
                 if let Err(e) = remember_deletions(&config, log_pusher.as_deref(), &results) {
                     let _ = err.write_all(msg.error(&format!("guard: {e:#}")).as_bytes());

@@ -1,5 +1,6 @@
-//! Fixtures: every fixture's SHA-256 matches the human-owned lockfile; missing fixtures and
-//! (unless allowed) files the lockfile does not list reject.
+//! Fixtures: every fixture's SHA-256 matches the human-owned lockfile; missing fixtures,
+//! fixtures that are not regular files and (unless allowed) files the lockfile does not list
+//! reject.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -10,6 +11,9 @@ use crate::findings::{Code, Finding};
 pub enum FixtureState {
     Digest(String),
     Missing,
+    /// A symlink, a submodule or a directory (why, in words): no bytes to verify. Only a git
+    /// tree reports it; the working tree refuses such a fixture as input it cannot judge.
+    NotRegular(String),
 }
 
 pub struct FixturesInput<'a> {
@@ -20,6 +24,8 @@ pub struct FixturesInput<'a> {
     pub actual: &'a BTreeMap<String, FixtureState>,
     /// Every file found under the fixture paths.
     pub corpus: &'a BTreeSet<String>,
+    /// What is under the fixture paths but is not a regular file: path to why.
+    pub not_regular: &'a BTreeMap<String, String>,
     pub allow_unhashed_new: bool,
 }
 
@@ -27,8 +33,13 @@ pub struct FixturesInput<'a> {
 pub fn judge(input: &FixturesInput) -> (Vec<Finding>, usize) {
     let mut findings = Vec::new();
     let mut delta = 0;
+    // One finding per path, whether the lockfile lists it or the corpus holds it.
+    let mut not_regular = input.not_regular.clone();
     for (path, expected) in input.expected {
         match input.actual.get(path) {
+            Some(FixtureState::NotRegular(why)) => {
+                not_regular.insert(path.clone(), why.clone());
+            }
             Some(FixtureState::Digest(actual)) if actual == expected => {}
             Some(FixtureState::Digest(actual)) => {
                 delta += 1;
@@ -50,6 +61,16 @@ pub fn judge(input: &FixturesInput) -> (Vec<Finding>, usize) {
                 .help("restore the fixture from the base branch, or a human removes it from the lockfile"),
             ),
         }
+    }
+    for (path, why) in not_regular {
+        findings.push(
+            Finding::new(
+                Code::FixtureNotRegular,
+                format!("fixture is not a regular file: {why}"),
+            )
+            .path(path)
+            .help("restore the file's bytes from the base branch; fixtures are regular files, hashed in the lockfile"),
+        );
     }
     if !input.allow_unhashed_new {
         for path in input.corpus {
@@ -76,6 +97,15 @@ mod tests {
     const E: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
     fn run(actual: &[(&str, FixtureState)], corpus: &[&str], allow: bool) -> (Vec<Code>, usize) {
+        run_with(actual, corpus, &[], allow)
+    }
+
+    fn run_with(
+        actual: &[(&str, FixtureState)],
+        corpus: &[&str],
+        not_regular: &[&str],
+        allow: bool,
+    ) -> (Vec<Code>, usize) {
         let expected: BTreeMap<String, String> = [
             ("t/a".to_string(), A.to_string()),
             ("t/e".to_string(), E.to_string()),
@@ -86,11 +116,16 @@ mod tests {
             .map(|(p, s)| (p.to_string(), s.clone()))
             .collect();
         let corpus: BTreeSet<String> = corpus.iter().map(|s| s.to_string()).collect();
+        let not_regular: BTreeMap<String, String> = not_regular
+            .iter()
+            .map(|p| (p.to_string(), "a symlink".to_string()))
+            .collect();
         let (f, d) = judge(&FixturesInput {
             lockfile_path: "qa/fixtures.lock.json",
             expected: &expected,
             actual: &actual,
             corpus: &corpus,
+            not_regular: &not_regular,
             allow_unhashed_new: allow,
         });
         (f.into_iter().map(|f| f.code).collect(), d)
@@ -125,6 +160,20 @@ mod tests {
         assert_eq!(
             run(&drift, &["t/a", "t/new"], true).0,
             vec![Code::FixtureDigest, Code::FixtureMissing]
+        );
+    }
+
+    #[test]
+    fn fixtures_that_are_not_files_reject_once_per_path() {
+        let linked = [
+            ("t/a", FixtureState::Digest(A.into())),
+            ("t/e", FixtureState::NotRegular("a symlink".into())),
+        ];
+        // `t/e` (a lockfile entry, and in the corpus listing too) and `t/link` (in the
+        // corpus only) each give one finding.
+        assert_eq!(
+            run_with(&linked, &["t/a"], &["t/e", "t/link"], false),
+            (vec![Code::FixtureNotRegular, Code::FixtureNotRegular], 0)
         );
     }
 }

@@ -709,17 +709,26 @@ fn agent_renames_the_lockfile() {
     p.git_cmd(&["mv", "qa/fixtures.lock.json", "qa/fixtures.lock.old"]);
     let c = p.commit_as(CURSOR, "Move the lockfile aside\n");
 
-    // The tip has no lockfile where the base's ledger names it: the fixtures cannot be
-    // verified, which is input guard cannot judge (exit 2, fail closed).
+    // The tip has no lockfile where the base's ledger names it, and the base had one: the
+    // range broke it, which is a finding (exit 1), not input guard cannot judge (exit 2).
     let run = check(&p, &since(&base));
-    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-    let error = run.json()["error"].as_str().unwrap_or_default().to_string();
+    expect(&run, 1, &["agent_edit_protected", "lockfile_missing"]);
+    let json = run.json();
+    assert_eq!(json["decision"], "REJECT");
+    assert!(json.get("error").is_none(), "nothing unjudged: {json:#}");
+    let missing = only(&json, "lockfile_missing");
+    assert_eq!(missing["path"], "qa/fixtures.lock.json");
+    // Without a lockfile no fixture was verified: that figure is unknown, not 0.
+    assert!(json["fixture_digest_delta"].is_null(), "{json:#}");
+    let text = p.guard_both_walks(&["check", &since(&base)]);
+    assert_eq!(text.code, 1, "{}{}", text.stdout, text.stderr);
     assert!(
-        error.contains("qa/fixtures.lock.json") && error.contains("not found"),
-        "{error}"
+        text.stdout
+            .contains("error[lockfile_missing]: qa/fixtures.lock.json: "),
+        "{}",
+        text.stdout
     );
-    // What the commits did is still reported beside the error.
-    assert_eq!(run.reasons(), vec!["agent_edit_protected"]);
+    assert!(text.stdout.contains("decision: REJECT"), "{}", text.stdout);
 
     // Once a human moves it back, the range is judged, and the agent's rename is named.
     p.git_cmd(&["mv", "qa/fixtures.lock.old", "qa/fixtures.lock.json"]);
@@ -905,18 +914,15 @@ fn agent_replaces_a_fixture_with_a_symlink() {
     let entry = p.git_cmd(&["ls-tree", "HEAD", "tests/fixtures/invoice.json"]);
     assert!(entry.starts_with("120000 "), "{entry}");
 
-    // Exit 2 is right for this tip: git stores only a symlink's target text, so the tip has
-    // no fixture bytes to verify against the lockfile; guard cannot judge it and fails
-    // closed (a hook rejects on 2 as on 1), naming the symlink.
+    // git stores only a symlink's target text, so the tip has no fixture bytes to verify:
+    // the range broke the fixture, a finding naming it (exit 1), beside the agent's edit.
     let run = check(&p, &since(&base));
-    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-    let error = run.json()["error"].as_str().unwrap_or_default().to_string();
-    assert!(
-        error.contains("tests/fixtures/invoice.json") && error.contains("symlink"),
-        "{error}"
-    );
-    // What the commits did is still reported beside the error.
-    assert_eq!(run.reasons(), vec!["agent_edit_protected"]);
+    expect(&run, 1, &["agent_edit_protected", "fixture_not_regular"]);
+    let json = run.json();
+    assert!(json.get("error").is_none(), "nothing unjudged: {json:#}");
+    let f = only(&json, "fixture_not_regular");
+    assert_eq!(f["path"], "tests/fixtures/invoice.json");
+    assert!(f["message"].as_str().unwrap().contains("symlink"), "{f:#}");
 
     // After a human restores the file, the agent's symlink commit is still named.
     p.remove("tests/fixtures/invoice.json");
@@ -937,6 +943,20 @@ fn agent_replaces_a_fixture_with_a_symlink() {
 }
 
 #[test]
+fn human_adds_a_symlink_to_the_fixture_corpus() {
+    let (p, base) = repo();
+    std::os::unix::fs::symlink("invoice.json", p.path("tests/fixtures/alias.json")).unwrap();
+    p.commit_as(HUMAN, "Alias the invoice\n\nFixture-Lock: human\n");
+    // The trailer approves the change; the tip still holds a fixture with no bytes in git.
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["fixture_not_regular"]);
+    assert_eq!(
+        only(&run.json(), "fixture_not_regular")["path"],
+        "tests/fixtures/alias.json"
+    );
+}
+
+#[test]
 fn agent_replaces_the_fixture_dir_with_a_submodule() {
     let (p, base) = repo();
     p.git_cmd(&["rm", "-r", "-q", "--cached", "tests/fixtures"]);
@@ -944,16 +964,29 @@ fn agent_replaces_the_fixture_dir_with_a_submodule() {
     p.git_cmd(&["update-index", "--add", "--cacheinfo", &info]);
     let c = p.commit_index_as(CURSOR, "Vendor the fixtures\n", &[]);
 
-    // As with a symlink: a submodule holds no fixture bytes in this repository (exit 2).
+    // As with a symlink: a submodule holds no fixture bytes in this repository. The corpus
+    // directory and each lockfile entry under it are named.
     let run = check(&p, &since(&base));
-    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-    let error = run.json()["error"].as_str().unwrap_or_default().to_string();
-    assert!(
-        error.contains("tests/fixtures") && error.contains("submodule"),
-        "{error}"
+    expect(&run, 1, &["agent_edit_protected", "fixture_not_regular"]);
+    let json = run.json();
+    let paths: Vec<Value> = findings(&json, "fixture_not_regular")
+        .iter()
+        .map(|f| f["path"].clone())
+        .collect();
+    assert_eq!(
+        paths,
+        vec![
+            json!("tests/fixtures"),
+            json!("tests/fixtures/batch.ndjson"),
+            json!("tests/fixtures/invoice.json"),
+        ]
     );
-    // What the commits did is still reported beside the error.
-    assert_eq!(run.reasons(), vec!["agent_edit_protected"]);
+    assert!(
+        findings(&json, "fixture_not_regular")
+            .iter()
+            .all(|f| f["message"].as_str().unwrap().contains("submodule")),
+        "{json:#}"
+    );
 
     // The files are still in the work tree: a human puts them back.
     p.git_cmd(&["rm", "-q", "--cached", "tests/fixtures"]);
@@ -971,6 +1004,242 @@ fn agent_replaces_the_fixture_dir_with_a_submodule() {
         ])
     );
     assert_eq!(findings(&json, "agent_edit_protected").len(), 3);
+}
+
+// ---------------------------------------------------------------------------------------
+// What the range broke in the tip is a finding with a code (exit 1), even when a human made
+// the change with its trailer; exit 2 only when nothing rejects and something could not be
+// judged. The base of each range below is valid, so a failure can only be the range's.
+
+#[test]
+fn human_deletes_the_lockfile_the_ledger_names() {
+    let (p, base) = repo();
+    p.git_cmd(&["rm", "-q", "qa/fixtures.lock.json"]);
+    p.commit_as(HUMAN, "Drop the lockfile\n\nFixture-Lock: human\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["lockfile_missing"]);
+    let json = run.json();
+    assert_eq!(json["decision"], "REJECT");
+    assert_eq!(json["score"], 0);
+    assert!(json.get("error").is_none(), "{json:#}");
+    let f = only(&json, "lockfile_missing");
+    assert_eq!(f["path"], "qa/fixtures.lock.json");
+    let help = f["help"].as_str().unwrap();
+    assert!(
+        help.contains(&p.short(&base)),
+        "names where to restore it from: {help}"
+    );
+}
+
+#[test]
+fn human_turns_the_lockfile_into_a_symlink() {
+    let (p, base) = repo();
+    p.git_cmd(&["mv", "qa/fixtures.lock.json", "qa/real.lock.json"]);
+    std::os::unix::fs::symlink("real.lock.json", p.path("qa/fixtures.lock.json")).unwrap();
+    p.commit_as(HUMAN, "Link the lockfile\n\nFixture-Lock: human\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["lockfile_missing"]);
+    let f = only(&run.json(), "lockfile_missing");
+    assert_eq!(f["path"], "qa/fixtures.lock.json");
+    assert!(f["message"].as_str().unwrap().contains("symlink"), "{f:#}");
+}
+
+#[test]
+fn human_writes_a_lockfile_entry_that_leaves_the_repository() {
+    let (p, base) = repo();
+    p.write(
+        "qa/fixtures.lock.json",
+        lockfile(&[
+            ("../outside.json", INVOICE),
+            ("tests/fixtures/batch.ndjson", BATCH),
+            ("tests/fixtures/invoice.json", INVOICE),
+        ]),
+    );
+    p.commit_as(HUMAN, "Hash an outside file\n\nFixture-Lock: human\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["lockfile_invalid"]);
+    let f = only(&run.json(), "lockfile_invalid");
+    assert_eq!(f["path"], "qa/fixtures.lock.json");
+    let message = f["message"].as_str().unwrap();
+    // The entry is on line 3 of the lockfile this test wrote.
+    assert!(
+        message.contains("line 3") && message.contains(".."),
+        "{message}"
+    );
+}
+
+#[test]
+fn human_deletes_the_freeze_file_the_ledger_names() {
+    let (p, base) = repo();
+    p.git_cmd(&["rm", "-q", "qa/freeze.toml"]);
+    p.commit_as(HUMAN, "Drop the freeze file\n\nFreeze-Lease: human\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["freeze_file_missing"]);
+    let json = run.json();
+    assert_eq!(only(&json, "freeze_file_missing")["path"], "qa/freeze.toml");
+    // No lease was counted from a file that is not there.
+    assert!(json["active_leases"].is_null(), "{json:#}");
+    assert!(json["expired_leases"].is_null(), "{json:#}");
+}
+
+#[test]
+fn human_writes_a_malformed_freeze_file() {
+    let (p, base) = repo();
+    p.write(
+        "qa/freeze.toml",
+        "version = 1\nmax_active_leases = \"many\"\n",
+    );
+    p.commit_as(HUMAN, "Loosen the budget\n\nFreeze-Lease: human\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["freeze_file_invalid"]);
+    let f = only(&run.json(), "freeze_file_invalid");
+    assert_eq!(f["path"], "qa/freeze.toml");
+    assert!(f["message"].as_str().unwrap().contains("line 2"), "{f:#}");
+}
+
+#[test]
+fn human_deletes_the_ledger() {
+    let (p, base) = repo();
+    p.git_cmd(&["rm", "-q", "qa/merge_ledger.toml"]);
+    p.commit_as(HUMAN, "Drop the ledger\n\nLedger-Change: human\n");
+    // The trailer approves the edit, but the tip would hand the next push to the embedded
+    // default ledger: the range removed the policy in force.
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["ledger_removed"]);
+    assert_eq!(
+        only(&run.json(), "ledger_removed")["path"],
+        "qa/merge_ledger.toml"
+    );
+}
+
+#[test]
+fn the_same_files_broken_in_the_base_are_input_that_cannot_be_judged() {
+    // Control for the tests above: when the base itself lacks the lockfile its ledger names,
+    // the range broke nothing, and the tip cannot be judged (exit 2, decision null).
+    let (p, _) = repo();
+    p.git_cmd(&["rm", "-q", "qa/fixtures.lock.json"]);
+    let broken = p.commit_as(HUMAN, "Drop the lockfile\n\nFixture-Lock: human\n");
+    unrelated(&p, "src/app.py", "Bump the version");
+    let run = check(&p, &since(&broken));
+    expect(&run, 2, &[]);
+    let json = run.json();
+    assert!(json["decision"].is_null(), "{json:#}");
+    assert_eq!(json["error"]["path"], "qa/fixtures.lock.json");
+}
+
+#[test]
+fn malformed_junit_alone_cannot_be_judged_and_says_where() {
+    let (p, _) = repo();
+    p.write(
+        "qa/merge_ledger.toml",
+        format!("{LEDGER}\n[coverage]\nmin_proven = 60.0\n"),
+    );
+    let base = p.commit_as(HUMAN, "Set the coverage floor\n\nLedger-Change: human\n");
+    unrelated(&p, "src/app.py", "Bump the version");
+    // The second line is cut off inside a start tag.
+    p.write(
+        "junit.xml",
+        "<testsuites>\n<testsuite name=\"x\"><testcase classname=\"a\" name=\"b\"",
+    );
+    let args = ["check", &since(&base), "--junit", "junit.xml"];
+    let run = p.guard_both_walks(&[&args[..], &["--format", "json"]].concat());
+    expect(&run, 2, &[]);
+    let json = run.json();
+    assert!(json["decision"].is_null(), "{json:#}");
+    assert!(json["score"].is_null(), "{json:#}");
+    assert_eq!(json["findings"], json!([]));
+    let error = &json["error"];
+    assert_eq!(error["path"], "junit.xml");
+    assert_eq!(error["line"], 2, "{error:#}");
+    assert!(error["column"].as_u64().is_some(), "{error:#}");
+    assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()));
+    // What was not computed is null; the floor is known from the base's ledger.
+    for key in [
+        "collected_tests",
+        "active_leases",
+        "expired_leases",
+        "proven_coverage_percent",
+        "fixture_digest_delta",
+        "property_failures",
+        "junit",
+    ] {
+        assert!(json[key].is_null(), "{key} in {json:#}");
+    }
+    assert_eq!(json["min_proven_coverage_percent"], 60.0);
+    assert_eq!(json["agent_added_leases"], 0, "the commits were judged");
+
+    let text = p.guard_both_walks(&args);
+    assert_eq!(text.code, 2, "{}{}", text.stdout, text.stderr);
+    assert!(
+        text.stdout.contains("error: junit.xml:2:"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains("decision: none, cannot judge"),
+        "{}",
+        text.stdout
+    );
+    assert!(!text.stdout.contains("REJECT"), "{}", text.stdout);
+}
+
+#[test]
+fn a_finding_rejects_even_when_the_junit_cannot_be_read() {
+    let (p, base) = repo();
+    extend_lease(&p);
+    p.commit_as(CURSOR, "Extend the retry lease\n");
+    p.write("junit.xml", "<testsuites>\n<testsuite");
+    let args = ["check", &since(&base), "--junit", "junit.xml"];
+    let run = p.guard_both_walks(&[&args[..], &["--format", "json"]].concat());
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(json["decision"], "REJECT");
+    // The part that could not be judged is still said.
+    assert_eq!(json["error"]["path"], "junit.xml");
+    let text = p.guard_both_walks(&args);
+    assert_eq!(text.code, 1, "{}{}", text.stdout, text.stderr);
+    assert!(text.stdout.contains("error: junit.xml:"), "{}", text.stdout);
+    assert!(text.stdout.contains("decision: REJECT"), "{}", text.stdout);
+}
+
+#[test]
+fn check_without_junit_says_no_test_evidence_was_scored() {
+    let (p, base) = repo();
+    unrelated(&p, "src/app.py", "Bump the version");
+    let run = check(&p, &since(&base));
+    expect(&run, 0, &[]);
+    let json = run.json();
+    assert_eq!(json["tests_scored"], false);
+    assert!(json["property_failures"].is_null(), "{json:#}");
+    let text = p.guard_both_walks(&["check", &since(&base)]);
+    assert_eq!(text.code, 0, "{}{}", text.stdout, text.stderr);
+    assert!(
+        text.stdout
+            .contains("tests: no test evidence scored (pass --junit)"),
+        "{}",
+        text.stdout
+    );
+
+    // With a report, the tests were scored.
+    p.write(
+        "junit.xml",
+        junit(&[(
+            "tests.properties.test_codec_roundtrip",
+            "test_roundtrip_on_seeds",
+            PASS,
+        )]),
+    );
+    let run = p.guard_both_walks(&[
+        "check",
+        &since(&base),
+        "--junit",
+        "junit.xml",
+        "--format",
+        "json",
+    ]);
+    let json = run.json();
+    assert_eq!(json["tests_scored"], true, "{json:#}");
+    assert_eq!(json["property_failures"], 0, "{json:#}");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1253,7 +1522,21 @@ fn unresolvable_range_cannot_be_judged() {
     let run = check(&p, "no-such-branch..HEAD");
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("no-such-branch"), "{}", run.stderr);
-    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    // With --format json, stdout is still one object: no decision, and why.
+    let json = run.json();
+    assert!(json["decision"].is_null(), "{json:#}");
+    assert!(json["score"].is_null(), "{json:#}");
+    let message = json["error"]["message"].as_str().unwrap();
+    assert!(message.contains("no-such-branch"), "{message}");
+    assert!(json["error"]["path"].is_null(), "{json:#}");
+    assert!(
+        json["min_proven_coverage_percent"].is_null(),
+        "no ledger was read: {json:#}"
+    );
+    // In text, stdout stays empty and stderr says it.
+    let text = p.guard(&["check", "no-such-branch..HEAD"]);
+    assert_eq!(text.code, 2);
+    assert!(text.stdout.is_empty(), "{}", text.stdout);
 }
 
 #[test]
@@ -1266,6 +1549,12 @@ fn malformed_ledger_in_the_base_cannot_be_judged() {
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     let named = format!("qa/merge_ledger.toml at {}", p.short(&bad));
     assert!(run.stderr.contains(&named), "{named:?} in {}", run.stderr);
+    // The JSON object names the file and the line of the broken table header (line 1).
+    let json = run.json();
+    assert!(json["decision"].is_null(), "{json:#}");
+    assert_eq!(json["error"]["path"], named);
+    assert_eq!(json["error"]["line"], 1, "{json:#}");
+    assert!(json["min_proven_coverage_percent"].is_null(), "{json:#}");
 }
 
 #[test]

@@ -181,6 +181,46 @@ fn lint_rejects_a_malformed_lease_with_its_line() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("qa/freeze.toml:4:"), "{}", run.stderr);
     assert!(run.stderr.contains("reason"), "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+
+    // With --format json, stdout is one object: no verdict, the error, nothing counted.
+    let run = p.guard(&["lint", "--format", "json"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert!(json["ok"].is_null(), "{json:#}");
+    assert_eq!(json["findings"], serde_json::json!([]));
+    assert_eq!(json["error"]["path"], "qa/freeze.toml");
+    assert_eq!(json["error"]["line"], 4, "{json:#}");
+    for key in ["active_leases", "expired_leases", "fixtures"] {
+        assert!(json[key].is_null(), "{key} in {json:#}");
+    }
+    assert_eq!(
+        json["policy"], "qa/merge_ledger.toml",
+        "the ledger was read"
+    );
+}
+
+#[test]
+fn json_reports_print_an_object_for_errors_before_any_judging() {
+    let p = Project::new();
+    for args in [
+        &["-C", "no-such-dir", "score", "--format", "json"][..],
+        &["-C", "no-such-dir", "check", "--format", "json"],
+        &["-C", "no-such-dir", "lint", "--format", "json"],
+    ] {
+        let run = p.guard(args);
+        assert_eq!(run.code, 2, "{args:?}: {}{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains("no-such-dir"), "{}", run.stderr);
+        let json = run.json();
+        let verdict = if args[2] == "lint" { "ok" } else { "decision" };
+        assert!(json[verdict].is_null(), "{args:?}: {json:#}");
+        let message = json["error"]["message"].as_str().unwrap();
+        assert!(message.contains("no-such-dir"), "{message}");
+    }
+    // Text output stays on stderr alone.
+    let run = p.guard(&["-C", "no-such-dir", "score"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
 }
 
 #[test]

@@ -1409,6 +1409,39 @@ fn server_artifacts_are_required_and_scored() {
     assert_eq!(s.server_ref("refs/heads/topic"), Some(reworded));
 }
 
+#[test]
+fn a_finding_rejects_with_exit_one_beside_artifacts_that_cannot_be_read() {
+    let s = Server::new("[artifacts]\njunit = [\"junit.xml\"]\n");
+    let ci = s.tmp.path("ci");
+    s.config("guard.artifacts", &format!("{}/{{commit}}", ci.display()));
+    let agent = s.agent_edits_freeze("Park a test");
+    // CI's report for the commit is cut off: that part cannot be judged.
+    write_in(&ci.join(&agent), "junit.xml", "<testsuites>\n<testsuite");
+
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert!(
+        pushed.has_line_starting("remote: error: refs/heads/main: cannot judge: "),
+        "{}",
+        pushed.stderr
+    );
+    // The finding decides: rejected by the ledger, not "could not be judged".
+    assert!(
+        pushed.has_line_starting("remote: error: guard: push rejected by the merge ledger"),
+        "{}",
+        pushed.stderr
+    );
+
+    // The hook's own exit code, on the same update: 1 (a finding), not 2.
+    s.push(&["origin", "HEAD:refs/scratch/agent"])
+        .assert_accepted();
+    let (code, stderr) = s.run_pre_receive(
+        format!("{} {agent} refs/heads/main\n", s.base).as_bytes(),
+        |_| {},
+    );
+    assert_eq!(code, 1, "{stderr}");
+}
+
 const FAILURE: &str = "<failure message=\"assert 1 == 2\">AssertionError</failure>";
 
 fn junit(cases: &[(&str, &str)]) -> String {
@@ -1689,10 +1722,27 @@ fn a_replayed_push_certificate_names_no_pusher() {
 #[test]
 fn guard_ledger_names_a_ledger_kept_elsewhere() {
     let s = Server::new("");
+    // Moving the ledger away from where guard reads it would leave the pushes after it to
+    // the embedded default: rejected, whatever trailer the move carries.
     s.git(&["mv", "qa/merge_ledger.toml", "policy-ledger.toml"]);
     s.commit("Move the ledger\n\nLedger-Change: human\n");
+    s.push(&["origin", "main"]).assert_rejected_with(
+        "remote: error: refs/heads/main: [ledger_removed] qa/merge_ledger.toml",
+    );
+    // The way to move it: a copy at the new path, then the server's config, then the old
+    // copy goes.
+    s.git(&["reset", "-q", "--hard", "HEAD~"]);
+    std::fs::copy(
+        s.work.join("qa/merge_ledger.toml"),
+        s.work.join("policy-ledger.toml"),
+    )
+    .unwrap();
+    s.commit("Copy the ledger\n\nLedger-Change: human\n");
     s.push(&["origin", "main"]).assert_accepted();
     s.config("guard.ledger", "policy-ledger.toml");
+    s.git(&["rm", "-q", "qa/merge_ledger.toml"]);
+    s.commit("Drop the old ledger copy\n\nLedger-Change: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
     append_in(&s.work, "policy-ledger.toml", "# loosened\n");
     s.agent_commit("Loosen the ledger\n");
     s.push(&["origin", "main"])

@@ -524,3 +524,103 @@ fn plain_freeze_list_without_a_ledger_budget_has_a_budget_of_zero() {
             .contains("budget is 0")
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Input that cannot be judged: with --format json, still one object on stdout (issue 10).
+
+/// The figures `score` computes from the artifacts and policy files: all unknown when the
+/// input could not be judged.
+const NOT_COMPUTED: [&str; 7] = [
+    "collected_tests",
+    "active_leases",
+    "expired_leases",
+    "proven_coverage_percent",
+    "fixture_digest_delta",
+    "property_failures",
+    "junit",
+];
+
+#[track_caller]
+fn assert_unjudged_object(run: &crate::support::Run) -> serde_json::Value {
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    // The message still goes to stderr for people.
+    assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+    let json = run.json();
+    assert!(json["decision"].is_null(), "{json:#}");
+    assert!(json["score"].is_null(), "{json:#}");
+    assert_eq!(json["reasons"], serde_json::json!([]));
+    assert_eq!(json["findings"], serde_json::json!([]));
+    for key in NOT_COMPUTED {
+        assert!(json[key].is_null(), "{key} in {json:#}");
+    }
+    assert_eq!(
+        json["today_utc"].as_str().map(str::len),
+        Some(10),
+        "{json:#}"
+    );
+    json
+}
+
+#[test]
+fn unreadable_coverage_gives_an_object_with_null_figures_and_the_ledgers_floor() {
+    let p = clean();
+    p.write(
+        "qa/merge_ledger.toml",
+        format!("{LEDGER}\n[coverage]\nmin_proven = 60.0\n"),
+    );
+    let run = score_json(&p, &["--coverage", "nope.json"]);
+    let json = assert_unjudged_object(&run);
+    assert_eq!(json["min_proven_coverage_percent"], 60.0, "from the ledger");
+    let error = &json["error"];
+    assert_eq!(error["path"], "nope.json");
+    assert_eq!(error["message"], "file not found");
+    assert!(
+        error["line"].is_null() && error["column"].is_null(),
+        "{error:#}"
+    );
+
+    // --min-proven is the floor applied when given.
+    let run = score_json(&p, &["--coverage", "nope.json", "--min-proven", "55"]);
+    assert_eq!(
+        assert_unjudged_object(&run)["min_proven_coverage_percent"],
+        55.0
+    );
+}
+
+#[test]
+fn malformed_junit_gives_an_object_with_its_position() {
+    let p = clean();
+    // Cut off inside the start tag on the second line.
+    p.write(
+        "bad.xml",
+        "<testsuites>\n<testsuite name=\"x\"><testcase classname=\"a\" name=\"b\"",
+    );
+    let run = p.guard(&["score", "--junit", "bad.xml", "--format", "json"]);
+    let json = assert_unjudged_object(&run);
+    assert_eq!(json["error"]["path"], "bad.xml");
+    assert_eq!(json["error"]["line"], 2, "{json:#}");
+    assert!(json["error"]["column"].as_u64().is_some(), "{json:#}");
+    assert_eq!(
+        json["min_proven_coverage_percent"], 70.0,
+        "the ledger's default"
+    );
+}
+
+#[test]
+fn malformed_ledger_gives_an_object_without_a_floor() {
+    let p = clean();
+    p.write(
+        "qa/merge_ledger.toml",
+        LEDGER.replace("required = true", "required = \"yes\""),
+    );
+    let run = score_json(&p, &[]);
+    let json = assert_unjudged_object(&run);
+    // `required` is on line 4 of LEDGER.
+    assert_eq!(json["error"]["path"], "qa/merge_ledger.toml");
+    assert_eq!(json["error"]["line"], 4, "{json:#}");
+    assert!(json["error"]["column"].as_u64().is_some(), "{json:#}");
+    assert!(
+        json["min_proven_coverage_percent"].is_null(),
+        "the ledger was not read: {json:#}"
+    );
+}
