@@ -1,6 +1,7 @@
 //! `guard lint`: validate the policy without artifacts: the ledger parses, leases are
 //! well-formed, unexpired and in budget, lockfile paths are safe, property files are not
-//! thin, and the seed corpus is there.
+//! thin, and the seed corpus is there. Warnings name a valid policy that may not mean what
+//! its author meant; they do not fail the lint.
 
 use serde::Serialize;
 
@@ -8,7 +9,7 @@ use crate::cli::LintArgs;
 use crate::error::InputError;
 use crate::exit;
 use crate::findings::{Code, Finding, reasons};
-use crate::freeze::today_utc;
+use crate::freeze::{FreezeFile, FreezeFormat, today_utc};
 use crate::ledger::Policy;
 use crate::report::{Format, render_finding};
 use crate::rules;
@@ -16,11 +17,20 @@ use crate::score::{judge_property_files, load_freeze, load_lockfile, property_fi
 use crate::source::WorkTree;
 use crate::workspace::Workspace;
 
+/// A valid policy that may not mean what was meant: reported, exit code unchanged.
+#[derive(Serialize)]
+struct Warning {
+    path: String,
+    message: String,
+    help: String,
+}
+
 #[derive(Serialize)]
 struct LintReport<'a> {
     ok: bool,
     reasons: Vec<Code>,
     findings: &'a [Finding],
+    warnings: &'a [Warning],
     policy: String,
     active_leases: usize,
     expired_leases: usize,
@@ -52,6 +62,7 @@ pub fn run(ws: &Workspace, args: &LintArgs) -> anyhow::Result<i32> {
         &policy,
         &property_files(&tree, &policy)?,
     )?);
+    let warnings = warnings(&policy, &freeze);
 
     match args.format {
         Format::Json => {
@@ -59,6 +70,7 @@ pub fn run(ws: &Workspace, args: &LintArgs) -> anyhow::Result<i32> {
                 ok: findings.is_empty(),
                 reasons: reasons(&findings),
                 findings: &findings,
+                warnings: &warnings,
                 policy: policy.source.describe(),
                 active_leases: stats.active,
                 expired_leases: stats.expired,
@@ -71,13 +83,23 @@ pub fn run(ws: &Workspace, args: &LintArgs) -> anyhow::Result<i32> {
             for f in &findings {
                 render_finding(&mut out, f);
             }
+            for w in &warnings {
+                out.push_str(&format!(
+                    "warning: {}: {}\n  help: {}\n",
+                    w.path, w.message, w.help
+                ));
+            }
             out!("{out}");
             outln!(
-                "lint: {} ({}; {} active leases, {} expired, {} fixtures in the lockfile)",
+                "lint: {}{} ({}; {} active leases, {} expired, {} fixtures in the lockfile)",
                 if findings.is_empty() {
                     "ok".to_string()
                 } else {
                     format!("{} problem(s)", findings.len())
+                },
+                match warnings.len() {
+                    0 => String::new(),
+                    n => format!(", {n} warning(s)"),
                 },
                 policy.source.describe(),
                 stats.active,
@@ -91,4 +113,27 @@ pub fn run(ws: &Workspace, args: &LintArgs) -> anyhow::Result<i32> {
     } else {
         exit::REJECT
     })
+}
+
+/// The warnings for `policy` and its freeze file.
+fn warnings(policy: &Policy, freeze: &FreezeFile) -> Vec<Warning> {
+    let mut warnings = Vec::new();
+    // The first article's plain list has no budget; that is allowed (its frozen tests may
+    // fail or skip however many there are), but rarely what a team wants for long.
+    if freeze.format == FreezeFormat::List
+        && freeze.budget(policy.freeze.max_active_leases).is_none()
+    {
+        warnings.push(Warning {
+            path: policy.freeze.file.clone(),
+            message: format!(
+                "the plain freeze list has no lease budget, so any number of frozen tests may fail or skip ({} listed now)",
+                freeze.leases.len()
+            ),
+            help: format!(
+                "set `max_active_leases = N` under `[freeze]` in the ledger ({}), a budget picked from the suite's size",
+                policy.source.describe()
+            ),
+        });
+    }
+    warnings
 }
