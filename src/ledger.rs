@@ -530,29 +530,49 @@ fn parse_agents(
         emails: set(&raw.emails, "emails", DEFAULT_AGENT_EMAILS)?,
         names: set(&raw.names, "names", DEFAULT_AGENT_NAMES)?,
         trailers,
+        subjects: set(&raw.subjects, "subjects", DEFAULT_AGENT_SUBJECTS)?,
         pushers: set(&raw.pushers, "pushers", &[])?,
     })
 }
 
-/// Agent identities seen in the wild (DESIGN.md), used where a ledger has no `[agents]`.
+/// Agent identities seen in the wild (DESIGN.md, issue 10), used where a ledger has no
+/// `[agents]`; `policy/merge_ledger.toml` lists the same (a test compares them). E-mails and
+/// trailer keys only: a display name alone is anyone's to type.
 const DEFAULT_AGENT_EMAILS: &[&str] = &[
     r"*\[bot\]@users.noreply.github.com",
+    // Copilot coding agent; Copilot CLI/SDK; Copilot in VS Code.
     "198982749+Copilot@users.noreply.github.com",
+    "223556219+Copilot@users.noreply.github.com",
+    "copilot@github.com",
     "cursoragent@cursor.com",
     "noreply@aider.chat",
+    "aider@aider.chat",
     "noreply@anthropic.com",
     "codex@openai.com",
+    "noreply@openai.com",
 ];
 const DEFAULT_AGENT_NAMES: &[&str] = &["* (aider)"];
 const DEFAULT_AGENT_TRAILERS: &[&str] = &[
     "Co-authored-by: *<noreply@anthropic.com>",
     "Co-authored-by: *<codex@openai.com>",
+    "Co-authored-by: *<noreply@openai.com>",
+    "Co-authored-by: *<198982749+Copilot@users.noreply.github.com>",
+    "Co-authored-by: *<223556219+Copilot@users.noreply.github.com>",
+    "Co-authored-by: *<copilot@github.com>",
     "Co-authored-by: *<noreply@aider.chat>",
+    "Co-authored-by: *<aider@aider.chat>",
     "Co-authored-by: *<cursoragent@cursor.com>",
+    r"Co-authored-by: *<158243242+devin-ai-integration\[bot\]@users.noreply.github.com>",
     r"Co-authored-by: *\[bot\]@users.noreply.github.com>",
+    "Made-with: Cursor*",
+    "Agent-Logs-Url: *",
+    "Claude-Session: *",
+    "Assisted-by: *",
     "Generated-by: *",
     "Replit-Commit-Author: Agent",
 ];
+/// aider writes its commit messages with this prefix.
+const DEFAULT_AGENT_SUBJECTS: &[&str] = &["aider: *"];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -612,6 +632,7 @@ struct RawAgents {
     emails: Option<Vec<Spanned<String>>>,
     names: Option<Vec<Spanned<String>>>,
     trailers: Option<Vec<Spanned<String>>>,
+    subjects: Option<Vec<Spanned<String>>>,
     pushers: Option<Vec<Spanned<String>>>,
 }
 
@@ -688,6 +709,23 @@ mod tests {
         assert_eq!(p.fixtures.lockfile, "qa/fixtures.lock.json");
         assert_eq!(p.freeze.file, "qa/freeze.toml");
         assert!(p.files_optional());
+    }
+
+    #[test]
+    fn embedded_ledger_lists_the_built_in_agent_identities() {
+        // A repository without [agents] and one that ran `guard init` know the same agents.
+        let embedded = Policy::embedded().agents;
+        let built_in = parse("version = 1\n").unwrap().agents;
+        assert_eq!(embedded.emails.patterns, built_in.emails.patterns);
+        assert_eq!(embedded.names.patterns, built_in.names.patterns);
+        assert_eq!(embedded.subjects.patterns, built_in.subjects.patterns);
+        let texts = |a: &AgentsPolicy| {
+            a.trailers
+                .iter()
+                .map(|t| t.text.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(texts(&embedded), texts(&built_in));
     }
 
     #[test]

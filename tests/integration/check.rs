@@ -368,6 +368,15 @@ fn trailer_in_the_body_is_not_in_the_trailer_block() {
         &[],
     );
     expect(&run, 1, &["missing_human_trailer"]);
+    // The message says the trailer was found, and why it does not count.
+    let f = only(&run.json(), "missing_human_trailer");
+    let message = f["message"].as_str().unwrap();
+    assert!(
+        message.contains("`Freeze-Lease: human` is in the message but not in its trailer block"),
+        "{message}"
+    );
+    let help = f["help"].as_str().unwrap();
+    assert!(help.contains("last paragraph"), "{help}");
 }
 
 #[test]
@@ -1478,4 +1487,127 @@ fn paths_a_ledger_change_newly_protects_are_protected_for_the_rest_of_the_range(
     let f = only(&run.json(), "agent_edit_protected");
     assert_eq!(f["path"], "qa/leases.toml");
     assert_eq!(f["commit"], p.short(&agent));
+}
+
+// ---------------------------------------------------------------------------------------
+// Issue 10: agent identities of today, [protect] spellings, rewritten frozen tests.
+
+/// How agents sign their commits today: `(what, author, message)`. Each commit edits the
+/// freeze file; the author is a human's unless the agent is the author.
+const AGENT_IDENTITIES: &[(&str, (&str, &str), &str)] = &[
+    (
+        "Codex CLI",
+        HUMAN,
+        "Tune the lease\n\nCo-authored-by: Codex <noreply@openai.com>\n",
+    ),
+    (
+        "Copilot CLI/SDK co-author",
+        HUMAN,
+        "Tune the lease\n\nCo-authored-by: Copilot <223556219+Copilot@users.noreply.github.com>\n",
+    ),
+    (
+        "Copilot CLI/SDK author",
+        ("Copilot", "223556219+Copilot@users.noreply.github.com"),
+        "Tune the lease\n",
+    ),
+    (
+        "VS Code Copilot",
+        HUMAN,
+        "Tune the lease\n\nCo-authored-by: Copilot <copilot@github.com>\n",
+    ),
+    ("Cursor", HUMAN, "Tune the lease\n\nMade-with: Cursor\n"),
+    (
+        "Copilot coding agent",
+        HUMAN,
+        "Tune the lease\n\nAgent-Logs-Url: https://github.com/acme/shop/sessions/4f2a9c\n",
+    ),
+    (
+        "Claude Code session",
+        HUMAN,
+        "Tune the lease\n\nClaude-Session: https://claude.ai/code/session_011CUa\n",
+    ),
+    (
+        "Devin",
+        HUMAN,
+        "Tune the lease\n\nCo-Authored-By: Devin <158243242+devin-ai-integration[bot]@users.noreply.github.com>\n",
+    ),
+    (
+        "Assisted-by",
+        HUMAN,
+        "Tune the lease\n\nAssisted-by: gpt-5-codex\n",
+    ),
+    (
+        "Generated-by",
+        HUMAN,
+        "Tune the lease\n\nGenerated-by: Junie\n",
+    ),
+    (
+        "aider co-author",
+        HUMAN,
+        "Tune the lease\n\nCo-authored-by: aider (openai/gpt-4.1) <aider@aider.chat>\n",
+    ),
+    ("aider subject", HUMAN, "aider: Tune the lease\n"),
+];
+
+/// Commits every identity's freeze-file edit on top of `base`; returns `(what, commit)`.
+fn commit_every_agent_identity(p: &Project) -> Vec<(&'static str, String)> {
+    AGENT_IDENTITIES
+        .iter()
+        .enumerate()
+        .map(|(i, (what, who, message))| {
+            let freeze = p.read("qa/freeze.toml");
+            p.write("qa/freeze.toml", format!("{freeze}# tuned {i}\n"));
+            (*what, p.commit_as(*who, *message))
+        })
+        .collect()
+}
+
+/// Each identity's commit is an agent's editing the freeze file, none a human's missing a
+/// trailer; a human's control commit with the trailer merges.
+#[track_caller]
+fn expect_every_identity_is_an_agent(p: &Project, base: &str) {
+    let commits = commit_every_agent_identity(p);
+    let run = check(p, &since(base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    let edits = findings(&json, "agent_edit_protected");
+    for (what, c) in &commits {
+        let short = p.short(c);
+        let found: Vec<&Value> = edits.iter().filter(|f| f["commit"] == short).collect();
+        assert_eq!(found.len(), 1, "{what}: {json:#}");
+        assert_eq!(found[0]["path"], "qa/freeze.toml", "{what}");
+        let help = found[0]["help"].as_str().unwrap();
+        assert!(
+            help.contains(&format!("git rebase -i {}", p.short(base)))
+                && help.contains("Freeze-Lease: human")
+                && !help.contains("git checkout"),
+            "{what}: {help}"
+        );
+    }
+    assert_eq!(edits.len(), commits.len(), "{json:#}");
+
+    let last = p.rev("HEAD");
+    let freeze = p.read("qa/freeze.toml");
+    p.write("qa/freeze.toml", format!("{freeze}# reviewed\n"));
+    p.commit_as(HUMAN, "Review the lease\n\nFreeze-Lease: human\n");
+    expect(&check(p, &since(&last)), 0, &[]);
+}
+
+#[test]
+fn agent_identities_of_today_are_agents_under_the_built_in_defaults() {
+    // LEDGER has no [agents]: the built-in identities apply.
+    let (p, base) = repo();
+    expect_every_identity_is_an_agent(&p, &base);
+}
+
+#[test]
+fn agent_identities_of_today_are_agents_under_the_starter_ledger() {
+    // What `guard init` writes (and the embedded default) lists them too.
+    let (p, _) = repo();
+    p.write(
+        "qa/merge_ledger.toml",
+        include_str!("../../policy/merge_ledger.toml"),
+    );
+    let base = p.commit_as(HUMAN, "Adopt the starter ledger\n\nLedger-Change: human\n");
+    expect_every_identity_is_an_agent(&p, &base);
 }
