@@ -1611,3 +1611,132 @@ fn agent_identities_of_today_are_agents_under_the_starter_ledger() {
     let base = p.commit_as(HUMAN, "Adopt the starter ledger\n\nLedger-Change: human\n");
     expect_every_identity_is_an_agent(&p, &base);
 }
+
+/// The base ledger with `entries` as its `[protect]` paths (line 15 of the ledger).
+fn protect_ledger(entries: &str) -> String {
+    let ledger = LEDGER.replace(
+        "paths = [\".github/workflows/**\"]",
+        &format!("paths = [{entries}]"),
+    );
+    assert_eq!(
+        ledger.lines().nth(14).unwrap(),
+        format!("paths = [{entries}]")
+    );
+    ledger
+}
+
+#[test]
+fn protect_entries_with_dot_and_double_slash_protect_the_normalised_path() {
+    let (p, _) = repo();
+    p.write(
+        "qa/merge_ledger.toml",
+        protect_ledger(r#""scripts/./deploy.sh", "tools//release.sh", "./ops/.//run.sh""#),
+    )
+    .write("scripts/deploy.sh", "#!/bin/sh\nrsync build/ prod:\n")
+    .write("tools/release.sh", "#!/bin/sh\ngit tag v1\n")
+    .write("ops/run.sh", "#!/bin/sh\nmake\n");
+    let base = p.commit_as(
+        HUMAN,
+        "Protect the deploy scripts\n\nLedger-Change: human\n",
+    );
+    p.write("scripts/deploy.sh", "#!/bin/sh\nexit 0\n")
+        .write("tools/release.sh", "#!/bin/sh\nexit 0\n")
+        .write("ops/run.sh", "#!/bin/sh\nexit 0\n");
+    p.commit_as(CURSOR, "Make deploys faster\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let mut paths: Vec<String> = findings(&run.json(), "agent_edit_protected")
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    paths.sort();
+    assert_eq!(
+        paths,
+        vec!["ops/run.sh", "scripts/deploy.sh", "tools/release.sh"]
+    );
+    assert_eq!(p.guard(&["lint"]).code, 0);
+}
+
+#[test]
+fn protect_entries_the_glob_engine_or_the_path_rules_refuse_name_file_and_line() {
+    for (entry, says) in [
+        (r#""scripts/[deploy.sh""#, "unclosed character class"),
+        (r#""scripts\\deploy.sh""#, "`/`"),
+        (r#""scripts/../deploy.sh""#, ".."),
+        (r#""/scripts/deploy.sh""#, "relative"),
+        (r#""./""#, "repository root"),
+    ] {
+        let (p, _) = repo();
+        p.write("qa/merge_ledger.toml", protect_ledger(entry));
+        let lint = p.guard(&["lint"]);
+        assert_eq!(lint.code, 2, "{entry}: {}{}", lint.stdout, lint.stderr);
+        assert!(
+            lint.stderr.contains("qa/merge_ledger.toml:15:") && lint.stderr.contains(says),
+            "{entry}: {}",
+            lint.stderr
+        );
+        // In force as the base's ledger, it stops `check` with the same place.
+        let bad = p.commit_as(HUMAN, "Protect the deploy script\n\nLedger-Change: human\n");
+        unrelated(&p, "src/app.py", "Bump the version");
+        let run = check(&p, &since(&bad));
+        assert_eq!(run.code, 2, "{entry}: {}{}", run.stdout, run.stderr);
+        let shown = format!("qa/merge_ledger.toml at {}:15:", p.short(&bad));
+        assert!(run.stderr.contains(&shown), "{entry}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn ledger_paths_with_backslashes_or_naming_the_root_are_refused_with_file_and_line() {
+    for (key_line, line) in [
+        ("[freeze]\nfile = \"qa\\\\freeze.toml\"", 12),
+        ("[freeze]\nfile = \"./\"", 12),
+        (
+            "[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\npaths = [\"tests\\\\fixtures\"]",
+            9,
+        ),
+    ] {
+        let section = key_line.lines().next().unwrap();
+        let start = LEDGER.find(section).unwrap();
+        let end = LEDGER[start..]
+            .find("\n\n")
+            .map_or(LEDGER.len(), |e| start + e);
+        let ledger = format!("{}{key_line}{}", &LEDGER[..start], &LEDGER[end..]);
+        let (p, _) = repo();
+        p.write("qa/merge_ledger.toml", &ledger);
+        let lint = p.guard(&["lint"]);
+        assert_eq!(lint.code, 2, "{ledger}: {}{}", lint.stdout, lint.stderr);
+        assert!(
+            lint.stderr
+                .contains(&format!("qa/merge_ledger.toml:{line}:")),
+            "{ledger}: {}",
+            lint.stderr
+        );
+    }
+}
+
+#[test]
+fn ledger_paths_with_dot_and_double_slash_are_normalised() {
+    // An agent edit of the freeze file named `qa/./freeze.toml` is an edit of qa/freeze.toml.
+    let (p, _) = repo();
+    p.write(
+        "qa/merge_ledger.toml",
+        LEDGER
+            .replace("file = \"qa/freeze.toml\"", "file = \"qa/./freeze.toml\"")
+            .replace(
+                "lockfile = \"qa/fixtures.lock.json\"",
+                "lockfile = \"qa//fixtures.lock.json\"",
+            ),
+    );
+    let base = p.commit_as(HUMAN, "Respell the ledger\n\nLedger-Change: human\n");
+    extend_lease(&p);
+    p.write("qa/fixtures.lock.json", "{\"files\": {}}\n");
+    p.commit_as(CURSOR, "Tidy the policy files\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected", "fixture_unhashed"]);
+    let mut paths: Vec<String> = findings(&run.json(), "agent_edit_protected")
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    paths.sort();
+    assert_eq!(paths, vec!["qa/fixtures.lock.json", "qa/freeze.toml"]);
+}
