@@ -76,6 +76,9 @@ impl Stats {
 pub struct Evaluation {
     pub findings: Vec<Finding>,
     pub stats: Stats,
+    /// Active leases whose test passed, whether or not that rejects by itself
+    /// (`passing_frozen_is_error`): `check` asks whether the range rewrote their tests.
+    pub passing_frozen: Vec<Lease>,
 }
 
 /// Scores `artifacts` against `policy`, reading policy files and fixtures from `source`,
@@ -131,6 +134,16 @@ pub fn score(
         collected: in_collected.as_deref(),
     });
     findings.extend(freeze_findings);
+    let passing_frozen: Vec<Lease> = if have_reports {
+        active
+            .iter()
+            .zip(&acc.frozen)
+            .filter(|(_, outcome)| **outcome == Some(Outcome::Passed))
+            .map(|(lease, _)| (*lease).clone())
+            .collect()
+    } else {
+        Vec::new()
+    };
 
     // Listed once: the thin-file check and the "did every property file run" check share it.
     let prop_files = property_files(source, policy)?;
@@ -173,6 +186,7 @@ pub fn score(
 
     Ok(Evaluation {
         findings,
+        passing_frozen,
         stats: Stats {
             today_utc: today.to_string(),
             collected_tests: collected.as_ref().map(Vec::len),

@@ -115,6 +115,26 @@ pub fn judge(input: &FreezeInput) -> (Vec<Finding>, FreezeStats) {
     (findings, stats)
 }
 
+/// A frozen test that passes while the range changed the file it lives in (`file`, as it
+/// differs between the range's base and tip): a rewrite, not a fix (the first article's
+/// "frozen test now passes, test file changed: revert the test rewrite"). Its own rule, not a
+/// kind of `frozen_test_passed`: a ledger that lets frozen tests pass
+/// (`passing_frozen_is_error = false`) still does not let the patch rewrite them.
+pub fn rewritten(freeze_path: &str, lease: &Lease, file: &str, base: &str) -> Finding {
+    Finding::new(
+        Code::FrozenTestRewritten,
+        format!(
+            "frozen test {} passes and this range changed its file {file}: a rewritten test is not a fix",
+            lease.nodeid
+        ),
+    )
+    .path(format!("{freeze_path}:{}", lease.line))
+    .test(&lease.nodeid)
+    .help(format!(
+        "restore {file} as it is in {base}: drop or rewrite the commits that changed it (`git rebase -i {base}`); the lease stays until an agent-free rerun on main is boring"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

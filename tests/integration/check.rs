@@ -1740,3 +1740,69 @@ fn ledger_paths_with_dot_and_double_slash_are_normalised() {
     paths.sort();
     assert_eq!(paths, vec!["qa/fixtures.lock.json", "qa/freeze.toml"]);
 }
+
+/// The base ledger with `passing_frozen_is_error = false`, committed by a human.
+fn allow_passing_frozen(p: &Project) -> String {
+    p.write(
+        "qa/merge_ledger.toml",
+        LEDGER.replace(
+            "file = \"qa/freeze.toml\"",
+            "file = \"qa/freeze.toml\"\npassing_frozen_is_error = false",
+        ),
+    );
+    p.commit_as(HUMAN, "Passing flakes are fine\n\nLedger-Change: human\n")
+}
+
+#[test]
+fn gutted_frozen_test_is_rewritten_even_when_passing_frozen_tests_are_allowed() {
+    let (p, _) = repo();
+    let base = allow_passing_frozen(&p);
+    // The agent makes the frozen test pass by returning before its assertion.
+    p.write(
+        "tests/test_retry.py",
+        RETRY_TEST.replace("def test_backoff():\n", "def test_backoff():\n    return\n"),
+    );
+    p.commit_as(CURSOR, "Stabilise the retry test\n");
+    junit_with_retry_passing(&p);
+    let run = p.guard_both_walks(&[
+        "check",
+        &since(&base),
+        "--junit",
+        "junit.xml",
+        "--format",
+        "json",
+    ]);
+    expect(&run, 1, &["frozen_test_rewritten"]);
+    let f = only(&run.json(), "frozen_test_rewritten");
+    assert_eq!(f["test"], LEASE);
+    assert_eq!(f["path"], "qa/freeze.toml:5");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("tests/test_retry.py"),
+        "{f}"
+    );
+    let help = f["help"].as_str().unwrap();
+    assert!(
+        help.contains(&format!("git rebase -i {}", p.short(&base))),
+        "{help}"
+    );
+}
+
+#[test]
+fn passing_frozen_test_with_its_file_unchanged_merges_when_allowed() {
+    let (p, _) = repo();
+    let base = allow_passing_frozen(&p);
+    unrelated(&p, "src/app.py", "Bump the version");
+    junit_with_retry_passing(&p);
+    let run = p.guard_both_walks(&[
+        "check",
+        &since(&base),
+        "--junit",
+        "junit.xml",
+        "--format",
+        "json",
+    ]);
+    expect(&run, 0, &[]);
+}
