@@ -376,3 +376,97 @@ fn first_article_ledger_and_freeze_list_merge_with_a_failing_and_a_skipped_flake
     assert_eq!(lint.code, 1);
     assert_eq!(lint.json()["warnings"], serde_json::json!([]));
 }
+
+const RECIPES_TEST: &str = r#"import unittest
+
+
+def take(items, n):
+    return items[:n]
+
+
+class TakeTests(unittest.TestCase):
+    def test_take_prefix(self):
+        self.assertEqual(take([1, 2, 3], 2), [1, 2])
+
+    def test_take_all(self):
+        self.assertEqual(take([1, 2], 5), [1, 2])
+
+
+def test_take_none():
+    assert take([1, 2, 3], 0) == []
+"#;
+
+/// A plain directory with an empty lockfile and an empty freeze file with budget 0.
+fn pytest_project(properties: &str) -> Project {
+    let p = Project::new();
+    p.write(
+        "qa/merge_ledger.toml",
+        format!("[properties]\n{properties}\n\n[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\n\n[freeze]\nfile = \"qa/freeze.toml\"\n"),
+    )
+    .write("qa/fixtures.lock.json", EMPTY_LOCK)
+    .write("qa/freeze.toml", "version = 1\nmax_active_leases = 0\n");
+    p
+}
+
+#[test]
+fn property_path_naming_one_file_matches_its_pytest_records() {
+    // pytest writes classname "tests.test_recipes.TakeTests" and "tests.test_recipes" for
+    // tests/test_recipes.py: neither starts with "tests.test_recipes.py".
+    let p = pytest_project("paths = [\"tests/test_recipes.py\"]\nrequired = true");
+    p.write("tests/test_recipes.py", RECIPES_TEST);
+    assert_eq!(run_pytest(&p), Some(0));
+    let junit = p.read("junit.xml");
+    assert!(
+        junit.contains("classname=\"tests.test_recipes.TakeTests\"")
+            && junit.contains("classname=\"tests.test_recipes\""),
+        "{junit}"
+    );
+    let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["property_failures"], 0);
+    assert_eq!(p.guard(&["lint"]).code, 0);
+
+    // The records are the property's: a failure in the class breaks the hold.
+    p.write(
+        "tests/test_recipes.py",
+        RECIPES_TEST.replace(
+            "[1, 2])\n\n    def test_take_all",
+            "[2, 1])\n\n    def test_take_all",
+        ),
+    );
+    assert_eq!(run_pytest(&p), Some(1));
+    let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+    assert_eq!(run.reasons(), vec!["property_hold"], "{}", run.stdout);
+    assert_eq!(
+        run.json()["findings"][0]["test"],
+        "tests.test_recipes.TakeTests::test_take_prefix"
+    );
+}
+
+#[test]
+fn property_file_globs_narrow_which_records_are_properties() {
+    // Everything under tests/ is searched, but only test_prop_*.py files hold properties: a
+    // skipped ordinary test elsewhere under tests/ is no skipped property.
+    let p = pytest_project("paths = [\"tests/\"]\nfiles = [\"test_prop_*.py\"]");
+    p.write("tests/test_prop_codec.py", ROUNDTRIP_PROPERTY).write(
+        "tests/test_slow.py",
+        "import pytest\n\n\ndef test_fast():\n    assert True\n\n\ndef test_slow():\n    pytest.skip(\"slow\")\n",
+    );
+    assert_eq!(run_pytest(&p), Some(0));
+    let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["property_failures"], 0);
+
+    // A skipped test in a property file still breaks the hold.
+    p.write(
+        "tests/test_prop_codec.py",
+        format!("{ROUNDTRIP_PROPERTY}\n\ndef test_later():\n    import pytest\n    pytest.skip(\"later\")\n"),
+    );
+    assert_eq!(run_pytest(&p), Some(0));
+    let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+    assert_eq!(run.reasons(), vec!["property_hold"], "{}", run.stdout);
+    assert_eq!(
+        run.json()["findings"][0]["test"],
+        "tests.test_prop_codec::test_later"
+    );
+}
