@@ -313,6 +313,9 @@ mod tests {
                 )],
             ),
             who("Dev", "dev@example.com", &[("Assisted-by", "gpt-5")]),
+            who("Dev", "copilot@github.com", &[]),
+            who("Codex", "noreply@openai.com", &[]),
+            who("aider", "aider@aider.chat", &[]),
             who(
                 "Dev",
                 "dev@example.com",

@@ -106,7 +106,7 @@ pub fn judge(input: &FreezeInput) -> (Vec<Finding>, FreezeStats) {
                 )
                 .path(at(lease))
                 .test(&lease.nodeid)
-                .help("if the patch changed the test, revert that change; else rerun it on main without the patch, and only a human removes the lease"),
+                .help("if the patch changed the test, drop that change from the branch; else rerun it on main without the patch, and only a human removes the lease"),
             ),
             // Failing, erroring, flaky or skipped: still frozen, still not evidence.
             Some(_) => {}
