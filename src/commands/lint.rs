@@ -57,12 +57,9 @@ pub fn run(ws: &Workspace, args: &LintArgs) -> anyhow::Result<i32> {
             InputError::new(&policy.fixtures.lockfile, format!("entry {rel:?}: {e}"))
         })?;
     }
-    findings.extend(judge_property_files(
-        &tree,
-        &policy,
-        &property_files(&tree, &policy)?,
-    )?);
-    let warnings = warnings(&policy, &freeze);
+    let prop_files = property_files(&tree, &policy)?;
+    findings.extend(judge_property_files(&tree, &policy, &prop_files)?);
+    let warnings = warnings(&policy, &freeze, &prop_files);
 
     match args.format {
         Format::Json => {
@@ -115,9 +112,28 @@ pub fn run(ws: &Workspace, args: &LintArgs) -> anyhow::Result<i32> {
     })
 }
 
-/// The warnings for `policy` and its freeze file.
-fn warnings(policy: &Policy, freeze: &FreezeFile) -> Vec<Warning> {
+/// The warnings for `policy`, its freeze file and its property files (`property_files`).
+fn warnings(policy: &Policy, freeze: &FreezeFile, prop_files: &[String]) -> Vec<Warning> {
     let mut warnings = Vec::new();
+    // A property path with no property file in it (a typo, or `files` globs that name none
+    // of its files) leaves `score` to say "no property test ran" on every run.
+    for path in &policy.properties.paths {
+        let under = |f: &String| {
+            f == path
+                || f.strip_prefix(path.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        };
+        if !policy.files_optional() && !prop_files.iter().any(under) {
+            warnings.push(Warning {
+                path: path.clone(),
+                message: format!(
+                    "`properties.paths` names no property test file here (files are named by `properties.files`: {})",
+                    policy.properties.file_patterns.join(", ")
+                ),
+                help: "correct the path, or the `properties.files` globs, so the property tests are found".to_string(),
+            });
+        }
+    }
     // The first article's plain list has no budget; that is allowed (its frozen tests may
     // fail or skip however many there are), but rarely what a team wants for long.
     if freeze.format == FreezeFormat::List

@@ -424,7 +424,30 @@ fn property_path_naming_one_file_matches_its_pytest_records() {
     let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.json()["property_failures"], 0);
-    assert_eq!(p.guard(&["lint"]).code, 0);
+    let lint = p.guard(&["lint", "--format", "json"]);
+    assert_eq!(lint.code, 0, "{}{}", lint.stdout, lint.stderr);
+    assert_eq!(lint.json()["warnings"], serde_json::json!([]));
+
+    // A path that names nothing is a lint warning, not a silent "ok".
+    p.write(
+        "qa/merge_ledger.toml",
+        p.read("qa/merge_ledger.toml")
+            .replace("tests/test_recipes.py", "tests/test_recipe.py"),
+    );
+    let lint = p.guard(&["lint"]);
+    assert_eq!(lint.code, 0, "{}{}", lint.stdout, lint.stderr);
+    assert!(
+        lint.stdout.contains(
+            "warning: tests/test_recipe.py: `properties.paths` names no property test file here"
+        ),
+        "{}",
+        lint.stdout
+    );
+    p.write(
+        "qa/merge_ledger.toml",
+        p.read("qa/merge_ledger.toml")
+            .replace("tests/test_recipe.py", "tests/test_recipes.py"),
+    );
 
     // The records are the property's: a failure in the class breaks the hold.
     p.write(
