@@ -11,10 +11,32 @@ pub struct Identity {
     pub author_email: String,
     pub committer_name: String,
     pub committer_email: String,
-    /// `(key, value)` pairs of the message's trailer block, in order.
-    pub trailers: Vec<(String, String)>,
+    /// The message's subject (its first paragraph, on one line).
+    pub subject: String,
+    pub trailers: Trailers,
     /// The authenticated pusher, in hooks.
     pub pusher: Option<String>,
+}
+
+/// The trailers of a commit message.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trailers {
+    /// `(key, value)` pairs of the trailer block (git's rules: the last paragraph), in order.
+    /// Only these count.
+    pub block: Vec<(String, String)>,
+    /// Every `Key: value` line of the message, the block's included. git ignores the ones
+    /// outside the block; they only explain why a trailer a human wrote does not count.
+    pub in_message: Vec<(String, String)>,
+}
+
+impl Trailers {
+    /// Trailers from the block alone (the message has no other `Key: value` lines).
+    pub fn block(block: Vec<(String, String)>) -> Trailers {
+        Trailers {
+            in_message: block.clone(),
+            block,
+        }
+    }
 }
 
 /// A `Key: value-glob` pattern over trailers; the key is case-insensitive (git's rule), the
@@ -33,6 +55,8 @@ pub struct AgentsPolicy {
     pub emails: PatternSet,
     pub names: PatternSet,
     pub trailers: Vec<TrailerPattern>,
+    /// Globs over the commit subject (aider's `aider: ` prefix).
+    pub subjects: PatternSet,
     pub pushers: PatternSet,
 }
 
@@ -162,7 +186,7 @@ impl AgentsPolicy {
                 return Some(format!("{role} name {name:?} matches agents.names {p:?}"));
             }
         }
-        for (key, value) in &who.trailers {
+        for (key, value) in &who.trailers.block {
             for pattern in &self.trailers {
                 if key.eq_ignore_ascii_case(&pattern.key) && pattern.value.is_match(value.trim()) {
                     return Some(format!(
@@ -171,6 +195,12 @@ impl AgentsPolicy {
                     ));
                 }
             }
+        }
+        if let Some(p) = self.subjects.first_match(&who.subject) {
+            return Some(format!(
+                "subject {:?} matches agents.subjects {p:?}",
+                who.subject
+            ));
         }
         None
     }
@@ -187,10 +217,13 @@ mod tests {
             author_email: email.into(),
             committer_name: "Human Dev".into(),
             committer_email: "dev@example.com".into(),
-            trailers: trailers
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
+            subject: "Tune".into(),
+            trailers: Trailers::block(
+                trailers
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
             pusher: None,
         }
     }
@@ -244,6 +277,53 @@ mod tests {
                 &[("Replit-Commit-Author", "Agent")],
             ),
             who("Dev", "dev@example.com", &[("Generated-by", "some tool")]),
+            // Issue 10: what agents write on commits today.
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Co-authored-by", "Codex <noreply@openai.com>")],
+            ),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[(
+                    "Co-authored-by",
+                    "Copilot <223556219+Copilot@users.noreply.github.com>",
+                )],
+            ),
+            who("Copilot", "223556219+Copilot@users.noreply.github.com", &[]),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Co-authored-by", "Copilot <copilot@github.com>")],
+            ),
+            who("Dev", "dev@example.com", &[("Made-with", "Cursor")]),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Agent-Logs-Url", "https://github.com/o/r/sessions/1")],
+            ),
+            who("Dev", "dev@example.com", &[("Claude-Session", "abc")]),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[(
+                    "Co-Authored-By",
+                    "Devin <158243242+devin-ai-integration[bot]@users.noreply.github.com>",
+                )],
+            ),
+            who("Dev", "dev@example.com", &[("Assisted-by", "gpt-5")]),
+            who("Dev", "copilot@github.com", &[]),
+            who("Codex", "noreply@openai.com", &[]),
+            who("aider", "aider@aider.chat", &[]),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[(
+                    "Co-authored-by",
+                    "aider (openai/gpt-4.1) <aider@aider.chat>",
+                )],
+            ),
             who(
                 "renovate[bot]",
                 "29139614+renovate[bot]@users.noreply.github.com",
@@ -256,6 +336,14 @@ mod tests {
                 "{case:?} should be an agent"
             );
         }
+        let mut aider = who("Dev", "dev@example.com", &[]);
+        aider.subject = "AIDER: fix the parser".into();
+        assert!(
+            agents
+                .matched_agent(&aider)
+                .unwrap()
+                .contains("agents.subjects")
+        );
         let humans = [
             who("Claude Shannon", "claude@example.com", &[]),
             who("Dev", "robot@users.noreply.github.com", &[]),
@@ -266,6 +354,14 @@ mod tests {
                 &[("Co-authored-by", "Pair <pair@example.com>")],
             ),
             who("Dev", "dev@example.com", &[("Fixture-Lock", "human")]),
+            // A display name alone proves nothing.
+            who("Copilot", "copilot-fan@example.com", &[]),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Co-authored-by", "Codex Fan <codex-fan@example.com>")],
+            ),
+            who("Devin Smith", "devin@example.com", &[]),
         ];
         for case in &humans {
             assert_eq!(
@@ -274,6 +370,9 @@ mod tests {
                 "{case:?} should be a human"
             );
         }
+        let mut mention = who("Dev", "dev@example.com", &[]);
+        mention.subject = "Document the aider: prefix".into();
+        assert_eq!(agents.matched_agent(&mention), None);
     }
 
     #[test]

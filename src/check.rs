@@ -285,7 +285,14 @@ fn judge(
     let (stats, unjudged) = match score_tree(&tip_tree, scored, &policy, &artifacts, today) {
         Ok(mut evaluation) => {
             if let Some(base_tree) = &base_tree {
-                mark_rewritten_frozen_tests(&mut evaluation.findings, base_tree, &tip_tree)?;
+                mark_rewritten_frozen_tests(
+                    &mut evaluation.findings,
+                    &evaluation.passing_frozen,
+                    &policy.freeze.file,
+                    base_tree,
+                    &tip_tree,
+                    &restore_from,
+                );
             }
             findings.extend(evaluation.findings);
             (evaluation.stats, None)
@@ -692,39 +699,39 @@ fn blob_text(repo: &Repository, tree: &git2::Tree, path: &str) -> Option<String>
     Some(String::from_utf8_lossy(blob.content()).into_owned())
 }
 
-/// A frozen test that passes while the range changed its test file is a rewrite, not a fix:
-/// the first article's "revert the test rewrite" row.
+/// `frozen_test_rewritten`: each passing frozen test (`passing`) whose test file differs
+/// between `base` and `tip`. Its `frozen_test_passed` finding, if the ledger makes one, is
+/// replaced: the rewrite is the finding. Computed whatever `passing_frozen_is_error` says.
 fn mark_rewritten_frozen_tests(
-    findings: &mut [Finding],
+    findings: &mut Vec<Finding>,
+    passing: &[crate::freeze::Lease],
+    freeze_path: &str,
     base: &GitTree,
     tip: &GitTree,
-) -> Result<(), InputError> {
-    for f in findings
-        .iter_mut()
-        .filter(|f| f.code == Code::FrozenTestPassed)
-    {
-        let Some(test) = f.test.clone() else { continue };
-        for file in test_file_candidates(&test) {
-            let (old, new) = (
-                base.read(&file).ok().flatten(),
-                tip.read(&file).ok().flatten(),
-            );
-            if old.is_none() && new.is_none() {
-                continue;
-            }
-            if old != new {
-                f.code = Code::FrozenTestRewritten;
-                f.message = format!(
-                    "frozen test {test} passes and this range changed its file {file}: a rewritten test is not a fix"
-                );
-                f.help = Some(format!(
-                    "revert the changes to {file}; the lease stays until an agent-free rerun on main is boring"
-                ));
-            }
-            break;
-        }
+    base_name: &str,
+) {
+    for lease in passing {
+        // The first candidate that exists on either side is the test's file.
+        let changed = test_file_candidates(&lease.nodeid)
+            .into_iter()
+            .find_map(|file| {
+                let old = base.read(&file).ok().flatten();
+                let new = tip.read(&file).ok().flatten();
+                (old.is_some() || new.is_some()).then_some((file, old != new))
+            });
+        let Some((file, true)) = changed else {
+            continue;
+        };
+        findings.retain(|f| {
+            !(f.code == Code::FrozenTestPassed && f.test.as_deref() == Some(&lease.nodeid))
+        });
+        findings.push(crate::rules::freeze::rewritten(
+            freeze_path,
+            lease,
+            &file,
+            base_name,
+        ));
     }
-    Ok(())
 }
 
 /// Files a test id may live in: the file of a pytest node id, or the modules a dotted

@@ -41,8 +41,9 @@ impl Lease {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FreezeFile {
     pub format: FreezeFormat,
-    /// The budget the freeze file sets. The TOML form's omitted budget is 0 (fail closed);
-    /// the plain list has none of its own (the ledger's `freeze.max_active_leases` applies).
+    /// The budget the freeze file sets. The TOML form's omitted budget is 0 (fail closed, the
+    /// second article); the plain list has none of its own (the first article), so only the
+    /// ledger's `freeze.max_active_leases` can give it one.
     pub max_active_leases: Option<u32>,
     pub reject_if_expired: bool,
     pub reject_if_agent_adds_lease: bool,
@@ -77,13 +78,14 @@ impl FreezeFile {
         }
     }
 
-    /// The budget in force: the stricter of the freeze file's and the ledger's. Where neither
-    /// sets one (a plain list and a ledger without `freeze.max_active_leases`) it is 0: fail
-    /// closed, as the second article says of an omitted budget.
-    pub fn budget(&self, ledger_budget: Option<u32>) -> u32 {
+    /// The budget in force: the stricter of the freeze file's and the ledger's. `None` where
+    /// neither sets one: the first article's plain list, under a ledger without
+    /// `freeze.max_active_leases`, has no lease budget (its frozen tests may fail or skip,
+    /// however many there are). A `freeze.toml` always has one (omitted: 0).
+    pub fn budget(&self, ledger_budget: Option<u32>) -> Option<u32> {
         match (self.max_active_leases, ledger_budget) {
-            (Some(a), Some(b)) => a.min(b),
-            (a, b) => a.or(b).unwrap_or(0),
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -327,8 +329,8 @@ expires = 2026-09-19
     fn omitted_budget_is_zero() {
         let f = toml("version = 1\n").unwrap();
         assert_eq!(f.max_active_leases, Some(0));
-        assert_eq!(f.budget(None), 0);
-        assert_eq!(f.budget(Some(3)), 0);
+        assert_eq!(f.budget(None), Some(0));
+        assert_eq!(f.budget(Some(3)), Some(0));
     }
 
     #[test]
@@ -344,10 +346,10 @@ expires = 2026-09-19
         assert_eq!(f.leases[1].line, 4);
         assert_eq!(
             f.budget(None),
-            0,
+            None,
             "a plain list without a ledger budget has none"
         );
-        assert_eq!(f.budget(Some(1)), 1);
+        assert_eq!(f.budget(Some(1)), Some(1));
     }
 
     #[test]

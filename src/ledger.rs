@@ -207,14 +207,28 @@ impl Policy {
             }
         }
 
+        // Repository paths are compared with git's tree paths: `a/./b` and `a//b` are written
+        // `a/b`; what cannot be (a backslash, the root itself) is refused where it stands.
         let rel = |value: &Spanned<String>, key: &str| -> Result<String, InputError> {
-            check_relative(value.get_ref()).map_err(|e| {
+            let refuse = |why: String| {
                 invalid(
                     value.span(),
-                    format!("`{key}` = {:?}: {e}", value.get_ref()),
+                    format!("`{key}` = {:?}: {why}", value.get_ref()),
                 )
-            })?;
-            Ok(normalize_rel(value.get_ref()))
+            };
+            check_relative(value.get_ref()).map_err(|e| refuse(e.to_string()))?;
+            if value.get_ref().contains('\\') {
+                return Err(refuse(
+                    "write paths with `/`; a backslash is part of a file name in git".into(),
+                ));
+            }
+            let normal = normalize_rel(value.get_ref());
+            if normal.is_empty() {
+                return Err(refuse(
+                    "names the repository root; name a file or directory inside it".into(),
+                ));
+            }
+            Ok(normal)
         };
         let rel_list =
             |values: &Option<Vec<Spanned<String>>>, key: &str, default: &[&str]| match values {
@@ -338,16 +352,13 @@ impl Policy {
         let mut protect_set = GlobSetBuilder::new();
         let mut patterns = Vec::new();
         for p in &protect_paths {
-            if p.get_ref().starts_with('/') || p.get_ref().split('/').any(|c| c == "..") {
-                return Err(invalid(
+            let normal = normalize_protect_pattern(p.get_ref()).map_err(|why| {
+                invalid(
                     p.span(),
-                    format!(
-                        "`protect.paths` pattern {:?} must be relative, without `..`",
-                        p.get_ref()
-                    ),
-                ));
-            }
-            for pattern in expand_protect_pattern(p.get_ref()) {
+                    format!("`protect.paths` pattern {:?}: {why}", p.get_ref()),
+                )
+            })?;
+            for pattern in expand_protect_pattern(&normal) {
                 let glob = protect_glob(&pattern).map_err(|e| {
                     invalid(
                         p.span(),
@@ -448,6 +459,38 @@ impl Policy {
     }
 }
 
+/// A `[protect]` entry as the tree paths it is matched against are written: `.` components
+/// and empty ones (`a//b`) dropped, a trailing `/` kept (it means a directory). Refused: an
+/// absolute path, `..`, a backslash that escapes nothing special to globs (a Windows
+/// separator, which would match nothing), and an entry that names the root.
+pub fn normalize_protect_pattern(raw: &str) -> Result<String, String> {
+    let p = raw.trim();
+    if p.starts_with('/') {
+        return Err("must be relative to the repository root".into());
+    }
+    let mut chars = p.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' && !chars.next().is_some_and(|n| "*?[]{}\\,!-^".contains(n)) {
+            return Err("write paths with `/`; `\\` only escapes a glob character".into());
+        }
+    }
+    let parts: Vec<&str> = p
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    if parts.contains(&"..") {
+        return Err("must not contain `..`".into());
+    }
+    if parts.is_empty() {
+        return Err("names the repository root; name files or directories inside it".into());
+    }
+    let mut normal = parts.join("/");
+    if p.ends_with('/') {
+        normal.push('/');
+    }
+    Ok(normal)
+}
+
 /// What a `[protect]` entry covers: `./` dropped; a directory (`hooks/`, or a plain name
 /// without glob characters such as `ci`) covers itself and everything under it.
 pub fn expand_protect_pattern(raw: &str) -> Vec<String> {
@@ -538,29 +581,48 @@ fn parse_agents(
         emails: set(&raw.emails, "emails", DEFAULT_AGENT_EMAILS)?,
         names: set(&raw.names, "names", DEFAULT_AGENT_NAMES)?,
         trailers,
+        subjects: set(&raw.subjects, "subjects", DEFAULT_AGENT_SUBJECTS)?,
         pushers: set(&raw.pushers, "pushers", &[])?,
     })
 }
 
-/// Agent identities seen in the wild (DESIGN.md), used where a ledger has no `[agents]`.
+/// Agent identities seen in the wild (DESIGN.md, issue 10), used where a ledger has no
+/// `[agents]`; `policy/merge_ledger.toml` lists the same (a test compares them). E-mails and
+/// trailer keys only: a display name alone is anyone's to type.
 const DEFAULT_AGENT_EMAILS: &[&str] = &[
     r"*\[bot\]@users.noreply.github.com",
+    // Copilot coding agent; Copilot CLI/SDK; Copilot in VS Code.
     "198982749+Copilot@users.noreply.github.com",
+    "223556219+Copilot@users.noreply.github.com",
+    "copilot@github.com",
     "cursoragent@cursor.com",
     "noreply@aider.chat",
+    "aider@aider.chat",
     "noreply@anthropic.com",
     "codex@openai.com",
+    "noreply@openai.com",
 ];
 const DEFAULT_AGENT_NAMES: &[&str] = &["* (aider)"];
 const DEFAULT_AGENT_TRAILERS: &[&str] = &[
     "Co-authored-by: *<noreply@anthropic.com>",
     "Co-authored-by: *<codex@openai.com>",
+    "Co-authored-by: *<noreply@openai.com>",
+    "Co-authored-by: *<223556219+Copilot@users.noreply.github.com>",
+    "Co-authored-by: *<copilot@github.com>",
     "Co-authored-by: *<noreply@aider.chat>",
+    "Co-authored-by: *<aider@aider.chat>",
     "Co-authored-by: *<cursoragent@cursor.com>",
+    // Devin's co-author line, and any other [bot] account's.
     r"Co-authored-by: *\[bot\]@users.noreply.github.com>",
+    "Made-with: Cursor*",
+    "Agent-Logs-Url: *",
+    "Claude-Session: *",
+    "Assisted-by: *",
     "Generated-by: *",
     "Replit-Commit-Author: Agent",
 ];
+/// aider writes its commit messages with this prefix.
+const DEFAULT_AGENT_SUBJECTS: &[&str] = &["aider: *"];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -620,6 +682,7 @@ struct RawAgents {
     emails: Option<Vec<Spanned<String>>>,
     names: Option<Vec<Spanned<String>>>,
     trailers: Option<Vec<Spanned<String>>>,
+    subjects: Option<Vec<Spanned<String>>>,
     pushers: Option<Vec<Spanned<String>>>,
 }
 
@@ -696,6 +759,23 @@ mod tests {
         assert_eq!(p.fixtures.lockfile, "qa/fixtures.lock.json");
         assert_eq!(p.freeze.file, "qa/freeze.toml");
         assert!(p.files_optional());
+    }
+
+    #[test]
+    fn embedded_ledger_lists_the_built_in_agent_identities() {
+        // A repository without [agents] and one that ran `guard init` know the same agents.
+        let embedded = Policy::embedded().agents;
+        let built_in = parse("version = 1\n").unwrap().agents;
+        assert_eq!(embedded.emails.patterns, built_in.emails.patterns);
+        assert_eq!(embedded.names.patterns, built_in.names.patterns);
+        assert_eq!(embedded.subjects.patterns, built_in.subjects.patterns);
+        let texts = |a: &AgentsPolicy| {
+            a.trailers
+                .iter()
+                .map(|t| t.text.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(texts(&embedded), texts(&built_in));
     }
 
     #[test]
@@ -780,6 +860,68 @@ passing_frozen_is_error = true
             assert!(p.protect.set.is_match(path), "{path}");
         }
         assert!(!p.protect.set.is_match("src/ci.rs"));
+    }
+
+    #[test]
+    fn protect_entries_are_normalised_or_refused() {
+        for (raw, normal) in [
+            ("scripts/./deploy.sh", "scripts/deploy.sh"),
+            ("scripts//deploy.sh", "scripts/deploy.sh"),
+            ("././/ops/", "ops/"),
+            (" hooks ", "hooks"),
+            (r"docs/\[draft\]/**", r"docs/\[draft\]/**"),
+            ("a.b/..c/*.sh", "a.b/..c/*.sh"),
+        ] {
+            assert_eq!(
+                normalize_protect_pattern(raw).as_deref(),
+                Ok(normal),
+                "{raw}"
+            );
+        }
+        for raw in [
+            "/etc/x",
+            "a/../b",
+            "..",
+            r"scripts\deploy.sh",
+            r"scripts\",
+            ".",
+            "./",
+            "//",
+            "",
+        ] {
+            assert!(normalize_protect_pattern(raw).is_err(), "{raw}");
+        }
+        let p = parse("[protect]\npaths = [\"scripts/./deploy.sh\", \"tools//x/\"]\n").unwrap();
+        for path in ["scripts/deploy.sh", "tools/x/run.sh"] {
+            assert!(p.protect.set.is_match(path), "{path}");
+        }
+        let err =
+            parse("[protect]\npaths = [\n  \"ci\",\n  'scripts\\deploy.sh',\n]\n").unwrap_err();
+        assert!(
+            err.to_string().starts_with("qa/merge_ledger.toml:4:3:"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn ledger_paths_are_normalised_or_refused_with_their_line() {
+        let p = parse(
+            "[freeze]\nfile = \"qa/./flakes//list.txt\"\n[properties]\nseeds = \"tests//seeds/\"\n",
+        )
+        .unwrap();
+        assert_eq!(p.freeze.file, "qa/flakes/list.txt");
+        assert_eq!(p.properties.seeds.as_deref(), Some("tests/seeds"));
+        for (text, line) in [
+            ("[freeze]\nfile = 'qa\\freeze.toml'\n", 2),
+            ("[fixtures]\n\npaths = ['tests/fixtures', '.']\n", 3),
+            ("[properties]\nseeds = './'\n", 2),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(
+                err.starts_with(&format!("qa/merge_ledger.toml:{line}:")),
+                "{text}: {err}"
+            );
+        }
     }
 
     #[test]

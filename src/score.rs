@@ -15,10 +15,10 @@ use crate::evidence::junit::{JunitCounts, Outcome, TestCase, read_junit};
 use crate::findings::{Code, Finding};
 use crate::fixtures::lockfile::{LockFormat, Lockfile};
 use crate::freeze::{FreezeFile, Lease};
-use crate::ledger::Policy;
+use crate::ledger::{Policy, PropertiesPolicy};
 use crate::rules;
 use crate::source::Source;
-use crate::testid::{DirMatcher, collected_keys, id_key, possible_names, record_keys};
+use crate::testid::{PathMatcher, Place, collected_keys, id_key, possible_names, record_keys};
 
 /// Artifacts to score, as given on the command line.
 #[derive(Debug, Clone, Default)]
@@ -84,6 +84,9 @@ impl Stats {
 pub struct Evaluation {
     pub findings: Vec<Finding>,
     pub stats: Stats,
+    /// Active leases whose test passed, whether or not that rejects by itself
+    /// (`passing_frozen_is_error`): `check` asks whether the range rewrote their tests.
+    pub passing_frozen: Vec<Lease>,
 }
 
 /// What the scored tree is, which decides what a broken policy file in it means.
@@ -157,7 +160,7 @@ pub fn score_tree(
             .collect()
     });
 
-    let mut acc = Accumulator::new(&active, &policy.properties.paths);
+    let mut acc = Accumulator::new(&active, &policy.properties);
     if artifacts.junit.is_empty() && artifacts.expect_evidence {
         findings.push(
             Finding::new(
@@ -189,6 +192,16 @@ pub fn score_tree(
         findings.extend(freeze_findings);
         lease_counts = Some(freeze_stats);
     }
+    let passing_frozen: Vec<Lease> = if have_reports && freeze.is_some() {
+        active
+            .iter()
+            .zip(&acc.frozen)
+            .filter(|(_, outcome)| **outcome == Some(Outcome::Passed))
+            .map(|(lease, _)| (*lease).clone())
+            .collect()
+    } else {
+        Vec::new()
+    };
 
     // Listed once: the thin-file check and the "did every property file run" check share it.
     let prop_files = property_files(source, policy)?;
@@ -258,6 +271,7 @@ pub fn score_tree(
 
     Ok(Evaluation {
         findings,
+        passing_frozen,
         stats: Stats {
             today_utc: today.to_string(),
             collected_tests: collected.as_ref().map(Vec::len),
@@ -503,8 +517,9 @@ pub fn property_files(source: &dyn Source, policy: &Policy) -> Result<Vec<String
         .into_iter()
         .filter(|rel| !seeds.is_some_and(|s| rel == s || rel.starts_with(&format!("{s}/"))))
         .filter(|rel| {
+            // A path that names one file names a property file, whatever its name.
             let name = rel.rsplit('/').next().unwrap_or(rel);
-            policy.properties.files.is_match(name)
+            policy.properties.paths.contains(rel) || policy.properties.files.is_match(name)
         })
         .collect())
 }
@@ -546,7 +561,7 @@ struct Accumulator {
     /// Record names that can meet a frozen key: a cheap exact pre-filter.
     frozen_names: foldhash::HashSet<String>,
     frozen: Vec<Option<Outcome>>,
-    property_dirs: Vec<DirMatcher>,
+    property_records: PropertyRecords,
     properties: BTreeMap<String, Outcome>,
     /// The distinct (classname, file) of property records, to tell which files ran.
     property_sources: HashSet<(String, Option<String>)>,
@@ -555,7 +570,7 @@ struct Accumulator {
 }
 
 impl Accumulator {
-    fn new(active: &[&Lease], property_paths: &[String]) -> Self {
+    fn new(active: &[&Lease], properties: &PropertiesPolicy) -> Self {
         let mut frozen_index: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, lease) in active.iter().enumerate() {
             frozen_index
@@ -568,7 +583,7 @@ impl Accumulator {
             frozen_index,
             frozen_names: possible_names(&keys),
             frozen: vec![None; active.len()],
-            property_dirs: property_paths.iter().map(|p| DirMatcher::new(p)).collect(),
+            property_records: PropertyRecords::new(properties),
             properties: BTreeMap::new(),
             property_sources: HashSet::new(),
             failures: BTreeMap::new(),
@@ -591,11 +606,10 @@ impl Accumulator {
                 return;
             }
         }
-        let is_property = self
-            .property_dirs
-            .iter()
-            .any(|dir| dir.matches(&case.classname, case.file.as_deref()));
-        if is_property {
+        if self
+            .property_records
+            .contains(&case.classname, case.file.as_deref())
+        {
             let slot = self
                 .properties
                 .entry(display_id(case))
@@ -622,6 +636,73 @@ impl Accumulator {
         self.counts.failed += c.failed;
         self.counts.errors += c.errors;
         self.counts.skipped += c.skipped;
+    }
+}
+
+/// Tells property test records apart: in a property path and, where the path is a directory,
+/// from a file the `properties.files` globs name (a path naming one file holds properties
+/// whatever its name). A record under a directory whose file cannot be told (a classname that
+/// is the directory's own prefix) counts as a property's: it cannot be shown not to be.
+struct PropertyRecords {
+    paths: Vec<PathMatcher>,
+    files: globset::GlobSet,
+    /// A dotted classname (`tests.properties.test_codec.TestX`) names modules and classes,
+    /// not files: each part is tried as a file with these extensions, the ones the `files`
+    /// globs end in, and pytest's `py`.
+    extensions: Vec<String>,
+    /// Reused for the candidate file names of each record.
+    name: String,
+}
+
+impl PropertyRecords {
+    fn new(policy: &PropertiesPolicy) -> PropertyRecords {
+        let mut extensions = vec!["py".to_string()];
+        for pattern in &policy.file_patterns {
+            if let Some((_, ext)) = pattern.rsplit_once('.') {
+                if !ext.is_empty()
+                    && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                    && !extensions.iter().any(|e| e == ext)
+                {
+                    extensions.push(ext.to_string());
+                }
+            }
+        }
+        PropertyRecords {
+            paths: policy.paths.iter().map(|p| PathMatcher::new(p)).collect(),
+            files: policy.files.clone(),
+            extensions,
+            name: String::new(),
+        }
+    }
+
+    fn contains(&mut self, classname: &str, file: Option<&str>) -> bool {
+        let PropertyRecords {
+            paths,
+            files,
+            extensions,
+            name,
+        } = self;
+        let mut named = |stem: &str, with_extensions: bool| {
+            if files.is_match(stem) {
+                return true;
+            }
+            with_extensions
+                && extensions.iter().any(|ext| {
+                    name.clear();
+                    name.push_str(stem);
+                    name.push('.');
+                    name.push_str(ext);
+                    files.is_match(name.as_str())
+                })
+        };
+        paths.iter().any(|path| match path.place(classname, file) {
+            None => false,
+            Some(_) if path.names_file() => true,
+            Some(Place::File(f)) => named(f.rsplit(['/', '\\']).next().unwrap_or(f), false),
+            Some(Place::Dotted("")) => true,
+            Some(Place::Dotted(rest)) => rest.split('.').any(|part| named(part, true)),
+            Some(Place::Nextest(target)) => named(target, true) || named("main.rs", false),
+        })
     }
 }
 
@@ -660,8 +741,8 @@ mod tests {
             expires: None,
             line: 1,
         };
-        let paths = vec!["tests/properties".to_string()];
-        let mut acc = Accumulator::new(&[&lease], &paths);
+        let policy = Policy::embedded();
+        let mut acc = Accumulator::new(&[&lease], &policy.properties);
         acc.add(&case("tests.test_retry", "test_backoff", Outcome::Passed));
         acc.add(&case("tests.test_retry", "test_backoff", Outcome::Failed));
         acc.add(&case(

@@ -80,39 +80,70 @@ fn pytest_dotted(id: &str) -> Option<String> {
     Some(format!("{dotted}::{function}{params}"))
 }
 
-/// Whether a JUnit record belongs to a test file under a directory (a repository-relative
-/// path such as `tests/properties/`), prepared once since it runs for every record. Uses the
-/// record's `file` attribute when there is one, else the dotted classname pytest writes
-/// (`tests.properties.test_x`), else a nextest binary id (`crate::properties` for
-/// `tests/properties.rs` or `tests/properties/main.rs`).
+/// Whether a JUnit record belongs to a property path: a directory (`tests/properties/`) or one
+/// file (`tests/test_recipes.py`, `tests/properties.rs`), prepared once since it runs for every
+/// record. Uses the record's `file` attribute when there is one, else the dotted classname
+/// pytest writes (`tests.properties.test_x`, `tests.test_recipes.TakeTests`), else a nextest
+/// binary id (`crate::properties` for `tests/properties.rs` or `tests/properties/main.rs`).
 #[derive(Debug, Clone)]
-pub struct DirMatcher {
+pub struct PathMatcher {
     /// `tests/properties`, without surrounding slashes.
     dir: String,
-    /// `tests.properties`, the classname prefix pytest writes.
+    /// `tests.properties`, the classname prefix pytest writes (`tests.test_recipes` for the
+    /// file `tests/test_recipes.py`).
     dotted: String,
+    /// The path names one test file (`*.py`, `*.rs`), not a directory.
+    names_file: bool,
     /// `properties` for `tests/properties(.rs)`: a nextest integration-test target.
     nextest_target: Option<String>,
 }
 
-impl DirMatcher {
-    pub fn new(dir: &str) -> DirMatcher {
-        let dir = dir.trim_matches('/').trim_start_matches("./").to_string();
+/// Where in a property path a record comes from, as far as the record tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place<'a> {
+    /// The record names its file (`file` attribute), which is under the path.
+    File(&'a str),
+    /// The record's dotted classname, after the path's prefix and its `.`: modules and
+    /// classes (`test_codec.TestX`); empty when the classname is the prefix itself.
+    Dotted(&'a str),
+    /// A nextest binary built from the path: `tests/NAME.rs` or `tests/NAME/main.rs`.
+    Nextest(&'a str),
+}
+
+impl PathMatcher {
+    pub fn new(path: &str) -> PathMatcher {
+        let dir = path.trim_matches('/').trim_start_matches("./").to_string();
+        let names_file = dir.ends_with(".py") || dir.ends_with(".rs");
         let nextest_target = dir
             .strip_prefix("tests/")
             .map(|stem| stem.strip_suffix(".rs").unwrap_or(stem))
             .filter(|stem| !stem.contains('/') && !stem.is_empty())
             .map(str::to_string);
-        DirMatcher {
-            dotted: dir.replace('/', "."),
+        let module = dir.strip_suffix(".py").unwrap_or(&dir);
+        PathMatcher {
+            dotted: module.replace('/', "."),
             dir,
+            names_file,
             nextest_target,
         }
     }
 
+    /// True when the path names one test file: every record placed in it is that file's.
+    pub fn names_file(&self) -> bool {
+        self.names_file
+    }
+
     pub fn matches(&self, classname: &str, file: Option<&str>) -> bool {
+        self.place(classname, file).is_some()
+    }
+
+    /// Where the record is in the path, or `None` when it is not in it.
+    pub fn place<'a>(&self, classname: &'a str, file: Option<&'a str>) -> Option<Place<'a>> {
         if self.dir.is_empty() {
-            return true;
+            return Some(match file {
+                Some(f) => Place::File(f),
+                None => Place::Dotted(classname),
+            });
         }
         if let Some(file) = file {
             let file = file.trim_start_matches("./");
@@ -121,36 +152,39 @@ impl DirMatcher {
                     || f.strip_prefix(self.dir.as_str())
                         .is_some_and(|r| r.starts_with('/'))
             };
-            return if file.contains('\\') {
+            let inside = if file.contains('\\') {
                 under(&file.replace('\\', "/"))
             } else {
                 under(file)
             };
+            return inside.then_some(Place::File(file));
         }
         if let Some(rest) = classname.strip_prefix(self.dotted.as_str()) {
-            if rest.is_empty() || rest.starts_with('.') {
-                return true;
+            if rest.is_empty() {
+                return Some(Place::Dotted(rest));
+            }
+            if let Some(rest) = rest.strip_prefix('.') {
+                return Some(Place::Dotted(rest));
             }
         }
         // nextest: `crate::name` is the integration test target built from `tests/name.rs`.
-        let Some(target) = &self.nextest_target else {
-            return false;
-        };
+        let target = self.nextest_target.as_deref()?;
         // Most records end otherwise, and are told at once. Then the first `::`, found by its
         // first byte: `str::split_once("::")` sets up a substring searcher per call, a
         // measurable cost when this runs for every record of a report.
-        if !classname.ends_with(target.as_str()) {
-            return false;
+        if !classname.ends_with(target) {
+            return None;
         }
         let mut from = 0;
         while let Some(i) = memchr::memchr(b':', &classname.as_bytes()[from..]) {
             let at = from + i;
             if classname[at + 1..].starts_with(':') {
-                return &classname[at + 2..] == target;
+                let name = &classname[at + 2..];
+                return (name == target).then_some(Place::Nextest(name));
             }
             from = at + 1;
         }
-        false
+        None
     }
 }
 
@@ -179,7 +213,7 @@ mod tests {
     use super::*;
 
     fn record_under(classname: &str, file: Option<&str>, dir: &str) -> bool {
-        DirMatcher::new(dir).matches(classname, file)
+        PathMatcher::new(dir).matches(classname, file)
     }
 
     #[test]
@@ -294,5 +328,36 @@ mod tests {
             None,
             "tests/properties.rs"
         ));
+    }
+
+    #[test]
+    fn property_path_naming_one_python_file_meets_its_records() {
+        // pytest's default (xunit2) records of tests/test_recipes.py: classname only.
+        let m = PathMatcher::new("tests/test_recipes.py");
+        assert!(m.names_file());
+        assert_eq!(
+            m.place("tests.test_recipes.TakeTests", None),
+            Some(Place::Dotted("TakeTests"))
+        );
+        assert_eq!(m.place("tests.test_recipes", None), Some(Place::Dotted("")));
+        assert!(m.matches("x", Some("tests/test_recipes.py")));
+        assert!(!m.matches("tests.test_recipes_more", None));
+        assert!(!m.matches("tests.test_recipes_more.TakeTests", None));
+        assert!(!m.matches("tests.test_other", None));
+        assert!(!m.matches("x", Some("tests/test_recipes.pyc")));
+        let dir = PathMatcher::new("tests/properties/");
+        assert!(!dir.names_file());
+        assert_eq!(
+            dir.place("tests.properties.test_codec.TestX", None),
+            Some(Place::Dotted("test_codec.TestX"))
+        );
+        assert_eq!(
+            dir.place("x", Some("./tests/properties/test_a.py")),
+            Some(Place::File("tests/properties/test_a.py"))
+        );
+        assert_eq!(
+            dir.place("tiny::properties", None),
+            Some(Place::Nextest("properties"))
+        );
     }
 }

@@ -11,7 +11,7 @@ pub mod tree_source;
 use anyhow::bail;
 use git2::{Commit, Oid, Repository};
 
-use crate::agents::Identity;
+use crate::agents::{Identity, Trailers};
 
 /// Opens the repository the way git does for a hook or a command: `GIT_DIR`,
 /// `GIT_OBJECT_DIRECTORY` and `GIT_ALTERNATE_OBJECT_DIRECTORIES` from the environment when
@@ -78,9 +78,31 @@ pub fn identity(commit: &Commit, pusher: Option<&str>) -> Identity {
         author_email: text(author.email_bytes()),
         committer_name: text(committer.name_bytes()),
         committer_email: text(committer.email_bytes()),
-        trailers: trailers(commit.message_bytes()),
+        subject: summary(commit),
+        trailers: Trailers {
+            block: trailers(commit.message_bytes()),
+            in_message: trailer_lines(commit.message_bytes()),
+        },
         pusher: pusher.map(str::to_string),
     }
+}
+
+/// Every `Key: value` line of a message (a one-word key, as git's trailers have), wherever it
+/// stands; read up to a NUL byte like `trailers`. Only to explain a trailer git does not read.
+pub fn trailer_lines(message: &[u8]) -> Vec<(String, String)> {
+    let end = message
+        .iter()
+        .position(|&b| b == 0)
+        .unwrap_or(message.len());
+    String::from_utf8_lossy(&message[..end])
+        .lines()
+        .filter_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            let (key, value) = (key.trim(), value.trim());
+            (!key.is_empty() && !key.contains(char::is_whitespace) && !value.is_empty())
+                .then(|| (key.to_string(), value.to_string()))
+        })
+        .collect()
 }
 
 /// The trailer block of a commit message by git's rules (libgit2's port of git's trailer
@@ -159,5 +181,20 @@ mod tests {
     #[test]
     fn subject_only_message_has_no_trailers() {
         assert!(keys(b"Fixture-Lock: human\n").is_empty());
+    }
+
+    #[test]
+    fn trailer_lines_are_found_in_every_paragraph() {
+        let msg = b"Fix: the subject\r\n\r\nFixture-Lock: human\r\nsee https://x.example/a:b\n\nSigned-off-by: A <a@b>\nnot a: trailer key\n";
+        let found = trailer_lines(msg);
+        assert_eq!(
+            found,
+            vec![
+                ("Fix".to_string(), "the subject".to_string()),
+                ("Fixture-Lock".to_string(), "human".to_string()),
+                ("Signed-off-by".to_string(), "A <a@b>".to_string()),
+            ]
+        );
+        assert!(trailer_lines(b"nul\0\n\nFixture-Lock: human\n").is_empty());
     }
 }

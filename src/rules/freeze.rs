@@ -57,12 +57,15 @@ pub fn judge(input: &FreezeInput) -> (Vec<Finding>, FreezeStats) {
         }
     }
 
-    let budget = input.file.budget(input.ledger_budget);
-    if active.len() as u64 > u64::from(budget) {
+    if let Some(budget) = input
+        .file
+        .budget(input.ledger_budget)
+        .filter(|&b| active.len() as u64 > u64::from(b))
+    {
         findings.push(
             Finding::new(Code::FreezeBudget, format!("{} active leases, budget is {budget}", active.len()))
                 .path(input.freeze_path)
-                .help("fix flaky tests and drop their leases; a plain-list freeze file takes its budget from the ledger's [freeze] max_active_leases; do not raise a budget to land a patch"),
+                .help("fix flaky tests and drop their leases; the stricter of the freeze file's `max_active_leases` and the ledger's `[freeze] max_active_leases` applies; do not raise a budget to land a patch"),
         );
     }
 
@@ -103,13 +106,33 @@ pub fn judge(input: &FreezeInput) -> (Vec<Finding>, FreezeStats) {
                 )
                 .path(at(lease))
                 .test(&lease.nodeid)
-                .help("if the patch changed the test, revert that change; else rerun it on main without the patch, and only a human removes the lease"),
+                .help("if the patch changed the test, drop that change from the branch; else rerun it on main without the patch, and only a human removes the lease"),
             ),
             // Failing, erroring, flaky or skipped: still frozen, still not evidence.
             Some(_) => {}
         }
     }
     (findings, stats)
+}
+
+/// A frozen test that passes while the range changed the file it lives in (`file`, as it
+/// differs between the range's base and tip): a rewrite, not a fix (the first article's
+/// "frozen test now passes, test file changed: revert the test rewrite"). Its own rule, not a
+/// kind of `frozen_test_passed`: a ledger that lets frozen tests pass
+/// (`passing_frozen_is_error = false`) still does not let the patch rewrite them.
+pub fn rewritten(freeze_path: &str, lease: &Lease, file: &str, base: &str) -> Finding {
+    Finding::new(
+        Code::FrozenTestRewritten,
+        format!(
+            "frozen test {} passes and this range changed its file {file}: a rewritten test is not a fix",
+            lease.nodeid
+        ),
+    )
+    .path(format!("{freeze_path}:{}", lease.line))
+    .test(&lease.nodeid)
+    .help(format!(
+        "restore {file} as it is in {base}: drop or rewrite the commits that changed it (`git rebase -i {base}`); the lease stays until an agent-free rerun on main is boring"
+    ))
 }
 
 #[cfg(test)]
@@ -170,6 +193,32 @@ mod tests {
             &[("a::b", "2030-01-01"), ("a::c", "2000-01-01")],
         );
         assert_eq!(run(&f, None, None), vec![]);
+    }
+
+    #[test]
+    fn plain_list_has_no_budget_unless_the_ledger_sets_one() {
+        let list =
+            FreezeFile::parse(Path::new("qa/flake_freeze.txt"), b"a::b\na::c\na::d\n").unwrap();
+        let judge_with = |ledger_budget| {
+            let input = FreezeInput {
+                freeze_path: "qa/flake_freeze.txt",
+                file: &list,
+                ledger_budget,
+                today: jiff::civil::date(2026, 11, 29),
+                passing_frozen_is_error: true,
+                outcomes: None,
+                collected: None,
+            };
+            judge(&input)
+                .0
+                .into_iter()
+                .map(|f| f.code)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(judge_with(None), vec![], "the first article's list");
+        assert_eq!(judge_with(Some(3)), vec![]);
+        assert_eq!(judge_with(Some(2)), vec![Code::FreezeBudget]);
+        assert_eq!(judge_with(Some(0)), vec![Code::FreezeBudget]);
     }
 
     #[test]

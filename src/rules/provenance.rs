@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::agents::HumanTrailer;
+use crate::agents::{HumanTrailer, Trailers};
 use crate::findings::{Code, Finding};
 use crate::git::protected::{Change, ChangeKind, Class};
 use crate::ledger::TrailerPolicy;
@@ -17,11 +17,12 @@ pub struct CommitFacts {
     pub subject: String,
     /// Why the commit counts as an agent's; `None` for a human's.
     pub agent: Option<String>,
-    pub trailers: Vec<(String, String)>,
+    pub trailers: Trailers,
     pub changes: Vec<Change>,
     /// Test ids this commit added to the freeze file.
     pub leases_added: Vec<String>,
-    /// The base revision, for "restore from" advice.
+    /// The base revision the range starts from: for "drop or rewrite the commit"
+    /// (`git rebase -i BASE`) advice.
     pub base: String,
     /// The signature of a commit that needed proof of a human and matched no agent pattern.
     pub signature: Option<SignatureStatus>,
@@ -57,7 +58,7 @@ pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, us
 
     for (class, changes) in &by_class {
         let trailer = trailer_for(*class, input.trailers);
-        let has_trailer = trailer.present_in(&commit.trailers);
+        let has_trailer = trailer.present_in(&commit.trailers.block);
         match &commit.agent {
             Some(why) => {
                 for change in changes {
@@ -66,9 +67,11 @@ pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, us
                         format!("agent commit {} {} ({}); agent: {why}", change.kind.describe(), describe_path(change), class.describe()),
                     )
                     .path(&change.path)
+                    // A revert commit would leave this commit in the range: it is judged
+                    // still. The commit itself must go, or a human's must carry the change.
                     .help(format!(
-                        "revert this change (`git checkout {} -- {}`), or have a human make it in a commit with `{trailer}`",
-                        commit.base, change.path
+                        "drop this commit, or rewrite it without the change to {} (`git rebase -i {}`); or have a human make the change in a commit of their own with `{trailer}`",
+                        change.path, commit.base
                     ))));
                     let file_name = change.path.rsplit('/').next().unwrap_or(&change.path);
                     if change.class == Class::Properties
@@ -88,15 +91,36 @@ pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, us
                 }
             }
             None if !has_trailer => {
+                // Written, but where git does not read trailers: say so, or the author looks
+                // at a message that seems to carry it.
+                let misplaced = trailer.present_in(&commit.trailers.in_message);
                 for change in changes {
-                    findings.push(at(Finding::new(
-                        Code::MissingHumanTrailer,
-                        format!("commit {} {} ({}) without a `{trailer}` trailer", change.kind.describe(), describe_path(change), class.describe()),
-                    )
-                    .path(&change.path)
-                    .help(format!(
-                        "if a human made this change on purpose, amend the commit message to end with the trailer line `{trailer}`; else revert it"
-                    ))));
+                    let what = format!(
+                        "commit {} {} ({})",
+                        change.kind.describe(),
+                        describe_path(change),
+                        class.describe()
+                    );
+                    let finding = if misplaced {
+                        Finding::new(
+                            Code::MissingHumanTrailer,
+                            format!("{what}: `{trailer}` is in the message but not in its trailer block (git reads trailers only from the message's last paragraph)"),
+                        )
+                        .help(format!(
+                            "move the line `{trailer}` into the message's last paragraph, with the other trailers and no text after it (`git commit --amend`, or `git rebase -i {}` and `reword`)",
+                            commit.base
+                        ))
+                    } else {
+                        Finding::new(
+                            Code::MissingHumanTrailer,
+                            format!("{what} without a `{trailer}` trailer"),
+                        )
+                        .help(format!(
+                            "if a human made this change on purpose, end the message with the trailer line `{trailer}` (`git commit --amend`, or `git rebase -i {}` and `reword`); else drop the change from the branch",
+                            commit.base
+                        ))
+                    };
+                    findings.push(at(finding.path(&change.path)));
                 }
             }
             None => {}
@@ -114,7 +138,7 @@ pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, us
         ]
         .into_iter()
         .map(|c| trailer_for(c, input.trailers))
-        .filter(|t| t.present_in(&commit.trailers))
+        .filter(|t| t.present_in(&commit.trailers.block))
         .map(|t| format!("`{t}`"))
         .collect();
         carried.sort();
@@ -191,10 +215,12 @@ mod tests {
             short: "1a2b3c4".into(),
             subject: "Tweak".into(),
             agent: agent.then(|| "author e-mail matches".to_string()),
-            trailers: trailers
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
+            trailers: Trailers::block(
+                trailers
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
             changes: changes
                 .iter()
                 .map(|(p, c, k)| Change {

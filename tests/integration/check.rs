@@ -368,6 +368,15 @@ fn trailer_in_the_body_is_not_in_the_trailer_block() {
         &[],
     );
     expect(&run, 1, &["missing_human_trailer"]);
+    // The message says the trailer was found, and why it does not count.
+    let f = only(&run.json(), "missing_human_trailer");
+    let message = f["message"].as_str().unwrap();
+    assert!(
+        message.contains("`Freeze-Lease: human` is in the message but not in its trailer block"),
+        "{message}"
+    );
+    let help = f["help"].as_str().unwrap();
+    assert!(help.contains("last paragraph"), "{help}");
 }
 
 #[test]
@@ -1814,4 +1823,322 @@ fn range_that_leaves_a_ledger_that_does_not_parse_is_rejected() {
         "the base's own ledger cannot be read: {}",
         run.stderr
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Issue 10: agent identities of today, [protect] spellings, rewritten frozen tests.
+
+/// How agents sign their commits today: `(what, author, message)`. Each commit edits the
+/// freeze file; the author is a human's unless the agent is the author.
+const AGENT_IDENTITIES: &[(&str, (&str, &str), &str)] = &[
+    (
+        "Codex CLI",
+        HUMAN,
+        "Tune the lease\n\nCo-authored-by: Codex <noreply@openai.com>\n",
+    ),
+    (
+        "Copilot CLI/SDK co-author",
+        HUMAN,
+        "Tune the lease\n\nCo-authored-by: Copilot <223556219+Copilot@users.noreply.github.com>\n",
+    ),
+    (
+        "Copilot CLI/SDK author",
+        ("Copilot", "223556219+Copilot@users.noreply.github.com"),
+        "Tune the lease\n",
+    ),
+    (
+        "VS Code Copilot",
+        HUMAN,
+        "Tune the lease\n\nCo-authored-by: Copilot <copilot@github.com>\n",
+    ),
+    ("Cursor", HUMAN, "Tune the lease\n\nMade-with: Cursor\n"),
+    (
+        "Copilot coding agent",
+        HUMAN,
+        "Tune the lease\n\nAgent-Logs-Url: https://github.com/acme/shop/sessions/4f2a9c\n",
+    ),
+    (
+        "Claude Code session",
+        HUMAN,
+        "Tune the lease\n\nClaude-Session: https://claude.ai/code/session_011CUa\n",
+    ),
+    (
+        "Devin",
+        HUMAN,
+        "Tune the lease\n\nCo-Authored-By: Devin <158243242+devin-ai-integration[bot]@users.noreply.github.com>\n",
+    ),
+    (
+        "Assisted-by",
+        HUMAN,
+        "Tune the lease\n\nAssisted-by: gpt-5-codex\n",
+    ),
+    (
+        "Generated-by",
+        HUMAN,
+        "Tune the lease\n\nGenerated-by: Junie\n",
+    ),
+    (
+        "aider co-author",
+        HUMAN,
+        "Tune the lease\n\nCo-authored-by: aider (openai/gpt-4.1) <aider@aider.chat>\n",
+    ),
+    ("aider subject", HUMAN, "aider: Tune the lease\n"),
+];
+
+/// Commits every identity's freeze-file edit on top of `base`; returns `(what, commit)`.
+fn commit_every_agent_identity(p: &Project) -> Vec<(&'static str, String)> {
+    AGENT_IDENTITIES
+        .iter()
+        .enumerate()
+        .map(|(i, (what, who, message))| {
+            let freeze = p.read("qa/freeze.toml");
+            p.write("qa/freeze.toml", format!("{freeze}# tuned {i}\n"));
+            (*what, p.commit_as(*who, *message))
+        })
+        .collect()
+}
+
+/// Each identity's commit is an agent's editing the freeze file, none a human's missing a
+/// trailer; a human's control commit with the trailer merges.
+#[track_caller]
+fn expect_every_identity_is_an_agent(p: &Project, base: &str) {
+    let commits = commit_every_agent_identity(p);
+    let run = check(p, &since(base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    let edits = findings(&json, "agent_edit_protected");
+    for (what, c) in &commits {
+        let short = p.short(c);
+        let found: Vec<&Value> = edits.iter().filter(|f| f["commit"] == short).collect();
+        assert_eq!(found.len(), 1, "{what}: {json:#}");
+        assert_eq!(found[0]["path"], "qa/freeze.toml", "{what}");
+        let help = found[0]["help"].as_str().unwrap();
+        assert!(
+            help.contains(&format!("git rebase -i {}", p.short(base)))
+                && help.contains("Freeze-Lease: human")
+                && !help.contains("git checkout"),
+            "{what}: {help}"
+        );
+    }
+    assert_eq!(edits.len(), commits.len(), "{json:#}");
+
+    let last = p.rev("HEAD");
+    let freeze = p.read("qa/freeze.toml");
+    p.write("qa/freeze.toml", format!("{freeze}# reviewed\n"));
+    p.commit_as(HUMAN, "Review the lease\n\nFreeze-Lease: human\n");
+    expect(&check(p, &since(&last)), 0, &[]);
+}
+
+#[test]
+fn agent_identities_of_today_are_agents_under_the_built_in_defaults() {
+    // LEDGER has no [agents]: the built-in identities apply.
+    let (p, base) = repo();
+    expect_every_identity_is_an_agent(&p, &base);
+}
+
+#[test]
+fn agent_identities_of_today_are_agents_under_the_starter_ledger() {
+    // What `guard init` writes (and the embedded default) lists them too.
+    let (p, _) = repo();
+    p.write(
+        "qa/merge_ledger.toml",
+        include_str!("../../policy/merge_ledger.toml"),
+    );
+    let base = p.commit_as(HUMAN, "Adopt the starter ledger\n\nLedger-Change: human\n");
+    expect_every_identity_is_an_agent(&p, &base);
+}
+
+/// The base ledger with `entries` as its `[protect]` paths (line 15 of the ledger).
+fn protect_ledger(entries: &str) -> String {
+    let ledger = LEDGER.replace(
+        "paths = [\".github/workflows/**\"]",
+        &format!("paths = [{entries}]"),
+    );
+    assert_eq!(
+        ledger.lines().nth(14).unwrap(),
+        format!("paths = [{entries}]")
+    );
+    ledger
+}
+
+#[test]
+fn protect_entries_with_dot_and_double_slash_protect_the_normalised_path() {
+    let (p, _) = repo();
+    p.write(
+        "qa/merge_ledger.toml",
+        protect_ledger(r#""scripts/./deploy.sh", "tools//release.sh", "./ops/.//run.sh""#),
+    )
+    .write("scripts/deploy.sh", "#!/bin/sh\nrsync build/ prod:\n")
+    .write("tools/release.sh", "#!/bin/sh\ngit tag v1\n")
+    .write("ops/run.sh", "#!/bin/sh\nmake\n");
+    let base = p.commit_as(
+        HUMAN,
+        "Protect the deploy scripts\n\nLedger-Change: human\n",
+    );
+    p.write("scripts/deploy.sh", "#!/bin/sh\nexit 0\n")
+        .write("tools/release.sh", "#!/bin/sh\nexit 0\n")
+        .write("ops/run.sh", "#!/bin/sh\nexit 0\n");
+    p.commit_as(CURSOR, "Make deploys faster\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let mut paths: Vec<String> = findings(&run.json(), "agent_edit_protected")
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    paths.sort();
+    assert_eq!(
+        paths,
+        vec!["ops/run.sh", "scripts/deploy.sh", "tools/release.sh"]
+    );
+    assert_eq!(p.guard(&["lint"]).code, 0);
+}
+
+#[test]
+fn protect_entries_the_glob_engine_or_the_path_rules_refuse_name_file_and_line() {
+    for (entry, says) in [
+        (r#""scripts/[deploy.sh""#, "unclosed character class"),
+        (r#""scripts\\deploy.sh""#, "`/`"),
+        (r#""scripts/../deploy.sh""#, ".."),
+        (r#""/scripts/deploy.sh""#, "relative"),
+        (r#""./""#, "repository root"),
+    ] {
+        let (p, _) = repo();
+        p.write("qa/merge_ledger.toml", protect_ledger(entry));
+        let lint = p.guard(&["lint"]);
+        assert_eq!(lint.code, 2, "{entry}: {}{}", lint.stdout, lint.stderr);
+        assert!(
+            lint.stderr.contains("qa/merge_ledger.toml:15:") && lint.stderr.contains(says),
+            "{entry}: {}",
+            lint.stderr
+        );
+        // In force as the base's ledger, it stops `check` with the same place.
+        let bad = p.commit_as(HUMAN, "Protect the deploy script\n\nLedger-Change: human\n");
+        unrelated(&p, "src/app.py", "Bump the version");
+        let run = check(&p, &since(&bad));
+        assert_eq!(run.code, 2, "{entry}: {}{}", run.stdout, run.stderr);
+        let shown = format!("qa/merge_ledger.toml at {}:15:", p.short(&bad));
+        assert!(run.stderr.contains(&shown), "{entry}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn ledger_paths_with_backslashes_or_naming_the_root_are_refused_with_file_and_line() {
+    for (key_line, line) in [
+        ("[freeze]\nfile = \"qa\\\\freeze.toml\"", 12),
+        ("[freeze]\nfile = \"./\"", 12),
+        (
+            "[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\npaths = [\"tests\\\\fixtures\"]",
+            9,
+        ),
+    ] {
+        let section = key_line.lines().next().unwrap();
+        let start = LEDGER.find(section).unwrap();
+        let end = LEDGER[start..]
+            .find("\n\n")
+            .map_or(LEDGER.len(), |e| start + e);
+        let ledger = format!("{}{key_line}{}", &LEDGER[..start], &LEDGER[end..]);
+        let (p, _) = repo();
+        p.write("qa/merge_ledger.toml", &ledger);
+        let lint = p.guard(&["lint"]);
+        assert_eq!(lint.code, 2, "{ledger}: {}{}", lint.stdout, lint.stderr);
+        assert!(
+            lint.stderr
+                .contains(&format!("qa/merge_ledger.toml:{line}:")),
+            "{ledger}: {}",
+            lint.stderr
+        );
+    }
+}
+
+#[test]
+fn ledger_paths_with_dot_and_double_slash_are_normalised() {
+    // An agent edit of the freeze file named `qa/./freeze.toml` is an edit of qa/freeze.toml.
+    let (p, _) = repo();
+    p.write(
+        "qa/merge_ledger.toml",
+        LEDGER
+            .replace("file = \"qa/freeze.toml\"", "file = \"qa/./freeze.toml\"")
+            .replace(
+                "lockfile = \"qa/fixtures.lock.json\"",
+                "lockfile = \"qa//fixtures.lock.json\"",
+            ),
+    );
+    let base = p.commit_as(HUMAN, "Respell the ledger\n\nLedger-Change: human\n");
+    extend_lease(&p);
+    p.write("qa/fixtures.lock.json", "{\"files\": {}}\n");
+    p.commit_as(CURSOR, "Tidy the policy files\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected", "fixture_unhashed"]);
+    let mut paths: Vec<String> = findings(&run.json(), "agent_edit_protected")
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    paths.sort();
+    assert_eq!(paths, vec!["qa/fixtures.lock.json", "qa/freeze.toml"]);
+}
+
+/// The base ledger with `passing_frozen_is_error = false`, committed by a human.
+fn allow_passing_frozen(p: &Project) -> String {
+    p.write(
+        "qa/merge_ledger.toml",
+        LEDGER.replace(
+            "file = \"qa/freeze.toml\"",
+            "file = \"qa/freeze.toml\"\npassing_frozen_is_error = false",
+        ),
+    );
+    p.commit_as(HUMAN, "Passing flakes are fine\n\nLedger-Change: human\n")
+}
+
+#[test]
+fn gutted_frozen_test_is_rewritten_even_when_passing_frozen_tests_are_allowed() {
+    let (p, _) = repo();
+    let base = allow_passing_frozen(&p);
+    // The agent makes the frozen test pass by returning before its assertion.
+    p.write(
+        "tests/test_retry.py",
+        RETRY_TEST.replace("def test_backoff():\n", "def test_backoff():\n    return\n"),
+    );
+    p.commit_as(CURSOR, "Stabilise the retry test\n");
+    junit_with_retry_passing(&p);
+    let run = p.guard_both_walks(&[
+        "check",
+        &since(&base),
+        "--junit",
+        "junit.xml",
+        "--format",
+        "json",
+    ]);
+    expect(&run, 1, &["frozen_test_rewritten"]);
+    let f = only(&run.json(), "frozen_test_rewritten");
+    assert_eq!(f["test"], LEASE);
+    assert_eq!(f["path"], "qa/freeze.toml:5");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("tests/test_retry.py"),
+        "{f}"
+    );
+    let help = f["help"].as_str().unwrap();
+    assert!(
+        help.contains(&format!("git rebase -i {}", p.short(&base))),
+        "{help}"
+    );
+}
+
+#[test]
+fn passing_frozen_test_with_its_file_unchanged_merges_when_allowed() {
+    let (p, _) = repo();
+    let base = allow_passing_frozen(&p);
+    unrelated(&p, "src/app.py", "Bump the version");
+    junit_with_retry_passing(&p);
+    let run = p.guard_both_walks(&[
+        "check",
+        &since(&base),
+        "--junit",
+        "junit.xml",
+        "--format",
+        "json",
+    ]);
+    expect(&run, 0, &[]);
 }

@@ -262,6 +262,15 @@ fn init_writes_starters_that_lint_clean_and_never_overwrites() {
     p.write("tests/properties/test_codec_roundtrip.py", PROPERTY_FILE);
     p.write("tests/properties/seeds/one.json", "{}\n");
     assert_eq!(p.guard(&["lint"]).code, 0);
+    // The freeze file it writes sets its budget explicitly, so lint has nothing to warn of.
+    assert!(
+        p.read("qa/freeze.toml")
+            .contains("\nmax_active_leases = 0\n"),
+        "{}",
+        p.read("qa/freeze.toml")
+    );
+    let json = p.guard(&["lint", "--format", "json"]).json();
+    assert_eq!(json["warnings"], serde_json::json!([]));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Scoring real runner output: the committed pytest and cargo-nextest reports (regenerated
 //! by `tests/data/regen-junit.sh`) and a live pytest run.
 
-use crate::support::{Project, Run, data};
+use crate::support::{Project, Run, data, sha256sum};
 
 const EMPTY_LOCK: &str = "{\"files\": {}}\n";
 
@@ -231,4 +231,265 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
             std::fs::copy(entry.path(), target).unwrap();
         }
     }
+}
+
+/// Runs real pytest (default JUnit family, xunit2) in `p` into `junit.xml`; returns its exit
+/// code.
+fn run_pytest(p: &Project) -> Option<i32> {
+    let pytest = std::process::Command::new("python3")
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--import-mode=importlib",
+            "--junitxml=junit.xml",
+            "tests",
+        ])
+        .current_dir(p.root())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("python3 runs");
+    let junit = std::fs::read_to_string(p.path("junit.xml")).unwrap_or_else(|_| {
+        panic!(
+            "pytest must be installed (`python3 -m pip install pytest`) and write junit.xml: {}{}",
+            String::from_utf8_lossy(&pytest.stdout),
+            String::from_utf8_lossy(&pytest.stderr)
+        )
+    });
+    // The default family, not the legacy one with `file` attributes: records are placed by
+    // their dotted classnames alone.
+    assert!(!junit.contains(" file=\""), "{junit}");
+    pytest.status.code()
+}
+
+/// A property file that is not thin: eight code lines and an assert.
+const ROUNDTRIP_PROPERTY: &str = r#"import json
+
+CASES = [{}, {"a": 1}, {"nested": {"b": [1, 2, 3]}}, {"text": "caf\u00e9"}]
+
+
+def test_loads_dumps_roundtrip():
+    for payload in CASES:
+        text = json.dumps(payload)
+        again = json.loads(text)
+        assert again == payload
+        assert json.dumps(again) == text
+"#;
+
+// The first article, verbatim: its ledger (no lease budget) and its plain freeze list.
+const FIRST_ARTICLE_LEDGER: &str = r#"# qa/merge_ledger.toml
+# Human-owned. Agent writes to this file are a score of 0.
+
+[properties]
+paths = ["tests/properties/"]
+required = true
+
+[fixtures]
+lockfile = "qa/fixtures.lock.json"
+allow_unhashed_new = false
+
+[freeze]
+file = "qa/flake_freeze.txt"
+# A frozen name that passes under the patch fails the score.
+passing_frozen_is_error = true
+"#;
+const FIRST_ARTICLE_FREEZE: &str = "# qa/flake_freeze.txt — human-owned. Agent cannot delete lines.
+tests.runtime.test_retry::test_backoff_under_load
+tests.http.test_client::test_header_order_stable
+";
+
+#[test]
+fn first_article_ledger_and_freeze_list_merge_with_a_failing_and_a_skipped_flake() {
+    // The first article's decision table: "frozen tests still fail or skip" scores 1. Its
+    // plain list has no lease budget, however many flakes it names.
+    let p = Project::new();
+    let invoice = "{\"net\": 100, \"tax\": 19}\n";
+    p.write("qa/merge_ledger.toml", FIRST_ARTICLE_LEDGER)
+        .write("qa/flake_freeze.txt", FIRST_ARTICLE_FREEZE)
+        .write("tests/fixtures/invoice_v3.json", invoice)
+        .write("tests/fixtures/empty_batch.ndjson", "")
+        .write(
+            "qa/fixtures.lock.json",
+            format!(
+                "{{\"files\": {{\"tests/fixtures/invoice_v3.json\": \"{}\", \"tests/fixtures/empty_batch.ndjson\": \"{}\"}}}}\n",
+                sha256sum(invoice.as_bytes()),
+                sha256sum(b"")
+            ),
+        )
+        .write("tests/properties/test_codec_roundtrip.py", ROUNDTRIP_PROPERTY)
+        .write(
+            "tests/runtime/test_retry.py",
+            "def test_backoff_under_load():\n    assert 0.1 * 3 == 0.3\n",
+        )
+        .write(
+            "tests/http/test_client.py",
+            "import pytest\n\n\ndef test_header_order_stable():\n    pytest.skip(\"order depends on the server\")\n",
+        )
+        .write(
+            "tests/test_billing.py",
+            "def test_total():\n    assert 100 + 19 == 119\n",
+        );
+    assert_eq!(run_pytest(&p), Some(1), "the flake fails");
+
+    let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!(json["decision"], "MERGE");
+    assert_eq!(json["active_leases"], 2);
+    assert_eq!(
+        json["junit"],
+        serde_json::json!({"files": 1, "cases": 4, "passed": 2, "failed": 1, "errors": 0, "skipped": 1})
+    );
+
+    // lint passes, and warns that the list has no budget.
+    let lint = p.guard(&["lint"]);
+    assert_eq!(lint.code, 0, "{}{}", lint.stdout, lint.stderr);
+    assert!(
+        lint.stdout
+            .contains("warning: qa/flake_freeze.txt: the plain freeze list has no lease budget"),
+        "{}",
+        lint.stdout
+    );
+    assert!(lint.stdout.contains("max_active_leases"), "{}", lint.stdout);
+    let json = p.guard(&["lint", "--format", "json"]).json();
+    assert_eq!(json["ok"], true);
+    assert_eq!(json["warnings"][0]["path"], "qa/flake_freeze.txt");
+
+    // A budget in the ledger applies to the list: two active leases, budget 1.
+    p.write(
+        "qa/merge_ledger.toml",
+        format!("{FIRST_ARTICLE_LEDGER}max_active_leases = 1\n"),
+    );
+    let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+    assert_eq!(run.reasons(), vec!["freeze_budget"]);
+    assert!(
+        run.json()["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2 active leases, budget is 1"),
+        "{}",
+        run.stdout
+    );
+    let lint = p.guard(&["lint", "--format", "json"]);
+    assert_eq!(lint.code, 1);
+    assert_eq!(lint.json()["warnings"], serde_json::json!([]));
+}
+
+const RECIPES_TEST: &str = r#"import unittest
+
+
+def take(items, n):
+    return items[:n]
+
+
+class TakeTests(unittest.TestCase):
+    def test_take_prefix(self):
+        self.assertEqual(take([1, 2, 3], 2), [1, 2])
+
+    def test_take_all(self):
+        self.assertEqual(take([1, 2], 5), [1, 2])
+
+
+def test_take_none():
+    assert take([1, 2, 3], 0) == []
+"#;
+
+/// A plain directory with an empty lockfile and an empty freeze file with budget 0.
+fn pytest_project(properties: &str) -> Project {
+    let p = Project::new();
+    p.write(
+        "qa/merge_ledger.toml",
+        format!("[properties]\n{properties}\n\n[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\n\n[freeze]\nfile = \"qa/freeze.toml\"\n"),
+    )
+    .write("qa/fixtures.lock.json", EMPTY_LOCK)
+    .write("qa/freeze.toml", "version = 1\nmax_active_leases = 0\n");
+    p
+}
+
+#[test]
+fn property_path_naming_one_file_matches_its_pytest_records() {
+    // pytest writes classname "tests.test_recipes.TakeTests" and "tests.test_recipes" for
+    // tests/test_recipes.py: neither starts with "tests.test_recipes.py".
+    let p = pytest_project("paths = [\"tests/test_recipes.py\"]\nrequired = true");
+    p.write("tests/test_recipes.py", RECIPES_TEST);
+    assert_eq!(run_pytest(&p), Some(0));
+    let junit = p.read("junit.xml");
+    assert!(
+        junit.contains("classname=\"tests.test_recipes.TakeTests\"")
+            && junit.contains("classname=\"tests.test_recipes\""),
+        "{junit}"
+    );
+    let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["property_failures"], 0);
+    let lint = p.guard(&["lint", "--format", "json"]);
+    assert_eq!(lint.code, 0, "{}{}", lint.stdout, lint.stderr);
+    assert_eq!(lint.json()["warnings"], serde_json::json!([]));
+
+    // A path that names nothing is a lint warning, not a silent "ok".
+    p.write(
+        "qa/merge_ledger.toml",
+        p.read("qa/merge_ledger.toml")
+            .replace("tests/test_recipes.py", "tests/test_recipe.py"),
+    );
+    let lint = p.guard(&["lint"]);
+    assert_eq!(lint.code, 0, "{}{}", lint.stdout, lint.stderr);
+    assert!(
+        lint.stdout.contains(
+            "warning: tests/test_recipe.py: `properties.paths` names no property test file here"
+        ),
+        "{}",
+        lint.stdout
+    );
+    p.write(
+        "qa/merge_ledger.toml",
+        p.read("qa/merge_ledger.toml")
+            .replace("tests/test_recipe.py", "tests/test_recipes.py"),
+    );
+
+    // The records are the property's: a failure in the class breaks the hold.
+    p.write(
+        "tests/test_recipes.py",
+        RECIPES_TEST.replace(
+            "[1, 2])\n\n    def test_take_all",
+            "[2, 1])\n\n    def test_take_all",
+        ),
+    );
+    assert_eq!(run_pytest(&p), Some(1));
+    let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+    assert_eq!(run.reasons(), vec!["property_hold"], "{}", run.stdout);
+    assert_eq!(
+        run.json()["findings"][0]["test"],
+        "tests.test_recipes.TakeTests::test_take_prefix"
+    );
+}
+
+#[test]
+fn property_file_globs_narrow_which_records_are_properties() {
+    // Everything under tests/ is searched, but only test_prop_*.py files hold properties: a
+    // skipped ordinary test elsewhere under tests/ is no skipped property.
+    let p = pytest_project("paths = [\"tests/\"]\nfiles = [\"test_prop_*.py\"]");
+    p.write("tests/test_prop_codec.py", ROUNDTRIP_PROPERTY).write(
+        "tests/test_slow.py",
+        "import pytest\n\n\ndef test_fast():\n    assert True\n\n\ndef test_slow():\n    pytest.skip(\"slow\")\n",
+    );
+    assert_eq!(run_pytest(&p), Some(0));
+    let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["property_failures"], 0);
+
+    // A skipped test in a property file still breaks the hold.
+    p.write(
+        "tests/test_prop_codec.py",
+        format!("{ROUNDTRIP_PROPERTY}\n\ndef test_later():\n    import pytest\n    pytest.skip(\"later\")\n"),
+    );
+    assert_eq!(run_pytest(&p), Some(0));
+    let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+    assert_eq!(run.reasons(), vec!["property_hold"], "{}", run.stdout);
+    assert_eq!(
+        run.json()["findings"][0]["test"],
+        "tests.test_prop_codec::test_later"
+    );
 }

@@ -508,12 +508,29 @@ fn repository_without_ledger_uses_the_embedded_default() {
 }
 
 #[test]
-fn plain_freeze_list_without_a_ledger_budget_has_a_budget_of_zero() {
-    // The first article's ledger, unchanged, names a plain list and no budget: fail closed.
+fn without_a_ledger_budget_a_plain_list_has_none_and_a_freeze_toml_has_zero() {
+    // The first article's list has no budget; the second article's freeze.toml with an
+    // omitted budget has 0. The ledger sets none here.
     let p = clean();
+    let ledger = LEDGER.replace("max_active_leases = 2\n", "");
+    p.write("qa/merge_ledger.toml", &ledger);
+    let run = score_json(&p, &[]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["active_leases"], 1);
+
     p.write(
         "qa/merge_ledger.toml",
-        LEDGER.replace("max_active_leases = 2\n", ""),
+        ledger.replace("qa/flake_freeze.txt", "qa/freeze.toml"),
+    )
+    .write(
+        "qa/freeze.toml",
+        freeze_toml(
+            "",
+            &[(
+                "tests/runtime/test_retry.py::test_backoff_under_load",
+                "2999-12-31",
+            )],
+        ),
     );
     let run = score_json(&p, &[]);
     assert_eq!(run.reasons(), vec!["freeze_budget"]);
@@ -521,7 +538,9 @@ fn plain_freeze_list_without_a_ledger_budget_has_a_budget_of_zero() {
         run.json()["findings"][0]["message"]
             .as_str()
             .unwrap()
-            .contains("budget is 0")
+            .contains("1 active leases, budget is 0"),
+        "{}",
+        run.stdout
     );
 }
 
