@@ -14,6 +14,7 @@ use crate::findings::{Code, Finding};
 use crate::fixtures::lockfile::Lockfile;
 use crate::freeze::FreezeFile;
 use crate::git;
+use crate::git::lineage::Lineage;
 use crate::git::protected::{Change, ChangeKind, ProtectedSet, Trees};
 use crate::git::range::{self, Commits};
 use crate::git::tree_source::GitTree;
@@ -356,48 +357,72 @@ struct CommitOutcome {
 /// cores did not pay: each thread needs its own repository handle, so the threads share no
 /// caches and contend for the pack file's locks.
 ///
-/// The commits are judged newest first. In a pack written by `git fast-import`, each version
+/// The trees are compared newest first. In a pack written by `git fast-import`, each version
 /// of a tree is a delta against the one before, and reading newest first finds each delta's
 /// base in the pack's base cache (reading oldest first inflated twice as many objects); in
 /// packs written by `git repack`, which store the newest versions whole, the order makes no
 /// difference. libgit2's object cache is off meanwhile: keeping every tree and commit of a
 /// long range cost more time (and memory) than it saved; `Trees` keeps the few read again.
+/// Which of a merge's changes are its own is then settled oldest first, from the changes
+/// alone (`Lineage`), and the commits that changed protected paths are judged.
 fn judge_commits(
     repo: &Repository,
     commits: &Commits,
     ctx: &CommitContext,
 ) -> anyhow::Result<Vec<CommitOutcome>> {
     git2::opts::enable_caching(false);
-    let trees = Trees::new(repo);
-    let judged: anyhow::Result<Vec<CommitOutcome>> = (0..commits.len())
-        .rev()
-        .map(|k| {
-            let (tree, parent_trees) = commits.trees(k);
-            judge_commit(repo, &trees, commits.ids()[k], tree, parent_trees, ctx)
-        })
-        .collect();
+    let judged = judge_uncached(repo, commits, ctx);
     git2::opts::enable_caching(true);
-    let mut judged = judged?;
+    judged
+}
+
+fn judge_uncached(
+    repo: &Repository,
+    commits: &Commits,
+    ctx: &CommitContext,
+) -> anyhow::Result<Vec<CommitOutcome>> {
+    let trees = Trees::new(repo);
+    let mut against_parents: Vec<Vec<Vec<Change>>> = Vec::with_capacity(commits.len());
+    for k in (0..commits.len()).rev() {
+        let (tree, parent_trees) = commits.trees(k);
+        // A root commit is compared with the empty tree.
+        let lists = if parent_trees.is_empty() {
+            vec![ctx.protected.changes(&trees, tree, None)?]
+        } else {
+            parent_trees
+                .iter()
+                .map(|&p| ctx.protected.changes(&trees, tree, Some(p)))
+                .collect::<Result<_, _>>()?
+        };
+        against_parents.push(if lists.iter().all(Vec::is_empty) {
+            Vec::new()
+        } else {
+            lists
+        });
+    }
+    against_parents.reverse();
+    let (mut lineage, own) = Lineage::resolve(repo, commits, against_parents)?;
+    let mut judged = own
+        .into_iter()
+        .enumerate()
+        .rev()
+        .map(|(k, changes)| judge_commit(repo, &trees, &mut lineage, commits, k, changes, ctx))
+        .collect::<anyhow::Result<Vec<CommitOutcome>>>()?;
     judged.reverse();
     Ok(judged)
 }
 
-/// Judges one commit: its protected changes against every parent, who made it, its
-/// signature, and what it did to the freeze file and lockfile.
+/// Judges commit `k` of `commits`, whose own protected changes are `changes` (a merge's: its
+/// own edits): who made it, its signature, and what it did to the freeze file and lockfile.
 fn judge_commit(
     repo: &Repository,
     trees: &Trees,
-    id: Oid,
-    tree: Oid,
-    parent_trees: &[Oid],
+    lineage: &mut Lineage,
+    commits: &Commits,
+    k: usize,
+    changes: Vec<Change>,
     ctx: &CommitContext,
 ) -> anyhow::Result<CommitOutcome> {
-    let changes = if parent_trees.len() < 2 {
-        ctx.protected
-            .changes(trees, tree, parent_trees.first().copied())?
-    } else {
-        merge_changes(repo, trees, id, tree, parent_trees, ctx.protected)?
-    };
     if changes.is_empty() && !ctx.describe_all {
         // Nothing protected changed: no rule applies, and the commit object is not read.
         return Ok(CommitOutcome {
@@ -407,6 +432,8 @@ fn judge_commit(
             policy_changes: Vec::new(),
         });
     }
+    let id = commits.ids()[k];
+    let (tree, parent_trees) = commits.trees(k);
     let commit = repo.find_commit(id)?;
     let short = git::object_short_id(commit.as_object());
     let subject = git::summary(&commit);
@@ -438,11 +465,21 @@ fn judge_commit(
             .iter()
             .map(|&t| trees.get(t))
             .collect::<Result<_, _>>()?;
-        let first_parent = parents.first();
-        let old = match first_parent {
-            Some(t) => blob_text(repo, t, path),
-            None => None,
+        // A merge's edit is described against the parents whose content no other parent had
+        // moved past (the first of them): what it adds that none of them has, it adds itself.
+        // Any other parent's content is older, and taking it back is an addition too.
+        let current = if parents.len() > 1 {
+            let versions: Vec<Option<Oid>> = parents
+                .iter()
+                .map(|t| t.get_path(Path::new(path.as_str())).ok().map(|e| e.id()))
+                .collect();
+            lineage.current_parents(k, path, &versions)?
+        } else {
+            (0..parents.len()).collect()
         };
+        let old = current
+            .first()
+            .and_then(|&i| blob_text(repo, &parents[i], path));
         let new = blob_text(repo, &tree, path);
         let described = if path == &ctx.policy.freeze.file {
             let parse = |t: &Option<String>| {
@@ -450,33 +487,15 @@ fn judge_commit(
                     .and_then(|t| FreezeFile::parse(Path::new(path), t.as_bytes()).ok())
             };
             let list = policy_diff::diff_freeze(parse(&old).as_ref(), parse(&new).as_ref());
-            // A merge adds a lease only if no side added it: one that another parent has and
-            // the merge base lacks was added (and counted) by that side's own commit.
-            let others: Vec<FreezeFile> = parents
+            let others: Vec<FreezeFile> = current
                 .iter()
                 .skip(1)
-                .filter_map(|t| parse(&blob_text(repo, t, path)))
+                .filter_map(|&i| parse(&blob_text(repo, &parents[i], path)))
                 .collect();
-            let merge_base: Option<FreezeFile> = if parents.len() > 1 {
-                let ids: Vec<Oid> = commit.parent_ids().collect();
-                repo.merge_base_many(&ids)
-                    .ok()
-                    .and_then(|b| repo.find_commit(b).ok())
-                    .and_then(|c| c.tree().ok())
-                    .and_then(|t| parse(&blob_text(repo, &t, path)))
-            } else {
-                None
-            };
-            let in_base = |id: &str| {
-                merge_base
-                    .as_ref()
-                    .is_some_and(|f| f.leases.iter().any(|l| l.nodeid == id))
-            };
             let in_others = |id: &str| {
-                !in_base(id)
-                    && others
-                        .iter()
-                        .any(|f| f.leases.iter().any(|l| l.nodeid == id))
+                others
+                    .iter()
+                    .any(|f| f.leases.iter().any(|l| l.nodeid == id))
             };
             leases_added.extend(list.iter().filter_map(|c| match c {
                 PolicyChange::LeaseAdded { nodeid, .. } if !in_others(nodeid) => {
@@ -532,50 +551,6 @@ fn judge_commit(
         summary,
         policy_changes,
     })
-}
-
-/// What a merge commit itself changes in protected paths. It is compared with every parent;
-/// a path the merge leaves as one parent has it is not the merge's change when that parent's
-/// side made the change (its entry differs from the merge base): that side's commits were
-/// judged. A parent whose entry is the merge base's made no change, so taking its entry
-/// brings nothing: it undoes what the other side did (F1: merging a stale ancestor to bring
-/// an old freeze file back), and that is the merge's own change.
-fn merge_changes(
-    repo: &Repository,
-    trees: &Trees,
-    id: Oid,
-    tree: Oid,
-    parent_trees: &[Oid],
-    protected: &ProtectedSet,
-) -> anyhow::Result<Vec<Change>> {
-    let parent_ids: Vec<Oid> = repo.find_commit(id)?.parent_ids().collect();
-    let base_tree = match repo.merge_base_many(&parent_ids) {
-        Ok(b) => Some(repo.find_commit(b)?.tree_id()),
-        Err(_) => None,
-    };
-    let mut vs_parent = Vec::with_capacity(parent_trees.len());
-    let mut introduced = Vec::with_capacity(parent_trees.len());
-    for &p in parent_trees {
-        vs_parent.push(protected.changes(trees, tree, Some(p))?);
-        introduced.push(protected.changes(trees, p, base_tree)?);
-    }
-    let mut out: Vec<Change> = Vec::new();
-    for list in &vs_parent {
-        for change in list {
-            if out.iter().any(|c| c.path == change.path) {
-                continue;
-            }
-            let brought_by_a_side = (0..parent_trees.len()).any(|i| {
-                !vs_parent[i].iter().any(|c| c.path == change.path)
-                    && introduced[i].iter().any(|c| c.path == change.path)
-            });
-            if !brought_by_a_side {
-                out.push(change.clone());
-            }
-        }
-    }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
 }
 
 /// The allowed signers in force: the server's file, else the one the policy names in the

@@ -78,12 +78,26 @@ struct CommitInfo {
     parents: Vec<Oid>,
 }
 
+/// A parent of a commit of a range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parent {
+    /// The commit at this index of the range (always before its child).
+    Range(usize),
+    /// A commit outside the range: reachable from a hidden commit.
+    Outside(Oid),
+}
+
 /// The commits of a range, oldest first, each with its tree and its parents' trees.
 pub struct Commits {
     ids: Vec<Oid>,
     /// Per commit: its tree, then its parents' trees, in order (`spans` delimits them).
     trees: Vec<Oid>,
     spans: Vec<u32>,
+    /// Per commit, its parents in order: commit `k`'s start at `spans[k] - k` (every commit
+    /// has one tree slot of its own before its parents').
+    parents: Vec<Parent>,
+    /// The commits the range was hidden by (its base).
+    hidden: Vec<Oid>,
 }
 
 impl Commits {
@@ -105,24 +119,50 @@ impl Commits {
         (self.trees[start], &self.trees[start + 1..end])
     }
 
+    /// The parents of the `k`-th commit, in order.
+    pub fn parents(&self, k: usize) -> &[Parent] {
+        let (start, end) = (
+            self.spans[k] as usize - k,
+            self.spans[k + 1] as usize - k - 1,
+        );
+        &self.parents[start..end]
+    }
+
+    /// The commits the range was hidden by: every commit outside the range that a commit of
+    /// the range reaches is reachable from one of them.
+    pub fn hidden(&self) -> &[Oid] {
+        &self.hidden
+    }
+
     fn new(
         ids: Vec<Oid>,
+        hidden: &[Oid],
         mut info: impl FnMut(Oid) -> Result<CommitInfo, git2::Error>,
     ) -> Result<Commits, git2::Error> {
+        let at: HashMap<Oid, usize, OidHash> =
+            ids.iter().enumerate().map(|(k, &id)| (id, k)).collect();
         let mut trees = Vec::with_capacity(ids.len() * 2);
         let mut spans = Vec::with_capacity(ids.len() + 1);
+        let mut parents = Vec::with_capacity(ids.len());
         spans.push(0);
         for &id in &ids {
             let commit = info(id)?;
             trees.push(commit.tree);
             for p in commit.parents {
                 trees.push(info(p)?.tree);
+                parents.push(at.get(&p).map_or(Parent::Outside(p), |&k| Parent::Range(k)));
             }
             let end =
                 u32::try_from(trees.len()).map_err(|_| git2::Error::from_str("range too long"))?;
             spans.push(end);
         }
-        Ok(Commits { ids, trees, spans })
+        Ok(Commits {
+            ids,
+            trees,
+            spans,
+            parents,
+            hidden: hidden.to_vec(),
+        })
     }
 }
 
@@ -140,7 +180,7 @@ pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Comm
     if let Some(graph) = CommitGraph::open(&objects_dirs(repo)) {
         let mut walk = GraphWalk::new(repo, &graph);
         match walk.run(tip, hide) {
-            Ok(found) => return Ok(walk.commits(&found)),
+            Ok(found) => return Ok(walk.commits(&found, hide)),
             // A graph whose generation numbers cannot order the walk (written by git before
             // 2.18, or inconsistent): walk without it.
             Err(WalkError::Unordered) => {}
@@ -161,7 +201,7 @@ pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Comm
     }
     // Each commit is read once here (a parent is usually the commit before it).
     let mut read: HashMap<Oid, CommitInfo, OidHash> = HashMap::default();
-    let commits = Commits::new(ids, |id| {
+    let commits = Commits::new(ids, hide, |id| {
         if let Some(info) = read.get(&id) {
             return Ok(info.clone());
         }
@@ -444,12 +484,18 @@ impl<'a> GraphWalk<'a> {
         }
     }
 
-    /// The commits of `found` (node indices) oldest first, with their trees.
-    fn commits(&self, found: &[usize]) -> Commits {
+    /// The commits of `found` (node indices) oldest first, with their trees and parents.
+    fn commits(&self, found: &[usize], hide: &[Oid]) -> Commits {
         let order = self.topological(found);
+        // The range index of each node of the range.
+        let mut at = vec![usize::MAX; self.nodes.len()];
+        for (k, &i) in order.iter().enumerate() {
+            at[i] = k;
+        }
         let mut ids = Vec::with_capacity(order.len());
         let mut trees = Vec::with_capacity(order.len() * 2);
         let mut spans = Vec::with_capacity(order.len() + 1);
+        let mut parents = Vec::with_capacity(order.len());
         spans.push(0);
         for i in order {
             let node = &self.nodes[i];
@@ -458,11 +504,22 @@ impl<'a> GraphWalk<'a> {
             // Every commit of the range had its parents resolved when the walk left it.
             let (start, len) = node.edges.unwrap_or((0, 0));
             for &p in &self.edges[start as usize..(start + len) as usize] {
-                trees.push(self.nodes[p as usize].tree);
+                let p = p as usize;
+                trees.push(self.nodes[p].tree);
+                parents.push(match at[p] {
+                    usize::MAX => Parent::Outside(self.nodes[p].id),
+                    k => Parent::Range(k),
+                });
             }
             spans.push(trees.len() as u32);
         }
-        Commits { ids, trees, spans }
+        Commits {
+            ids,
+            trees,
+            spans,
+            parents,
+            hidden: hide.to_vec(),
+        }
     }
 
     fn parents_of(&self, i: usize) -> &[u32] {
@@ -694,15 +751,32 @@ mod tests {
             let found = walk
                 .run(tip, &hides)
                 .unwrap_or_else(|_| panic!("unordered"));
-            let got = walk.commits(&found);
+            let got = walk.commits(&found, &hides);
             assert_eq!(got.ids(), &expected[..], "tip {tip} hiding {hides:?}");
+            assert_trees_and_parents(&repo, &got);
             let got = commits(&repo, tip, &hides).unwrap();
             assert_eq!(got.ids(), &expected[..]);
-            for (k, &c) in expected.iter().enumerate() {
-                let commit = repo.find_commit(c).unwrap();
-                let parents: Vec<Oid> = commit.parents().map(|p| p.tree_id()).collect();
-                assert_eq!(got.trees(k), (commit.tree_id(), &parents[..]));
-            }
+            assert_trees_and_parents(&repo, &got);
+            assert_eq!(got.hidden(), &hides[..]);
+        }
+    }
+
+    /// Each commit's tree, its parents' trees, and its parents as range positions or ids,
+    /// as the commit objects have them.
+    #[track_caller]
+    fn assert_trees_and_parents(repo: &Repository, got: &Commits) {
+        for (k, &c) in got.ids().iter().enumerate() {
+            let commit = repo.find_commit(c).unwrap();
+            let parents: Vec<Oid> = commit.parents().map(|p| p.tree_id()).collect();
+            assert_eq!(got.trees(k), (commit.tree_id(), &parents[..]));
+            let parents: Vec<Parent> = commit
+                .parent_ids()
+                .map(|p| match got.ids().iter().position(|&e| e == p) {
+                    Some(at) => Parent::Range(at),
+                    None => Parent::Outside(p),
+                })
+                .collect();
+            assert_eq!(got.parents(k), &parents[..]);
         }
     }
 
@@ -743,7 +817,9 @@ mod tests {
         let repo = Repository::open(t.path()).unwrap();
         let (tip, hide) = (id(&repo, 50), id(&repo, 20));
         let expected = revwalk(&repo, tip, &[hide]);
-        assert_eq!(commits(&repo, tip, &[hide]).unwrap().ids(), &expected[..]);
+        let got = commits(&repo, tip, &[hide]).unwrap();
+        assert_eq!(got.ids(), &expected[..]);
+        assert_trees_and_parents(&repo, &got);
         // A graph written by git before 2.18 has no generation numbers (all zero).
         write_graph(t.path(), &["--reachable"]);
         let path = t.path().join(".git/objects/info/commit-graph");

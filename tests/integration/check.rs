@@ -1724,9 +1724,10 @@ fn agent_gitattributes_that_rewrite_fixture_bytes_are_protected_edits() {
 #[test]
 fn merge_with_a_stale_ancestor_cannot_bring_back_old_protected_content() {
     // C2 (human) adds a lease, C3 (human) removes it; the agent merges C2 back into C3 and
-    // keeps C2's freeze file. C2's side made no change since the merge base (C2 itself), so
-    // the merge's freeze file is the merge's own edit, and its lease the merge's addition.
-    let (p, _) = repo();
+    // keeps C2's freeze file. C3 had moved past C2's content, so the merge's freeze file is
+    // the merge's own edit, and its lease the merge's addition: judged from C3 (both outside
+    // the range), from C2 (C3 in it) and from the start (both in it).
+    let (p, start) = repo();
     set_leases(&p, &[(LEASE, EXPIRES), (NEW_LEASE, EXPIRES)]);
     let c2 = p.commit_as(HUMAN, "Freeze the unicode test\n\nFreeze-Lease: human\n");
     set_leases(&p, &[(LEASE, EXPIRES)]);
@@ -1740,13 +1741,16 @@ fn merge_with_a_stale_ancestor_cannot_bring_back_old_protected_content() {
         )
         .trim()
         .to_string();
-    let run = check(&p, &format!("{c3}..{merge}"));
-    expect(&run, 1, &["agent_added_lease", "agent_edit_protected"]);
-    assert_eq!(run.json()["agent_added_leases"], 1);
-    assert_eq!(
-        only(&run.json(), "agent_edit_protected")["path"],
-        "qa/freeze.toml"
-    );
+    for base in [&c3, &c2, &start] {
+        let run = check(&p, &format!("{base}..{merge}"));
+        expect(&run, 1, &["agent_added_lease", "agent_edit_protected"]);
+        assert_eq!(run.json()["agent_added_leases"], 1);
+        let edit = only(&run.json(), "agent_edit_protected");
+        assert_eq!(
+            (&edit["commit"], &edit["path"]),
+            (&json!(p.short(&merge)), &json!("qa/freeze.toml"))
+        );
+    }
 }
 
 #[test]
@@ -2141,4 +2145,301 @@ fn passing_frozen_test_with_its_file_unchanged_merges_when_allowed() {
         "json",
     ]);
     expect(&run, 0, &[]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Merges that bring back old protected content: a merge's protected path is brought by a
+// side only when a commit of the range (or the base itself) made exactly that content and no
+// other side had already moved past it; anything else is the merge's own edit.
+
+const DATE: &str = "2026-01-01T00:00:00Z";
+
+/// The tree of `rev` with each `(path, from)` taken from revision `from`, built with git's
+/// plumbing in the index (the work tree is left alone; the index is reset to HEAD after).
+fn tree_with(p: &Project, rev: &str, take: &[(&str, &str)]) -> String {
+    p.git_cmd(&["read-tree", rev]);
+    for (path, from) in take {
+        let blob = p.rev(&format!("{from}:{path}"));
+        p.git_cmd(&[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("100644,{blob},{path}"),
+        ]);
+    }
+    let tree = p.git_cmd(&["write-tree"]).trim().to_string();
+    p.git_cmd(&["read-tree", "HEAD"]);
+    tree
+}
+
+/// A commit of `tree` with `parents` in this order, made by `who` at `date` (author and
+/// committer), without touching any branch.
+fn commit_tree(
+    p: &Project,
+    who: (&str, &str),
+    tree: &str,
+    parents: &[&str],
+    subject: &str,
+    date: &str,
+) -> String {
+    let mut args = vec!["commit-tree", tree, "-m", subject];
+    for parent in parents {
+        args.extend(["-p", parent]);
+    }
+    p.git_env(&as_at(who, date), &args).trim().to_string()
+}
+
+/// The environment that makes `who` author and committer at `date`.
+fn as_at<'a>(who: (&'a str, &'a str), date: &'a str) -> [(&'static str, &'a str); 6] {
+    [
+        ("GIT_AUTHOR_NAME", who.0),
+        ("GIT_AUTHOR_EMAIL", who.1),
+        ("GIT_COMMITTER_NAME", who.0),
+        ("GIT_COMMITTER_EMAIL", who.1),
+        ("GIT_AUTHOR_DATE", date),
+        ("GIT_COMMITTER_DATE", date),
+    ]
+}
+
+/// A human freezes the unicode test (H1), then a human unfreezes it (T): main's history holds
+/// a freeze file with a lease the tip no longer has. Returns (H1, T).
+fn lease_added_then_removed(p: &Project) -> (String, String) {
+    set_leases(p, &[(LEASE, EXPIRES), (NEW_LEASE, EXPIRES)]);
+    let h1 = p.commit_as(HUMAN, "Freeze the unicode test\n\nFreeze-Lease: human\n");
+    set_leases(p, &[(LEASE, EXPIRES)]);
+    let t = p.commit_as(HUMAN, "Unfreeze it: fixed\n\nFreeze-Lease: human\n");
+    (h1, t)
+}
+
+/// Asserts that the agent's merge `merge` alone edits `path` and adds `NEW_LEASE`.
+#[track_caller]
+fn expect_merge_restores_the_lease(p: &Project, run: &Run, merge: &str) {
+    expect(run, 1, &["agent_added_lease", "agent_edit_protected"]);
+    let json = run.json();
+    let edit = only(&json, "agent_edit_protected");
+    assert_eq!(
+        (&edit["commit"], &edit["path"]),
+        (&json!(p.short(merge)), &json!("qa/freeze.toml")),
+        "{json:#}"
+    );
+    let added = only(&json, "agent_added_lease");
+    assert_eq!(
+        (&added["commit"], &added["test"]),
+        (&json!(p.short(merge)), &json!(NEW_LEASE))
+    );
+    assert_eq!(json["agent_added_leases"], 1);
+    assert_eq!(
+        changes_of(&json, merge),
+        json!([change("qa/freeze.toml", "modified", "freeze")])
+    );
+}
+
+#[test]
+fn octopus_merge_cannot_bring_back_a_lease_a_human_removed() {
+    // The agent's octopus merge of the tip T, the old H1 and its own commit X takes H1's freeze
+    // file. No commit of the range made that content, and T had left it behind: the merge's
+    // own edit, in every parent order (libgit2's merge base of the first parent against any
+    // other made H1's side look as if it brought the lease).
+    let (p, _) = repo();
+    let (h1, t) = lease_added_then_removed(&p);
+    p.write("src/app.py", "VERSION = 2\n");
+    let x = p.commit_as(CURSOR, "Bump the version\n");
+    let tree = tree_with(&p, &x, &[("qa/freeze.toml", &h1)]);
+    for parents in [[&t, &h1, &x], [&x, &h1, &t], [&h1, &t, &x]] {
+        let parents: Vec<&str> = parents.iter().map(|s| s.as_str()).collect();
+        let merge = commit_tree(&p, CURSOR, &tree, &parents, "Merge", DATE);
+        let run = check(&p, &format!("{t}..{merge}"));
+        expect_merge_restores_the_lease(&p, &run, &merge);
+    }
+}
+
+#[test]
+fn octopus_merge_cannot_bring_back_the_ledger_before_strict_mode() {
+    // A human switched strict mode on in T. The octopus merge of T, the commit before it and
+    // an unrelated commit takes the old ledger: strict mode would be off for the next push.
+    let (p, before) = repo();
+    p.write(
+        "qa/merge_ledger.toml",
+        format!("{LEDGER}\n[agents]\ndefault = \"agent\"\n"),
+    );
+    let strict = p.commit_as(HUMAN, "Strict mode\n\nLedger-Change: human\n");
+    p.write("src/app.py", "VERSION = 2\n");
+    let x = p.commit_as(CURSOR, "Bump the version\n");
+    let tree = tree_with(&p, &x, &[("qa/merge_ledger.toml", &before)]);
+    let merge = commit_tree(&p, HUMAN, &tree, &[&strict, &before, &x], "Merge", DATE);
+    let run = check(&p, &format!("{strict}..{merge}"));
+    // Unsigned, so not proven human: an agent's edit of the ledger.
+    expect(&run, 1, &["agent_edit_protected", "unsigned_human_commit"]);
+    let json = run.json();
+    let edit = only(&json, "agent_edit_protected");
+    assert_eq!(
+        (&edit["commit"], &edit["path"]),
+        (&json!(p.short(&merge)), &json!("qa/merge_ledger.toml"))
+    );
+    assert_eq!(
+        changes_of(&json, &merge),
+        json!([change("qa/merge_ledger.toml", "modified", "ledger")])
+    );
+}
+
+#[test]
+fn octopus_merge_cannot_bring_back_an_old_lockfile_with_its_fixture_and_seed() {
+    // A human re-hashed the invoice fixture and changed a property seed in T. The agent's merge
+    // brings back the old fixture with the old lockfile (which match each other, so the tip
+    // has no digest drift) and the old seed.
+    let (p, before) = repo();
+    p.write("tests/fixtures/invoice.json", INVOICE_V2)
+        .write(
+            "qa/fixtures.lock.json",
+            lockfile(&[
+                ("tests/fixtures/batch.ndjson", BATCH),
+                ("tests/fixtures/invoice.json", INVOICE_V2),
+            ]),
+        )
+        .write("tests/properties/seeds/invoice.json", INVOICE_V2);
+    let t = p.commit_as(
+        HUMAN,
+        "Tax is 21%\n\nFixture-Lock: human\nProperty-Seeds: human\n",
+    );
+    p.write("src/app.py", "VERSION = 2\n");
+    let x = p.commit_as(CURSOR, "Bump the version\n");
+    let old = [
+        "qa/fixtures.lock.json",
+        "tests/fixtures/invoice.json",
+        "tests/properties/seeds/invoice.json",
+    ];
+    let take: Vec<(&str, &str)> = old.iter().map(|path| (*path, before.as_str())).collect();
+    let tree = tree_with(&p, &x, &take);
+    let merge = commit_tree(&p, CURSOR, &tree, &[&x, &before, &t], "Merge", DATE);
+    let run = check(&p, &format!("{t}..{merge}"));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    let edits: Vec<(Value, Value)> = findings(&json, "agent_edit_protected")
+        .iter()
+        .map(|f| (f["commit"].clone(), f["path"].clone()))
+        .collect();
+    let expected: Vec<(Value, Value)> = old
+        .iter()
+        .map(|path| (json!(p.short(&merge)), json!(path)))
+        .collect();
+    assert_eq!(edits, expected);
+}
+
+#[test]
+fn criss_cross_merge_cannot_bring_back_a_lease_whatever_the_commit_dates() {
+    // Y: the agent's commit on the commit before H1 (the lease's addition). K merges the tip T
+    // and Y; M1 merges H1 into Y (from Y's side an honest merge: H1 made the lease after Y's
+    // fork). F merges K and M1 and keeps M1's freeze file: K and M1 have two merge bases, Y
+    // (no lease: M1 seems to bring it) and H1 (the lease: M1 brings nothing), and which one
+    // libgit2 picks follows the commit dates, which the agent sets. T, a parent of K, had
+    // left H1's lease behind, so F's freeze file is F's own edit either way.
+    for y_date in ["2026-06-01T00:00:00Z", "2025-06-01T00:00:00Z"] {
+        let (p, before) = repo();
+        let (h1, t) = lease_added_then_removed(&p);
+        p.git_cmd(&["checkout", "-q", "-b", "agent", &before]);
+        p.write("src/agent.py", "WORK = 1\n");
+        p.git_cmd(&["add", "src/agent.py"]);
+        p.git_env(
+            &as_at(CURSOR, y_date),
+            &["commit", "-q", "-m", "Agent work"],
+        );
+        let y = p.rev("HEAD");
+        p.git_cmd(&["checkout", "-q", "main"]);
+        let k_tree = tree_with(&p, &t, &[("src/agent.py", &y)]);
+        let k = commit_tree(&p, CURSOR, &k_tree, &[&t, &y], "Merge T", DATE);
+        let m1_tree = tree_with(&p, &y, &[("qa/freeze.toml", &h1)]);
+        let m1 = commit_tree(&p, CURSOR, &m1_tree, &[&y, &h1], "Merge H1", DATE);
+        let f_tree = tree_with(&p, &k, &[("qa/freeze.toml", &m1)]);
+        let f = commit_tree(&p, CURSOR, &f_tree, &[&k, &m1], "Merge", DATE);
+        let bases = p.git_cmd(&["merge-base", "--all", &k, &m1]);
+        let mut bases: Vec<&str> = bases.lines().collect();
+        bases.sort();
+        let mut expected = vec![y.as_str(), h1.as_str()];
+        expected.sort();
+        assert_eq!(bases, expected, "a criss-cross: two merge bases");
+
+        let run = check(&p, &format!("{t}..{f}"));
+        expect_merge_restores_the_lease(&p, &run, &f);
+        // M1 brought H1's freeze file into Y's line, where nothing had changed it: not M1's.
+        assert_eq!(changes_of(&run.json(), &m1), json!([]));
+    }
+}
+
+#[test]
+fn long_lived_feature_branch_that_merged_main_twice_merges() {
+    // A feature branch from B merges main twice while humans change the freeze file on main
+    // (with the trailer), then main merges the feature branch: every merge takes the newest
+    // content. Judged from B, from the first freeze change and from the second, nothing is a
+    // merge's own edit.
+    let (p, b) = repo();
+    p.git_cmd(&["checkout", "-q", "-b", "feature"]);
+    unrelated(&p, "src/feature.py", "Feature work");
+    p.git_cmd(&["checkout", "-q", "main"]);
+    extend_lease(&p);
+    let h = p.commit_as(HUMAN, "Extend the retry lease\n\nFreeze-Lease: human\n");
+    p.git_cmd(&["checkout", "-q", "feature"]);
+    p.git_cmd(&["merge", "-q", "--no-ff", "-m", "Merge main", "main"]);
+    let m1 = p.rev("HEAD");
+    p.git_cmd(&["checkout", "-q", "main"]);
+    set_leases(&p, &[(LEASE, LATER), (NEW_LEASE, EXPIRES)]);
+    let h2 = p.commit_as(HUMAN, "Freeze the unicode test\n\nFreeze-Lease: human\n");
+    p.git_cmd(&["checkout", "-q", "feature"]);
+    unrelated(&p, "src/feature.py", "More feature work");
+    p.git_cmd(&["merge", "-q", "--no-ff", "-m", "Merge main again", "main"]);
+    let m2 = p.rev("HEAD");
+    p.git_cmd(&["checkout", "-q", "main"]);
+    p.git_cmd(&["merge", "-q", "--no-ff", "-m", "Merge feature", "feature"]);
+    let tip = p.rev("HEAD");
+    assert_eq!(
+        p.rev(&format!("{tip}:qa/freeze.toml")),
+        p.rev(&format!("{h2}:qa/freeze.toml"))
+    );
+
+    for base in [&b, &h, &h2] {
+        let run = check(&p, &format!("{base}..{tip}"));
+        expect(&run, 0, &[]);
+        let json = run.json();
+        for merge in [&m1, &m2, &tip] {
+            if json["commits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["id"] == **merge)
+            {
+                assert_eq!(changes_of(&json, merge), json!([]), "{merge} from {base}");
+            }
+        }
+    }
+    // The feature branch alone, judged from main (the merges of main into it included).
+    let run = check(&p, &format!("{h2}..{m2}"));
+    expect(&run, 0, &[]);
+}
+
+#[test]
+fn content_made_again_is_brought_by_its_newer_making() {
+    // A human freezes the unicode test (C1) and unfreezes it (C2): the freeze file is back to
+    // the start's content. A branch from the start (S0, same content) is merged, then a branch
+    // from C1 (S1): its merge takes C2's content, as git does. S1 saw the start's making of
+    // that content and moved past it, but not C2's: C2 brings it.
+    let (p, start) = repo();
+    p.git_cmd(&["checkout", "-q", "-b", "s0"]);
+    unrelated(&p, "src/s0.py", "Early branch work");
+    p.git_cmd(&["checkout", "-q", "main"]);
+    set_leases(&p, &[(LEASE, EXPIRES), (NEW_LEASE, EXPIRES)]);
+    p.commit_as(HUMAN, "Freeze the unicode test\n\nFreeze-Lease: human\n");
+    p.git_cmd(&["checkout", "-q", "-b", "s1"]);
+    unrelated(&p, "src/s1.py", "Later branch work");
+    p.git_cmd(&["checkout", "-q", "main"]);
+    set_leases(&p, &[(LEASE, EXPIRES)]);
+    p.commit_as(HUMAN, "Unfreeze it: fixed\n\nFreeze-Lease: human\n");
+    p.git_cmd(&["merge", "-q", "--no-ff", "-m", "Merge s0", "s0"]);
+    p.git_cmd(&["merge", "-q", "--no-ff", "-m", "Merge s1", "s1"]);
+    let tip = p.rev("HEAD");
+    assert_eq!(
+        p.rev(&format!("{tip}:qa/freeze.toml")),
+        p.rev(&format!("{start}:qa/freeze.toml"))
+    );
+    let run = check(&p, &since(&start));
+    expect(&run, 0, &[]);
+    assert_eq!(changes_of(&run.json(), &tip), json!([]));
 }

@@ -124,6 +124,22 @@ impl Project {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Runs `git` hermetically with `env` set on top (dates, identities).
+    pub fn git_env(&self, env: &[(&str, &str)], args: &[&str]) -> String {
+        let out = hermetic(Command::new("git"), self.root())
+            .envs(env.iter().copied())
+            .args(args)
+            .current_dir(self.root())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?} with {env:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Commits the index as `who` with `message` kept byte for byte (`--cleanup=verbatim`:
     /// CRLF, non-UTF-8 bytes and trailers stay as given); `config` are `-c` settings.
     /// Returns the new commit id.
