@@ -436,6 +436,10 @@ fn setup_cfg_pytest_and_coverage_sections_are_protected_metadata_is_not() {
         SETUP_CFG.replace("addopts = -q", &format!("addopts = -q ;{DESELECT}")),
         // Key names are case-sensitive to pytest: `ADDOPTS` is not `addopts`.
         SETUP_CFG.replace("addopts = -q", "ADDOPTS = -q"),
+        // configparser (coverage, setuptools) reads [DEFAULT] into every section.
+        format!("{SETUP_CFG}\n[DEFAULT]\nomit = calc.py\n"),
+        // A pytest plugin registered by entry point is loaded into every run.
+        format!("{SETUP_CFG}\n[options.entry_points]\npytest11 =\n    green = calc\n"),
     ] {
         let (p, base) = repo(&[("setup.cfg", SETUP_CFG)]);
         p.write("setup.cfg", &new);
@@ -464,37 +468,48 @@ fn pytest_view(dir: &Path) -> String {
 }
 
 #[test]
-fn setup_cfg_tricks_that_move_lines_into_the_pytest_section_are_caught() {
-    // Each edit is made in [metadata] as our INI parser sees it, but changes (or may change)
-    // what pytest reads in [tool:pytest]. pytest's own reader is asked which.
-    let old = "[tool:pytest]\naddopts = -q\n\n[metadata]\nname = calc\n";
+fn setup_cfg_tricks_that_hide_pytest_options_from_a_plain_ini_reader_are_caught() {
+    // Each edit looks like a change to [metadata] to a plain INI reader, yet changes the
+    // options pytest reads from [tool:pytest]: pytest's own reader is asked what it reads.
+    let plain = "[metadata]\nname = calc\n";
+    let with_pytest = "[tool:pytest]\naddopts = -q\n\n[metadata]\nname = calc\n";
+    let injected = |separator: &str| {
+        format!("[metadata]\nname = calc{separator}[tool:pytest]{separator}addopts = {DESELECT}\n")
+    };
     let tricks = [
         // An indented header: a value line to pytest, a header to a looser reader.
-        format!(
-            "[tool:pytest]\naddopts = -q\n  [metadata]\n  {DESELECT}\n\n[metadata]\nname = calc\n"
+        (
+            with_pytest.to_string(),
+            format!(
+                "[tool:pytest]\naddopts = -q\n  [metadata]\n  {DESELECT}\n\n[metadata]\nname = calc\n"
+            ),
         ),
-        // Line separators Python's str.splitlines() honours and Rust's lines() does not.
-        format!(
-            "[tool:pytest]\naddopts = -q\n\n[metadata]\nname = calc\x1c[tool:pytest]\x1caddopts = {DESELECT}\n"
+        // Line breaks Python's str.splitlines() honours and Rust's str::lines() does not.
+        (plain.to_string(), injected("\x1c")),
+        (plain.to_string(), injected("\x0c")),
+        (plain.to_string(), injected("\r")),
+        (plain.to_string(), injected("\u{2028}")),
+        (plain.to_string(), injected("\u{85}")),
+        // A comment after the header that holds a `]`: `tool:pytest` to pytest.
+        (
+            plain.to_string(),
+            format!("{plain}\n[tool:pytest] ; ]\naddopts = {DESELECT}\n"),
         ),
-        format!(
-            "[tool:pytest]\naddopts = -q\n\n[metadata]\nname = calc\x0c[tool:pytest]\x0caddopts = {DESELECT}\n"
-        ),
-        format!(
-            "[tool:pytest]\naddopts = -q\n\n[metadata]\nname = calc\r[tool:pytest]\raddopts = {DESELECT}\n"
-        ),
-        // A header with a comment that hides a bracket.
-        format!("[metadata]\nname = calc\n\n[tool:pytest] ; ]\naddopts = -q {DESELECT}\n"),
         // A byte order mark before the first header.
-        format!("\u{feff}[tool:pytest]\naddopts = -q {DESELECT}\n\n[metadata]\nname = calc\n"),
+        (
+            plain.to_string(),
+            format!("\u{feff}[tool:pytest]\naddopts = {DESELECT}\n\n{plain}"),
+        ),
     ];
-    let (p, _) = repo(&[("setup.cfg", old)]);
-    let before = pytest_view(p.root());
-    assert_eq!(before, "[('addopts', '-q')]");
-    for (i, new) in tricks.iter().enumerate() {
+    for (i, (old, new)) in tricks.iter().enumerate() {
         let (p, base) = repo(&[("setup.cfg", old)]);
+        let before = pytest_view(p.root());
         p.write("setup.cfg", new);
         let after = pytest_view(p.root());
+        assert!(
+            after != before && after.contains("--deselect") && !after.starts_with("error"),
+            "trick {i} ({new:?}) must change what pytest reads: {before} -> {after}"
+        );
         p.commit_as(CURSOR, "Tidy setup.cfg\n");
         let run = check(&p, &base, &[]);
         assert_eq!(
@@ -692,7 +707,7 @@ fn merge_that_changes_harness_sections_itself_is_judged() {
 }
 
 #[test]
-fn a_new_or_symlinked_pyproject_counts_as_a_harness_change() {
+fn a_new_pyproject_with_a_pytest_table_counts() {
     let (p, base) = repo(&[("pyproject.toml", PYPROJECT)]);
     p.write(
         "other/pyproject.toml",
@@ -702,12 +717,38 @@ fn a_new_or_symlinked_pyproject_counts_as_a_harness_change() {
         ),
     );
     p.commit_as(CURSOR, "Add another project\n");
-    expect(&check(&p, &base, &[]), 1, &["agent_edit_protected"]);
+    expect_agent_edit(&check(&p, &base, &[]), &["other/pyproject.toml"]);
+}
+
+#[test]
+fn a_symlinked_or_case_variant_pyproject_counts_whole() {
+    // The link's target is a file whose name is the old pyproject text: the link's blob is
+    // the old file's blob (same harness tables), while pytest follows the link and reads the
+    // agent's options from that file.
     let (p, base) = repo(&[("pyproject.toml", PYPROJECT)]);
+    assert!(!PYPROJECT.contains('/') && PYPROJECT.len() < 255);
+    p.write(
+        PYPROJECT,
+        PYPROJECT.replace(
+            "-p no:cacheprovider",
+            &format!("-p no:cacheprovider {DESELECT}"),
+        ),
+    );
     p.remove("pyproject.toml");
-    std::os::unix::fs::symlink("docs/pyproject.toml", p.path("pyproject.toml")).unwrap();
+    std::os::unix::fs::symlink(PYPROJECT, p.path("pyproject.toml")).unwrap();
     p.commit_as(CURSOR, "Link the project file\n");
-    expect_agent_edit(&check(&p, &base, &[]), &["pyproject.toml"]);
+    let new_blob = p.git_cmd(&["rev-parse", "HEAD:pyproject.toml"]);
+    let old_blob = p.git_cmd(&["rev-parse", &format!("{base}:pyproject.toml")]);
+    assert_eq!(new_blob, old_blob, "the link's blob is the old file's");
+    let run = check(&p, &base, &[]);
+    expect_agent_edit(&run, &["pyproject.toml"]);
+    assert!(run.stdout.contains("symlink"), "{}", run.stdout);
+
+    // A name that differs only in case replaces the file on a case-insensitive checkout.
+    let (p, base) = repo(&[("setup.cfg", SETUP_CFG)]);
+    p.write("Setup.cfg", "[metadata]\nname = calc\n");
+    p.commit_as(CURSOR, "Add metadata\n");
+    expect_agent_edit(&check(&p, &base, &[]), &["Setup.cfg"]);
 }
 
 // ---------------------------------------------------------------------------------------
