@@ -12,6 +12,7 @@
 //! same parent the tree entries were compared with.
 
 use std::cell::RefCell;
+use std::cmp::Ordering;
 use std::collections::{BTreeSet, VecDeque};
 
 use git2::{ObjectType, Oid, Repository, Tree};
@@ -632,6 +633,9 @@ impl<'r> Walker<'_, 'r> {
     }
 
     /// Every differing entry of two directories, recursively; identical subtrees skipped.
+    /// Root globs (a `conftest.py` anywhere) walk every directory a commit changes, so the
+    /// two entry lists are walked together in git's order, and an entry whose id and mode
+    /// are the same on both sides costs a comparison, not a path.
     fn diff_trees(
         &self,
         new: Option<&Tree>,
@@ -643,19 +647,116 @@ impl<'r> Walker<'_, 'r> {
         if new.map(Tree::id) == old.map(Tree::id) {
             return Ok(());
         }
+        let (Some(new_tree), Some(old_tree)) = (new, old) else {
+            // One side only: each of its entries is added (or deleted).
+            for e in new.or(old).into_iter().flat_map(Tree::iter) {
+                let side = Some(entry(&e));
+                let (n, o) = if new.is_some() {
+                    (side, None)
+                } else {
+                    (None, side)
+                };
+                self.diff_entry(n, o, &join(prefix, e.name_bytes()), variant, out)?;
+            }
+            return Ok(());
+        };
+        if !in_git_order(new_tree) || !in_git_order(old_tree) {
+            // A malformed tree (entries out of order, or a name twice): compare by name.
+            return self.diff_trees_by_name(new_tree, old_tree, prefix, variant, out);
+        }
+        let (mut news, mut olds) = (new_tree.iter().peekable(), old_tree.iter().peekable());
+        loop {
+            let order = match (news.peek(), olds.peek()) {
+                (None, None) => break,
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(n), Some(o)) => git_order(n, o),
+            };
+            match order {
+                Ordering::Equal => {
+                    let (n, o) = (news.next().expect("peeked"), olds.next().expect("peeked"));
+                    let (ne, oe) = (entry(&n), entry(&o));
+                    if ne != oe {
+                        let path = join(prefix, n.name_bytes());
+                        self.diff_entry(Some(ne), Some(oe), &path, variant, out)?;
+                    }
+                }
+                Ordering::Less => {
+                    // Only in the new tree, unless the old one has the name as another type
+                    // (a file and a directory sort apart): then the pair is compared here.
+                    let n = news.next().expect("peeked");
+                    let o = lookup(old_tree, n.name_bytes());
+                    let path = join(prefix, n.name_bytes());
+                    self.diff_entry(Some(entry(&n)), o, &path, variant, out)?;
+                }
+                Ordering::Greater => {
+                    let o = olds.next().expect("peeked");
+                    if lookup(new_tree, o.name_bytes()).is_none() {
+                        let path = join(prefix, o.name_bytes());
+                        self.diff_entry(None, Some(entry(&o)), &path, variant, out)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `diff_trees` for trees whose entries are not in git's order.
+    fn diff_trees_by_name(
+        &self,
+        new: &Tree,
+        old: &Tree,
+        prefix: &str,
+        variant: bool,
+        out: &mut Vec<Found>,
+    ) -> Result<(), git2::Error> {
         let mut names: BTreeSet<Vec<u8>> = BTreeSet::new();
-        for tree in [new, old].into_iter().flatten() {
+        for tree in [new, old] {
             for entry in tree.iter() {
                 names.insert(entry.name_bytes().to_vec());
             }
         }
         for name in names {
-            let n = new.and_then(|t| lookup(t, &name));
-            let o = old.and_then(|t| lookup(t, &name));
-            self.diff_entry(n, o, &join(prefix, &name), variant, out)?;
+            let (n, o) = (lookup(new, &name), lookup(old, &name));
+            if n != o {
+                self.diff_entry(n, o, &join(prefix, &name), variant, out)?;
+            }
         }
         Ok(())
     }
+}
+
+/// How git orders tree entries: by name, a directory's name as if it ended in `/`.
+fn git_order(a: &git2::TreeEntry, b: &git2::TreeEntry) -> Ordering {
+    let key = |e: &git2::TreeEntry| (e.filemode() & 0o170000) == 0o040000;
+    git_order_of(a.name_bytes(), key(a), b.name_bytes(), key(b))
+}
+
+fn git_order_of(a: &[u8], a_dir: bool, b: &[u8], b_dir: bool) -> Ordering {
+    let n = a.len().min(b.len());
+    a[..n].cmp(&b[..n]).then_with(|| {
+        let end = |name: &[u8], dir: bool| match name.get(n) {
+            Some(&c) => Some(c),
+            None if dir => Some(b'/'),
+            None => None,
+        };
+        end(a, a_dir).cmp(&end(b, b_dir))
+    })
+}
+
+/// Whether `tree`'s entries are strictly in git's order (as git writes them).
+fn in_git_order(tree: &Tree) -> bool {
+    let mut entries = tree.iter();
+    let Some(mut previous) = entries.next() else {
+        return true;
+    };
+    for e in entries {
+        if git_order(&previous, &e) != Ordering::Less {
+            return false;
+        }
+        previous = e;
+    }
+    true
 }
 
 /// The entry of `tree` named exactly `name`, and whether another entry's name equals it
@@ -696,5 +797,52 @@ fn join(prefix: &str, name: &[u8]) -> String {
         name.into_owned()
     } else {
         format!("{prefix}/{name}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_order_puts_a_directory_after_names_that_extend_it() {
+        // git sorts the directory `a` as `a/`: after `a-b` and `a.txt`, before `a0`.
+        let mut names = vec![
+            (&b"a0"[..], false),
+            (b"a", true),
+            (b"a.txt", false),
+            (b"a-b", false),
+            (b"a", false),
+            (b"b", false),
+        ];
+        names.sort_by(|x, y| git_order_of(x.0, x.1, y.0, y.1));
+        assert_eq!(
+            names,
+            vec![
+                (&b"a"[..], false),
+                (b"a-b", false),
+                (b"a.txt", false),
+                (b"a", true),
+                (b"a0", false),
+                (b"b", false),
+            ]
+        );
+    }
+
+    #[test]
+    fn trees_git_writes_are_in_git_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        let blob = repo.blob(b"x").unwrap();
+        let sub = repo.treebuilder(None).unwrap().write().unwrap();
+        let mut builder = repo.treebuilder(None).unwrap();
+        for name in ["a0", "a.txt", "a-b", "b"] {
+            builder.insert(name, blob, 0o100644).unwrap();
+        }
+        builder.insert("a", sub, 0o040000).unwrap();
+        let tree = repo.find_tree(builder.write().unwrap()).unwrap();
+        let names: Vec<String> = tree.iter().map(|e| e.name().unwrap().to_string()).collect();
+        assert_eq!(names, ["a-b", "a.txt", "a", "a0", "b"]);
+        assert!(in_git_order(&tree));
     }
 }

@@ -233,6 +233,34 @@ fn a_conftest_anywhere_is_protected_and_deleting_one_counts() {
     );
 }
 
+#[test]
+fn a_conftest_replaced_by_a_directory_counts_among_names_that_sort_between() {
+    // git sorts the directory `conftest.py` as `conftest.py/`, after `conftest.py-old` and
+    // `conftest.py.bak`: the file and the directory are apart in the two trees' entry lists.
+    let (p, base) = repo(&[
+        ("tests/conftest.py", "import sys\n"),
+        ("tests/conftest.py-old", "old\n"),
+        ("tests/conftest.py.bak", "bak\n"),
+    ]);
+    p.remove("tests/conftest.py");
+    p.write("tests/conftest.py/README", "a directory now\n");
+    p.commit_as(CURSOR, "Make room\n");
+    let run = check(&p, &base, &[]);
+    expect_agent_edit(&run, &["tests/conftest.py"]);
+    assert!(
+        run.stdout.contains("changes the type of tests/conftest.py"),
+        "{}",
+        run.stdout
+    );
+
+    // And back: the directory becomes a file again.
+    let base = p.rev("HEAD");
+    p.git_cmd(&["rm", "-q", "-r", "tests/conftest.py"]);
+    p.write("tests/conftest.py", EVIL_CONFTEST);
+    p.commit_as(CURSOR, "Restore the conftest\n");
+    expect_agent_edit(&check(&p, &base, &[]), &["tests/conftest.py"]);
+}
+
 // ---------------------------------------------------------------------------------------
 // pytest options: `addopts = --deselect=...` drops one property test from the run.
 
