@@ -915,6 +915,33 @@ passing_frozen_is_error = true
     }
 
     #[test]
+    fn harness_defaults_are_what_the_starter_ledger_lists() {
+        // A ledger written before `[harness]` existed protects the same harness.
+        let (old, starter) = (parse("version = 1\n").unwrap(), Policy::embedded());
+        assert_eq!(old.harness.paths, starter.harness.paths);
+        let sections = |p: &Policy| -> Vec<(String, Vec<String>)> {
+            p.harness
+                .sections
+                .iter()
+                .map(|s| {
+                    let selectors = s.scope.selectors();
+                    (
+                        s.file.clone(),
+                        selectors.iter().map(|t| t.to_string()).collect(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(sections(&old), sections(&starter));
+        assert!(old.harness.paths.contains(&"**/conftest.py".to_string()));
+        assert_eq!(old.trailers.harness.to_string(), "Test-Harness: human");
+        // Listing paths replaces the list.
+        let own = parse("[harness]\npaths = [\"ci/run-tests.sh\"]\n").unwrap();
+        assert_eq!(own.harness.paths, ["ci/run-tests.sh", "ci/run-tests.sh/**"]);
+        assert_eq!(sections(&own), sections(&starter));
+    }
+
+    #[test]
     fn malformed_toml_is_an_error_with_position() {
         let err = parse("[properties\npaths = 1").unwrap_err();
         assert!(

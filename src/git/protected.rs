@@ -102,15 +102,16 @@ struct Rule {
     glob: Option<GlobSet>,
     /// The glob's text, to tell rules apart.
     pattern: Option<String>,
-    /// Files under `components` that `glob` does not match but one of these does count only
-    /// when their harness sections differ. The second matcher is case-sensitive: a name that
-    /// matches only ignoring case (`PyProject.toml` beside `pyproject.toml`) counts whole.
+    /// Harness files of which only some sections count: a changed path under `components`
+    /// that `glob` does not match counts when one of these matches it and its sections differ.
     sections: Vec<SectionRule>,
 }
 
 #[derive(Debug, Clone)]
 struct SectionRule {
     any_case: GlobMatcher,
+    /// A name that matches only ignoring case (`PyProject.toml` beside `pyproject.toml`
+    /// replaces it on a case-insensitive checkout) counts whole.
     exact: GlobMatcher,
     scope: Scope,
 }
@@ -142,6 +143,11 @@ impl ProtectedSet {
         for p in &policy.properties.paths {
             add_path(&mut rules, p, Class::Properties);
         }
+        // Attributes change the bytes a checkout writes (`working-tree-encoding`, `eol`,
+        // `ident`, LFS filters): the root's `.gitattributes` and `.lfsconfig` are as protected
+        // as the files they apply to, and so are those on the way to each protected path (below).
+        add_path(&mut rules, ".gitattributes", Class::Fixtures);
+        add_path(&mut rules, ".lfsconfig", Class::Fixtures);
         for pattern in &policy.protect.paths {
             let mut one = globset::GlobSetBuilder::new();
             if let Ok(glob) = protect_glob(pattern) {
@@ -157,14 +163,9 @@ impl ProtectedSet {
         }
         rules.extend(harness_rules(policy));
 
-        // Attributes change the bytes a checkout writes (`working-tree-encoding`, `eol`,
-        // `ident`, LFS filters): the `.gitattributes` on the way to every protected path (in
-        // each directory above it, and in a glob's literal directory), and `.lfsconfig`, are
-        // as protected as the paths themselves, in the class of the first path they lead to.
-        let mut attributes: Vec<(String, Class)> = vec![
-            (".gitattributes".to_string(), Class::Fixtures),
-            (".lfsconfig".to_string(), Class::Fixtures),
-        ];
+        // The `.gitattributes` in each directory above a protected path, and in a glob's
+        // literal directory, in the class of the first path it leads to.
+        let mut attributes: Vec<(String, Class)> = Vec::new();
         for rule in &rules {
             let dirs = match rule.glob {
                 None => rule.components.len().saturating_sub(1),
