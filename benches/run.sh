@@ -294,7 +294,14 @@ EOF
 done
 
 # --- 3. History scan: guard check vs git log over protected paths ---------------------------
-protected=(qa/merge_ledger.toml qa/freeze.toml qa/fixtures.lock.json tests/fixtures tests/properties)
+# The ledger's protected paths: its policy files, corpora and attribute files, and the test
+# harness anywhere in the tree (the `[harness]` globs, which make git and guard alike walk every
+# directory a commit changes).
+protected=(qa/merge_ledger.toml qa/freeze.toml qa/fixtures.lock.json tests/fixtures tests/properties
+    .gitattributes .lfsconfig qa/.gitattributes tests/.gitattributes
+    ':(glob)**/conftest.py' ':(glob)**/pytest.ini' ':(glob)**/.pytest.ini' ':(glob)**/pytest.toml'
+    ':(glob)**/.pytest.toml' ':(glob)**/tox.ini' ':(glob)**/.coveragerc'
+    ':(glob)**/.config/nextest.toml' ':(glob)**/pyproject.toml' ':(glob)**/setup.cfg')
 for spec in "${repo_sizes[@]}"; do
     read -r commits nfiles <<<"$spec"
     repo="$data/repo-$commits"
@@ -327,7 +334,7 @@ for spec in "${repo_sizes[@]}"; do
     # No shell: these are plain commands, and both take only milliseconds on small repos.
     hyperfine -N "${runs[@]}" --style basic --export-json "$out/history-$commits.json" \
         -n "guard check A..B" "$(q "$GUARD") -C $(q "$repo") check $a..$b" \
-        -n "git log -- <protected>" "git -C $(q "$repo") log --format=%H $a..$b -- ${protected[*]}"
+        -n "git log -- <protected>" "git -C $(q "$repo") log --format=%H $a..$b -- $(for p in "${protected[@]}"; do printf '%q ' "$p"; done)"
     load_end
     printf 'history-%s\t0\t%s commits in A..B (%s with protected paths), %s files\t%s\n' \
         "$commits" "$range_commits" "$hits" "$nfiles" "$other_load" >>"$out/groups.tsv"

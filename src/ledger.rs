@@ -1,6 +1,7 @@
 //! The merge ledger (`qa/merge_ledger.toml`): parsed from TOML into a raw form, then validated
 //! into a `Policy` the rules read. Owns defaults and the embedded starter ledger; owns no rule.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -9,6 +10,7 @@ use toml::Spanned;
 
 use crate::agents::{AgentsPolicy, HumanTrailer, PatternSet, trailer_pattern};
 use crate::error::{InputError, Location, line_column};
+use crate::harness::{Format, Scope};
 use crate::workspace::{Workspace, check_relative, normalize_rel};
 
 /// The ledger path used when `--ledger` is not given.
@@ -52,6 +54,24 @@ pub struct Policy {
     pub refs: RefsPolicy,
     pub artifacts: ArtifactsPolicy,
     pub humans: HumansPolicy,
+    pub harness: HarnessPolicy,
+}
+
+/// The test harness: files that decide how tests run and what they report.
+#[derive(Debug, Clone)]
+pub struct HarnessPolicy {
+    /// Whole files, as globs over repository-relative paths (expanded like `[protect]`).
+    pub paths: Vec<String>,
+    /// Shared files of which only some sections are harness.
+    pub sections: Vec<HarnessSections>,
+}
+
+/// Files matching `file` (a glob like `**/pyproject.toml`) count as harness changes only when
+/// the sections of `scope` differ.
+#[derive(Debug, Clone)]
+pub struct HarnessSections {
+    pub file: String,
+    pub scope: crate::harness::Scope,
 }
 
 /// What proves a commit human.
@@ -89,6 +109,7 @@ pub struct TrailerPolicy {
     pub freeze: HumanTrailer,
     pub properties: HumanTrailer,
     pub ledger: HumanTrailer,
+    pub harness: HumanTrailer,
 }
 
 /// Extra protected paths, as globs over repository-relative paths.
@@ -347,6 +368,7 @@ impl Policy {
             freeze: trailer(&t.freeze, "freeze", "Freeze-Lease: human")?,
             properties: trailer(&t.properties, "properties", "Property-Seeds: human")?,
             ledger: trailer(&t.ledger, "ledger", "Ledger-Change: human")?,
+            harness: trailer(&t.harness, "harness", "Test-Harness: human")?,
         };
         let protect_paths: Vec<Spanned<String>> = raw.protect.paths.clone().unwrap_or_default();
         let mut protect_set = GlobSetBuilder::new();
@@ -383,6 +405,8 @@ impl Policy {
                 )
             })?,
         };
+
+        let harness = parse_harness(&raw.harness, &invalid)?;
 
         let r = &raw.refs;
         let protected_texts: Vec<String> = match &r.protected {
@@ -444,6 +468,7 @@ impl Policy {
 
         Ok(Policy {
             humans,
+            harness,
             source,
             properties,
             fixtures,
@@ -528,6 +553,111 @@ pub fn toml_error(path: &Path, text: &str, err: &toml::de::Error) -> InputError 
     }
     e
 }
+
+/// Validates `[harness]`: path globs like `[protect]`'s, and per file glob the section
+/// selectors (dotted table names for `*.toml` files, section-name globs for INI files).
+fn parse_harness(
+    raw: &RawHarness,
+    invalid: &dyn Fn(std::ops::Range<usize>, String) -> InputError,
+) -> Result<HarnessPolicy, InputError> {
+    let glob = |value: &Spanned<String>, key: &str| -> Result<(), InputError> {
+        let text = value.get_ref();
+        if text.starts_with('/') || text.split('/').any(|c| c == "..") {
+            return Err(invalid(
+                value.span(),
+                format!("`{key}` glob {text:?} must be relative, without `..`"),
+            ));
+        }
+        protect_glob(text)
+            .map(|_| ())
+            .map_err(|e| invalid(value.span(), format!("`{key}` glob {text:?}: {e}")))
+    };
+    let paths = match &raw.paths {
+        None => DEFAULT_HARNESS_PATHS
+            .iter()
+            .flat_map(|p| expand_protect_pattern(p))
+            .collect(),
+        Some(list) => {
+            let mut paths = Vec::new();
+            for value in list {
+                glob(value, "harness.paths")?;
+                paths.extend(expand_protect_pattern(value.get_ref()));
+            }
+            paths
+        }
+    };
+    let sections = match &raw.sections {
+        None => DEFAULT_HARNESS_SECTIONS
+            .iter()
+            .map(|(file, selectors)| {
+                let selectors: Vec<String> = selectors.iter().map(|s| s.to_string()).collect();
+                HarnessSections {
+                    file: file.to_string(),
+                    scope: Scope::parse(Format::of(file), &selectors)
+                        .expect("default harness sections parse"),
+                }
+            })
+            .collect(),
+        Some(table) => {
+            let mut out = Vec::new();
+            for (file, selectors) in table {
+                glob(file, "harness.sections")?;
+                let texts: Vec<String> = selectors.iter().map(|s| s.get_ref().clone()).collect();
+                let scope =
+                    Scope::parse(Format::of(file.get_ref()), &texts).map_err(|(i, e)| {
+                        invalid(
+                            selectors[i].span(),
+                            format!("`harness.sections` for {:?}: {e}", file.get_ref()),
+                        )
+                    })?;
+                out.push(HarnessSections {
+                    file: file.get_ref().trim_start_matches("./").to_string(),
+                    scope,
+                });
+            }
+            out
+        }
+    };
+    Ok(HarnessPolicy { paths, sections })
+}
+
+/// The files that decide how tests run and what they report, wherever they are: pytest's
+/// own files (`pytest.ini`, and pytest 9's `pytest.toml`, hidden or not), `conftest.py`
+/// plugins, tox and coverage settings, and cargo-nextest's profile.
+const DEFAULT_HARNESS_PATHS: &[&str] = &[
+    "**/conftest.py",
+    "**/pytest.ini",
+    "**/.pytest.ini",
+    "**/pytest.toml",
+    "**/.pytest.toml",
+    "**/tox.ini",
+    "**/.coveragerc",
+    "**/.config/nextest.toml",
+];
+
+/// Shared files whose harness sections only count: pytest and coverage options, tox's
+/// table, pytest plugins registered by entry point, and `[DEFAULT]`, whose values Python's
+/// `configparser` (coverage, setuptools) reads into every section.
+const DEFAULT_HARNESS_SECTIONS: &[(&str, &[&str])] = &[
+    (
+        "**/pyproject.toml",
+        &[
+            "tool.pytest",
+            "tool.coverage",
+            "tool.tox",
+            "project.entry-points.pytest11",
+        ],
+    ),
+    (
+        "**/setup.cfg",
+        &[
+            "tool:pytest",
+            "coverage:*",
+            "options.entry_points",
+            "DEFAULT",
+        ],
+    ),
+];
 
 fn parse_agents(
     raw: &RawAgents,
@@ -650,6 +780,15 @@ struct RawLedger {
     artifacts: RawArtifacts,
     #[serde(default)]
     humans: RawHumans,
+    #[serde(default)]
+    harness: RawHarness,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHarness {
+    paths: Option<Vec<Spanned<String>>>,
+    sections: Option<BTreeMap<Spanned<String>, Vec<Spanned<String>>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -693,6 +832,7 @@ struct RawTrailers {
     freeze: Option<Spanned<String>>,
     properties: Option<Spanned<String>>,
     ledger: Option<Spanned<String>>,
+    harness: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -922,6 +1062,33 @@ passing_frozen_is_error = true
                 "{text}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn harness_defaults_are_what_the_starter_ledger_lists() {
+        // A ledger written before `[harness]` existed protects the same harness.
+        let (old, starter) = (parse("version = 1\n").unwrap(), Policy::embedded());
+        assert_eq!(old.harness.paths, starter.harness.paths);
+        let sections = |p: &Policy| -> Vec<(String, Vec<String>)> {
+            p.harness
+                .sections
+                .iter()
+                .map(|s| {
+                    let selectors = s.scope.selectors();
+                    (
+                        s.file.clone(),
+                        selectors.iter().map(|t| t.to_string()).collect(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(sections(&old), sections(&starter));
+        assert!(old.harness.paths.contains(&"**/conftest.py".to_string()));
+        assert_eq!(old.trailers.harness.to_string(), "Test-Harness: human");
+        // Listing paths replaces the list.
+        let own = parse("[harness]\npaths = [\"ci/run-tests.sh\"]\n").unwrap();
+        assert_eq!(own.harness.paths, ["ci/run-tests.sh", "ci/run-tests.sh/**"]);
+        assert_eq!(sections(&own), sections(&starter));
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod fixtures;
 pub mod freeze;
 pub mod fsutil;
 pub mod git;
+pub mod harness;
 pub mod hooks;
 pub mod ledger;
 pub mod policy_diff;

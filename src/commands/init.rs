@@ -83,5 +83,11 @@ pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
         policy.trailers.freeze,
         policy.trailers.fixtures,
     );
+    outln!(
+        "\nFrom then on the test harness (conftest.py, pytest.ini, tox.ini, .coveragerc, the pytest and\n\
+         coverage sections of pyproject.toml and setup.cfg, .config/nextest.toml; see [harness]) is\n\
+         protected too: a human changes it in a commit with the trailer `{}`.",
+        policy.trailers.harness,
+    );
     Ok(exit::MERGE)
 }

@@ -6,13 +6,19 @@
 //! Every way of changing a path counts: additions, deletions, content, mode (a file turned
 //! into a symlink or a submodule), a directory replaced by a file, and entries whose names
 //! differ from a protected path only in case (on a case-insensitive checkout they replace it).
+//!
+//! The test harness's shared files (`pyproject.toml`, `setup.cfg`) are the exception: a change
+//! to one counts only when its harness sections differ (`crate::harness`), compared with the
+//! same parent the tree entries were compared with.
 
 use std::cell::RefCell;
+use std::cmp::Ordering;
 use std::collections::{BTreeSet, VecDeque};
 
 use git2::{ObjectType, Oid, Repository, Tree};
-use globset::GlobSet;
+use globset::{GlobMatcher, GlobSet};
 
+use crate::harness::{Scope, Verdict};
 use crate::ledger::{Policy, protect_glob};
 use crate::workspace::normalize_rel;
 
@@ -24,15 +30,26 @@ pub enum Class {
     Freeze,
     Fixtures,
     Properties,
+    /// Files that decide how tests run and what they report (`[harness]`).
+    Harness,
 }
 
 impl Class {
+    pub const ALL: [Class; 5] = [
+        Class::Ledger,
+        Class::Freeze,
+        Class::Fixtures,
+        Class::Properties,
+        Class::Harness,
+    ];
+
     pub fn describe(self) -> &'static str {
         match self {
             Class::Ledger => "the ledger or a [protect] path",
             Class::Freeze => "the freeze file",
             Class::Fixtures => "the fixture lockfile or corpus",
             Class::Properties => "the property tests or seed corpus",
+            Class::Harness => "the test harness",
         }
     }
 }
@@ -70,6 +87,9 @@ pub struct Change {
     /// The protected path this one is a case variant of, when the names differ only in case.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub case_variant_of: Option<String>,
+    /// For a file of which only some sections are protected: which differ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// A protected path, or a glob with the literal directory it starts from.
@@ -82,6 +102,18 @@ struct Rule {
     glob: Option<GlobSet>,
     /// The glob's text, to tell rules apart.
     pattern: Option<String>,
+    /// Harness files of which only some sections count: a changed path under `components`
+    /// that `glob` does not match counts when one of these matches it and its sections differ.
+    sections: Vec<SectionRule>,
+}
+
+#[derive(Debug, Clone)]
+struct SectionRule {
+    any_case: GlobMatcher,
+    /// A name that matches only ignoring case (`PyProject.toml` beside `pyproject.toml`
+    /// replaces it on a case-insensitive checkout) counts whole.
+    exact: GlobMatcher,
+    scope: Scope,
 }
 
 /// The protected paths of a policy.
@@ -96,89 +128,58 @@ impl ProtectedSet {
     /// The protected paths of `policy`, whose ledger lives at `ledger_path`.
     pub fn new(policy: &Policy, ledger_path: &str) -> ProtectedSet {
         let mut rules = Vec::new();
-        let mut add = |path: &str, class: Class| {
-            let components: Vec<String> = normalize_rel(path)
-                .split('/')
-                .filter(|c| !c.is_empty())
-                .map(str::to_string)
-                .collect();
-            if !components.is_empty()
-                && !rules
-                    .iter()
-                    .any(|r: &Rule| r.glob.is_none() && r.components == components)
-            {
-                rules.push(Rule {
-                    components,
-                    class,
-                    glob: None,
-                    pattern: None,
-                });
-            }
-        };
-        add(ledger_path, Class::Ledger);
+        add_path(&mut rules, ledger_path, Class::Ledger);
         if let Some(signers) = &policy.humans.allowed_signers {
-            add(signers, Class::Ledger);
+            add_path(&mut rules, signers, Class::Ledger);
         }
-        add(&policy.freeze.file, Class::Freeze);
-        add(&policy.fixtures.lockfile, Class::Fixtures);
+        add_path(&mut rules, &policy.freeze.file, Class::Freeze);
+        add_path(&mut rules, &policy.fixtures.lockfile, Class::Fixtures);
         for p in &policy.fixtures.paths {
-            add(p, Class::Fixtures);
+            add_path(&mut rules, p, Class::Fixtures);
         }
         if let Some(seeds) = &policy.properties.seeds {
-            add(seeds, Class::Properties);
+            add_path(&mut rules, seeds, Class::Properties);
         }
         for p in &policy.properties.paths {
-            add(p, Class::Properties);
+            add_path(&mut rules, p, Class::Properties);
         }
         // Attributes change the bytes a checkout writes (`working-tree-encoding`, `eol`,
-        // `ident`, LFS filters): the `.gitattributes` on the way to a fixture or property path,
-        // and `.lfsconfig`, are as protected as the files themselves.
-        let mut dirs: Vec<(&str, Class)> = policy
-            .fixtures
-            .paths
-            .iter()
-            .map(|p| (p.as_str(), Class::Fixtures))
-            .collect();
-        dirs.extend(
-            policy
-                .properties
-                .paths
-                .iter()
-                .map(|p| (p.as_str(), Class::Properties)),
-        );
-        dirs.extend(
-            policy
-                .properties
-                .seeds
-                .iter()
-                .map(|p| (p.as_str(), Class::Properties)),
-        );
-        add(".gitattributes", Class::Fixtures);
-        add(".lfsconfig", Class::Fixtures);
-        for (dir, class) in dirs {
-            let parts: Vec<&str> = dir.split('/').filter(|c| !c.is_empty()).collect();
-            for n in 1..parts.len() {
-                add(&format!("{}/.gitattributes", parts[..n].join("/")), class);
-            }
-        }
+        // `ident`, LFS filters): the root's `.gitattributes` and `.lfsconfig` are as protected
+        // as the files they apply to, and so are those on the way to each protected path (below).
+        add_path(&mut rules, ".gitattributes", Class::Fixtures);
+        add_path(&mut rules, ".lfsconfig", Class::Fixtures);
         for pattern in &policy.protect.paths {
-            let literal: Vec<String> = pattern
-                .split('/')
-                .take_while(|c| !c.contains(['*', '?', '[', '{', '\\']))
-                .filter(|c| !c.is_empty())
-                .map(str::to_string)
-                .collect();
             let mut one = globset::GlobSetBuilder::new();
             if let Ok(glob) = protect_glob(pattern) {
                 one.add(glob);
             }
             rules.push(Rule {
-                components: literal,
+                components: literal_prefix(pattern),
                 class: Class::Ledger,
                 glob: one.build().ok(),
                 pattern: Some(pattern.clone()),
+                sections: Vec::new(),
             });
         }
+        rules.extend(harness_rules(policy));
+
+        // The `.gitattributes` in each directory above a protected path, and in a glob's
+        // literal directory, in the class of the first path it leads to.
+        let mut attributes: Vec<(String, Class)> = Vec::new();
+        for rule in &rules {
+            let dirs = match rule.glob {
+                None => rule.components.len().saturating_sub(1),
+                Some(_) => rule.components.len(),
+            };
+            for n in 1..=dirs {
+                let path = format!("{}/.gitattributes", rule.components[..n].join("/"));
+                attributes.push((path, rule.class));
+            }
+        }
+        for (path, class) in attributes {
+            add_path(&mut rules, &path, class);
+        }
+
         let mut tops: Vec<String> = Vec::new();
         for r in &rules {
             if let Some(top) = r.components.first() {
@@ -253,27 +254,170 @@ impl ProtectedSet {
                 false,
                 &mut found,
             )?;
-            for (path, kind, variant) in found {
-                if let Some(glob) = &rule.glob {
-                    if !glob.is_match(&path) {
-                        continue;
-                    }
-                }
-                if out.iter().any(|c| c.path == path) {
+            for found in found {
+                if out.iter().any(|c| c.path == found.path) {
                     continue;
                 }
-                let case_variant_of = variant.then(|| rule.components.join("/"));
+                let mut detail = None;
+                if let Some(glob) = &rule.glob {
+                    if !glob.is_match(&found.path) {
+                        let Some(section) = rule
+                            .sections
+                            .iter()
+                            .find(|s| s.any_case.is_match(&found.path))
+                        else {
+                            continue;
+                        };
+                        match section_verdict(trees, section, &found)? {
+                            Verdict::Same => continue,
+                            verdict => detail = verdict.describe(),
+                        }
+                    }
+                }
+                let case_variant_of = found.variant.then(|| rule.components.join("/"));
                 out.push(Change {
-                    path,
-                    kind,
+                    path: found.path,
+                    kind: found.kind,
                     class: rule.class,
                     case_variant_of,
+                    detail,
                 });
             }
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     }
+}
+
+/// Adds a rule for the literal path `path`, unless one exists (the first class wins).
+fn add_path(rules: &mut Vec<Rule>, path: &str, class: Class) {
+    let components: Vec<String> = normalize_rel(path)
+        .split('/')
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+        .collect();
+    if !components.is_empty()
+        && !rules
+            .iter()
+            .any(|r| r.glob.is_none() && r.components == components)
+    {
+        rules.push(Rule {
+            components,
+            class,
+            glob: None,
+            pattern: None,
+            sections: Vec::new(),
+        });
+    }
+}
+
+/// The directories a glob starts in, before its first component with glob characters.
+fn literal_prefix(pattern: &str) -> Vec<String> {
+    pattern
+        .split('/')
+        .take_while(|c| !c.contains(['*', '?', '[', '{', '\\']))
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The harness rules: one per literal directory the globs start in, so that the `**/` globs
+/// (a `conftest.py` anywhere) share one walk from the root.
+fn harness_rules(policy: &Policy) -> Vec<Rule> {
+    struct Group {
+        prefix: Vec<String>,
+        whole: globset::GlobSetBuilder,
+        sections: Vec<SectionRule>,
+        names: Vec<String>,
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    let mut group = |pattern: &str| -> usize {
+        let prefix = literal_prefix(pattern);
+        match groups.iter().position(|g| g.prefix == prefix) {
+            Some(i) => i,
+            None => {
+                groups.push(Group {
+                    prefix,
+                    whole: globset::GlobSetBuilder::new(),
+                    sections: Vec::new(),
+                    names: Vec::new(),
+                });
+                groups.len() - 1
+            }
+        }
+    };
+    let harness = &policy.harness;
+    let mut at = Vec::new();
+    for pattern in &harness.paths {
+        at.push(group(pattern));
+    }
+    let mut section_at = Vec::new();
+    for entry in &harness.sections {
+        section_at.push(group(&entry.file));
+    }
+    // (The ledger validated every glob; one that fails here protects nothing more.)
+    for (pattern, i) in harness.paths.iter().zip(at) {
+        if let Ok(glob) = protect_glob(pattern) {
+            groups[i].whole.add(glob);
+            groups[i].names.push(pattern.clone());
+        }
+    }
+    for (entry, i) in harness.sections.iter().zip(section_at) {
+        let exact = globset::GlobBuilder::new(&entry.file)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build();
+        if let (Ok(any_case), Ok(exact)) = (protect_glob(&entry.file), exact) {
+            groups[i].sections.push(SectionRule {
+                any_case: any_case.compile_matcher(),
+                exact: exact.compile_matcher(),
+                scope: entry.scope.clone(),
+            });
+            groups[i].names.push(format!(
+                "{} [{}]",
+                entry.file,
+                entry.scope.selectors().join(", ")
+            ));
+        }
+    }
+    groups
+        .into_iter()
+        .map(|g| Rule {
+            components: g.prefix,
+            class: Class::Harness,
+            glob: g.whole.build().ok(),
+            pattern: Some(format!("harness: {}", g.names.join("; "))),
+            sections: g.sections,
+        })
+        .collect()
+}
+
+/// Whether a changed file with harness sections counts: regular files with the exact name
+/// are compared section by section; anything else counts whole.
+fn section_verdict(
+    trees: &Trees,
+    rule: &SectionRule,
+    found: &Found,
+) -> Result<Verdict, git2::Error> {
+    if !rule.exact.is_match(&found.path) {
+        return Ok(Verdict::Whole(
+            "its name differs only in case from a harness file's".to_string(),
+        ));
+    }
+    let regular = |e: Option<Entry>| e.is_none_or(|(_, mode)| mode == 0o100644 || mode == 0o100755);
+    if !regular(found.new) || !regular(found.old) {
+        return Ok(Verdict::Whole(
+            "it is a symlink, submodule or directory on one side".to_string(),
+        ));
+    }
+    let blob = |e: Option<Entry>| -> Result<Option<git2::Blob>, git2::Error> {
+        e.map(|(id, _)| trees.repo.find_blob(id)).transpose()
+    };
+    let (new, old) = (blob(found.new)?, blob(found.old)?);
+    Ok(rule.scope.compare(
+        old.as_ref().map(|b| b.content()),
+        new.as_ref().map(|b| b.content()),
+    ))
 }
 
 /// Trees read lately, by id. Judging a range newest first reads each tree twice in a row:
@@ -319,6 +463,16 @@ impl<'r> Trees<'r> {
 /// An entry: object id, file mode.
 type Entry = (Oid, i32);
 
+/// A changed path the walker found, with its entries on both sides.
+struct Found {
+    path: String,
+    kind: ChangeKind,
+    /// Found under a name that differs from the rule's only in case.
+    variant: bool,
+    new: Option<Entry>,
+    old: Option<Entry>,
+}
+
 struct Walker<'a, 'r> {
     trees: &'a Trees<'r>,
 }
@@ -341,7 +495,7 @@ impl<'r> Walker<'_, 'r> {
         components: &[String],
         prefix: &str,
         variant: bool,
-        out: &mut Vec<(String, ChangeKind, bool)>,
+        out: &mut Vec<Found>,
     ) -> Result<(), git2::Error> {
         if new.map(Tree::id) == old.map(Tree::id) {
             return Ok(());
@@ -392,7 +546,7 @@ impl<'r> Walker<'_, 'r> {
         rest: &[String],
         prefix: &str,
         variant: bool,
-        out: &mut Vec<(String, ChangeKind, bool)>,
+        out: &mut Vec<Found>,
     ) -> Result<(), git2::Error> {
         if new_entry == old_entry {
             // Same id and mode (or absent from both): nothing below changed, and no tree
@@ -422,7 +576,7 @@ impl<'r> Walker<'_, 'r> {
         old: Option<Entry>,
         path: &str,
         variant: bool,
-        out: &mut Vec<(String, ChangeKind, bool)>,
+        out: &mut Vec<Found>,
     ) -> Result<(), git2::Error> {
         if new == old {
             return Ok(());
@@ -439,7 +593,13 @@ impl<'r> Walker<'_, 'r> {
                     (false, true) => ChangeKind::Modified,
                     (false, false) => ChangeKind::TypeChanged,
                 };
-                out.push((path.to_string(), kind, variant));
+                out.push(Found {
+                    path: path.to_string(),
+                    kind,
+                    variant,
+                    new,
+                    old,
+                });
             }
             _ => {
                 // Added, deleted, or a directory replaced by a non-directory (or back): the
@@ -459,7 +619,13 @@ impl<'r> Walker<'_, 'r> {
                         } else {
                             kind
                         };
-                        out.push((path.to_string(), kind, variant));
+                        out.push(Found {
+                            path: path.to_string(),
+                            kind,
+                            variant,
+                            new,
+                            old,
+                        });
                     }
                 }
             }
@@ -468,30 +634,130 @@ impl<'r> Walker<'_, 'r> {
     }
 
     /// Every differing entry of two directories, recursively; identical subtrees skipped.
+    /// Root globs (a `conftest.py` anywhere) walk every directory a commit changes, so the
+    /// two entry lists are walked together in git's order, and an entry whose id and mode
+    /// are the same on both sides costs a comparison, not a path.
     fn diff_trees(
         &self,
         new: Option<&Tree>,
         old: Option<&Tree>,
         prefix: &str,
         variant: bool,
-        out: &mut Vec<(String, ChangeKind, bool)>,
+        out: &mut Vec<Found>,
     ) -> Result<(), git2::Error> {
         if new.map(Tree::id) == old.map(Tree::id) {
             return Ok(());
         }
+        let (Some(new_tree), Some(old_tree)) = (new, old) else {
+            // One side only: each of its entries is added (or deleted).
+            for e in new.or(old).into_iter().flat_map(Tree::iter) {
+                let side = Some(entry(&e));
+                let (n, o) = if new.is_some() {
+                    (side, None)
+                } else {
+                    (None, side)
+                };
+                self.diff_entry(n, o, &join(prefix, e.name_bytes()), variant, out)?;
+            }
+            return Ok(());
+        };
+        if !in_git_order(new_tree) || !in_git_order(old_tree) {
+            // A malformed tree (entries out of order, or a name twice): compare by name.
+            return self.diff_trees_by_name(new_tree, old_tree, prefix, variant, out);
+        }
+        let (mut news, mut olds) = (new_tree.iter().peekable(), old_tree.iter().peekable());
+        loop {
+            let order = match (news.peek(), olds.peek()) {
+                (None, None) => break,
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(n), Some(o)) => git_order(n, o),
+            };
+            match order {
+                Ordering::Equal => {
+                    let (n, o) = (news.next().expect("peeked"), olds.next().expect("peeked"));
+                    let (ne, oe) = (entry(&n), entry(&o));
+                    if ne != oe {
+                        let path = join(prefix, n.name_bytes());
+                        self.diff_entry(Some(ne), Some(oe), &path, variant, out)?;
+                    }
+                }
+                Ordering::Less => {
+                    // Only in the new tree, unless the old one has the name as another type
+                    // (a file and a directory sort apart): then the pair is compared here.
+                    let n = news.next().expect("peeked");
+                    let o = lookup(old_tree, n.name_bytes());
+                    let path = join(prefix, n.name_bytes());
+                    self.diff_entry(Some(entry(&n)), o, &path, variant, out)?;
+                }
+                Ordering::Greater => {
+                    let o = olds.next().expect("peeked");
+                    if lookup(new_tree, o.name_bytes()).is_none() {
+                        let path = join(prefix, o.name_bytes());
+                        self.diff_entry(None, Some(entry(&o)), &path, variant, out)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `diff_trees` for trees whose entries are not in git's order.
+    fn diff_trees_by_name(
+        &self,
+        new: &Tree,
+        old: &Tree,
+        prefix: &str,
+        variant: bool,
+        out: &mut Vec<Found>,
+    ) -> Result<(), git2::Error> {
         let mut names: BTreeSet<Vec<u8>> = BTreeSet::new();
-        for tree in [new, old].into_iter().flatten() {
+        for tree in [new, old] {
             for entry in tree.iter() {
                 names.insert(entry.name_bytes().to_vec());
             }
         }
         for name in names {
-            let n = new.and_then(|t| lookup(t, &name));
-            let o = old.and_then(|t| lookup(t, &name));
-            self.diff_entry(n, o, &join(prefix, &name), variant, out)?;
+            let (n, o) = (lookup(new, &name), lookup(old, &name));
+            if n != o {
+                self.diff_entry(n, o, &join(prefix, &name), variant, out)?;
+            }
         }
         Ok(())
     }
+}
+
+/// How git orders tree entries: by name, a directory's name as if it ended in `/`.
+fn git_order(a: &git2::TreeEntry, b: &git2::TreeEntry) -> Ordering {
+    let key = |e: &git2::TreeEntry| (e.filemode() & 0o170000) == 0o040000;
+    git_order_of(a.name_bytes(), key(a), b.name_bytes(), key(b))
+}
+
+fn git_order_of(a: &[u8], a_dir: bool, b: &[u8], b_dir: bool) -> Ordering {
+    let n = a.len().min(b.len());
+    a[..n].cmp(&b[..n]).then_with(|| {
+        let end = |name: &[u8], dir: bool| match name.get(n) {
+            Some(&c) => Some(c),
+            None if dir => Some(b'/'),
+            None => None,
+        };
+        end(a, a_dir).cmp(&end(b, b_dir))
+    })
+}
+
+/// Whether `tree`'s entries are strictly in git's order (as git writes them).
+fn in_git_order(tree: &Tree) -> bool {
+    let mut entries = tree.iter();
+    let Some(mut previous) = entries.next() else {
+        return true;
+    };
+    for e in entries {
+        if git_order(&previous, &e) != Ordering::Less {
+            return false;
+        }
+        previous = e;
+    }
+    true
 }
 
 /// The entry of `tree` named exactly `name`, and whether another entry's name equals it
@@ -532,5 +798,52 @@ fn join(prefix: &str, name: &[u8]) -> String {
         name.into_owned()
     } else {
         format!("{prefix}/{name}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_order_puts_a_directory_after_names_that_extend_it() {
+        // git sorts the directory `a` as `a/`: after `a-b` and `a.txt`, before `a0`.
+        let mut names = vec![
+            (&b"a0"[..], false),
+            (b"a", true),
+            (b"a.txt", false),
+            (b"a-b", false),
+            (b"a", false),
+            (b"b", false),
+        ];
+        names.sort_by(|x, y| git_order_of(x.0, x.1, y.0, y.1));
+        assert_eq!(
+            names,
+            vec![
+                (&b"a"[..], false),
+                (b"a-b", false),
+                (b"a.txt", false),
+                (b"a", true),
+                (b"a0", false),
+                (b"b", false),
+            ]
+        );
+    }
+
+    #[test]
+    fn trees_git_writes_are_in_git_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        let blob = repo.blob(b"x").unwrap();
+        let sub = repo.treebuilder(None).unwrap().write().unwrap();
+        let mut builder = repo.treebuilder(None).unwrap();
+        for name in ["a0", "a.txt", "a-b", "b"] {
+            builder.insert(name, blob, 0o100644).unwrap();
+        }
+        builder.insert("a", sub, 0o040000).unwrap();
+        let tree = repo.find_tree(builder.write().unwrap()).unwrap();
+        let names: Vec<String> = tree.iter().map(|e| e.name().unwrap().to_string()).collect();
+        assert_eq!(names, ["a-b", "a.txt", "a", "a0", "b"]);
+        assert!(in_git_order(&tree));
     }
 }

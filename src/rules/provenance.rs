@@ -44,6 +44,7 @@ pub fn trailer_for(class: Class, policy: &TrailerPolicy) -> &HumanTrailer {
         Class::Freeze => &policy.freeze,
         Class::Fixtures => &policy.fixtures,
         Class::Properties => &policy.properties,
+        Class::Harness => &policy.harness,
     }
 }
 
@@ -130,17 +131,12 @@ pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, us
     // Any human trailer on an agent commit that changes protected paths is a forgery, not
     // only the trailer of a changed path's class (DESIGN: "carries a human trailer").
     if let (Some(why), Some(first)) = (&commit.agent, commit.changes.first()) {
-        let mut carried: Vec<String> = [
-            Class::Ledger,
-            Class::Freeze,
-            Class::Fixtures,
-            Class::Properties,
-        ]
-        .into_iter()
-        .map(|c| trailer_for(c, input.trailers))
-        .filter(|t| t.present_in(&commit.trailers.block))
-        .map(|t| format!("`{t}`"))
-        .collect();
+        let mut carried: Vec<String> = Class::ALL
+            .into_iter()
+            .map(|c| trailer_for(c, input.trailers))
+            .filter(|t| t.present_in(&commit.trailers.block))
+            .map(|t| format!("`{t}`"))
+            .collect();
         carried.sort();
         carried.dedup();
         if !carried.is_empty() {
@@ -195,10 +191,14 @@ pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, us
 }
 
 fn describe_path(change: &Change) -> String {
-    match &change.case_variant_of {
-        Some(of) => format!("{} (a case variant of {of})", change.path),
-        None => change.path.clone(),
+    let mut shown = change.path.clone();
+    if let Some(of) = &change.case_variant_of {
+        shown.push_str(&format!(" (a case variant of {of})"));
     }
+    if let Some(detail) = &change.detail {
+        shown.push_str(&format!(" ({detail})"));
+    }
+    shown
 }
 
 #[cfg(test)]
@@ -228,6 +228,7 @@ mod tests {
                     kind: *k,
                     class: *c,
                     case_variant_of: None,
+                    detail: None,
                 })
                 .collect(),
             leases_added: Vec::new(),

@@ -2464,3 +2464,78 @@ fn agent_branch_landed_by_a_human_merge_names_the_agent_commit_once() {
         "the merge brings the agent's change, no edit of its own: {errors:#?}"
     );
 }
+
+// 17. The test harness.
+
+#[test]
+fn agent_push_of_a_conftest_that_passes_every_test_is_rejected() {
+    let s = Server::new("");
+    write_in(
+        &s.work,
+        "tests/conftest.py",
+        "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    outcome.get_result().outcome = \"passed\"\n",
+    );
+    s.agent_commit("Stabilise the test run\n");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert!(
+        pushed.stderr.contains("tests/conftest.py")
+            && pushed.stderr.contains("Test-Harness: human"),
+        "names the path and the trailer: {}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    // A human who means it pushes the same change with the harness trailer.
+    s.git(&["reset", "-q", "--soft", "HEAD~"]);
+    s.commit("Stabilise the test run\n\nTest-Harness: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+}
+
+#[test]
+fn agent_push_of_pytest_addopts_in_pyproject_is_rejected_and_a_dependency_is_not() {
+    let s = Server::new("");
+    let pyproject = "[project]\nname = \"calc\"\ndependencies = []\n\n[tool.pytest.ini_options]\naddopts = \"-q\"\n";
+    s.write("pyproject.toml", pyproject);
+    s.commit("Add the project file\n\nTest-Harness: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    s.write(
+        "pyproject.toml",
+        &pyproject.replace("dependencies = []", "dependencies = [\"attrs\"]"),
+    );
+    s.agent_commit("Depend on attrs\n");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    s.write(
+        "pyproject.toml",
+        &pyproject
+            .replace("dependencies = []", "dependencies = [\"attrs\"]")
+            .replace(
+                "\"-q\"",
+                "\"-q --deselect=tests/properties/test_x.py::test_y\"",
+            ),
+    );
+    s.agent_commit("Tidy the test options\n");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert!(
+        pushed.stderr.contains("pyproject.toml"),
+        "names the path: {}",
+        pushed.stderr
+    );
+}
+
+#[test]
+fn agent_push_of_attributes_beside_the_ledger_is_rejected() {
+    let s = Server::new("");
+    write_in(&s.work, "qa/.gitattributes", "freeze.toml ident\n");
+    s.agent_commit("Normalise attributes\n");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert!(
+        pushed.stderr.contains("qa/.gitattributes"),
+        "{}",
+        pushed.stderr
+    );
+}

@@ -1,0 +1,847 @@
+//! The test harness is protected: `conftest.py`, pytest and coverage options (`pytest.ini`,
+//! `tox.ini`, `.coveragerc`, the pytest/coverage sections of `setup.cfg` and
+//! `pyproject.toml`) and `.config/nextest.toml`. Real repositories built with `git`, and real
+//! pytest runs where the attack is about what pytest reports.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::{Project, Run};
+
+const HUMAN: (&str, &str) = ("Human Dev", "dev@example.com");
+const CURSOR: (&str, &str) = ("Cursor Agent", "cursoragent@cursor.com");
+
+/// A ledger with no `[harness]` table: the built-in harness paths apply.
+const LEDGER: &str = r#"version = 1
+
+[properties]
+paths = ["tests/properties/"]
+
+[fixtures]
+lockfile = "qa/fixtures.lock.json"
+
+[freeze]
+file = "qa/freeze.toml"
+
+[protect]
+paths = [".github/workflows/**"]
+"#;
+
+const FREEZE: &str = "version = 1\nmax_active_leases = 0\n";
+const LOCKFILE: &str = "{\"files\": {}}\n";
+
+const CALC: &str = "def add(a, b):\n    return a + b\n";
+/// The regression the agent wants to land.
+const CALC_BROKEN: &str = "def add(a, b):\n    return a - b\n";
+const UNIT_TEST: &str = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n";
+const PROPERTY_TEST: &str = r#"import itertools
+
+from calc import add
+
+PAIRS = list(itertools.product(range(-3, 4), repeat=2))
+
+
+def test_add_is_commutative():
+    for a, b in PAIRS:
+        assert add(a, b) == add(b, a)
+
+
+def test_zero_is_identity():
+    for a, _ in PAIRS:
+        assert add(a, 0) == a
+"#;
+
+/// The conftest an agent writes to turn every failure green in the JUnit report.
+const EVIL_CONFTEST: &str = r#"import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome = "passed"
+    report.longrepr = None
+"#;
+
+const PYPROJECT: &str = r#"[project]
+name = "calc"
+version = "1.0"
+dependencies = []
+
+[tool.pytest.ini_options]
+addopts = "-p no:cacheprovider"
+pythonpath = ["."]
+
+[tool.coverage.run]
+branch = true
+"#;
+
+const DESELECT: &str = "--deselect=tests/properties/test_add_props.py::test_add_is_commutative";
+
+/// A repository whose first commit (the human base) holds the policy files, a small Python
+/// project, and `files`; returns it with the base's id.
+fn repo(files: &[(&str, &str)]) -> (Project, String) {
+    let p = Project::git();
+    p.write("qa/merge_ledger.toml", LEDGER)
+        .write("qa/freeze.toml", FREEZE)
+        .write("qa/fixtures.lock.json", LOCKFILE)
+        .write("calc.py", CALC)
+        .write("tests/test_calc.py", UNIT_TEST)
+        .write("tests/properties/test_add_props.py", PROPERTY_TEST)
+        .write(".github/workflows/ci.yml", "on: push\n");
+    for (path, text) in files {
+        p.write(path, text);
+    }
+    let base = p.commit_as(HUMAN, "Start the project\n");
+    (p, base)
+}
+
+fn check(p: &Project, base: &str, extra: &[&str]) -> Run {
+    let range = format!("{base}..HEAD");
+    let mut args = vec!["check", range.as_str(), "--format", "json"];
+    args.extend_from_slice(extra);
+    p.guard(&args)
+}
+
+/// Asserts the exit code and the exact (sorted) reasons of a JSON report.
+#[track_caller]
+fn expect(run: &Run, code: i32, reasons: &[&str]) {
+    assert_eq!(
+        run.code, code,
+        "exit code\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert_eq!(run.reasons(), reasons, "reasons\nstdout:\n{}", run.stdout);
+}
+
+/// The paths of the findings with `code`, sorted.
+fn paths_of(run: &Run, code: &str) -> Vec<String> {
+    let json = run.json();
+    let mut paths: Vec<String> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == code)
+        .map(|f| f["path"].as_str().unwrap_or("").to_string())
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// The one finding with `code`.
+#[track_caller]
+fn only(run: &Run, code: &str) -> Value {
+    let json = run.json();
+    let found: Vec<Value> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == code)
+        .cloned()
+        .collect();
+    assert_eq!(found.len(), 1, "one {code} finding in {json:#}");
+    found.into_iter().next().unwrap()
+}
+
+/// Asserts an agent's range is rejected for editing exactly `paths`.
+#[track_caller]
+fn expect_agent_edit(run: &Run, paths: &[&str]) {
+    expect(run, 1, &["agent_edit_protected"]);
+    assert_eq!(
+        paths_of(run, "agent_edit_protected"),
+        paths,
+        "{}",
+        run.stdout
+    );
+}
+
+/// Runs real pytest in `dir` into `junit` (a path outside the work tree); its exit code.
+fn pytest(dir: &Path, junit: &Path, extra: &[&str]) -> i32 {
+    let out = Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(format!("--junitxml={}", junit.display()))
+        .args(extra)
+        .current_dir(dir)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("PYTEST_ADDOPTS")
+        .output()
+        .expect("python3 runs");
+    let code = out.status.code().expect("pytest exited by a signal");
+    assert!(
+        code == 0 || code == 1,
+        "pytest must be installed (`python3 -m pip install pytest`) and run the tests: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    code
+}
+
+// ---------------------------------------------------------------------------------------
+// conftest.py: a report hook that turns every outcome into a pass.
+
+#[test]
+fn agent_conftest_that_passes_every_test_is_rejected_though_pytest_reports_green() {
+    let (p, base) = repo(&[("pytest.ini", "[pytest]\npythonpath = .\n")]);
+    let out = tempfile::tempdir().unwrap();
+    let junit = out.path().join("junit.xml");
+    let junit_arg = junit.to_str().unwrap();
+
+    p.write("calc.py", CALC_BROKEN);
+    // Without the hook the regression fails a unit test and a property.
+    assert_eq!(pytest(p.root(), &junit, &[]), 1);
+    p.write("tests/conftest.py", EVIL_CONFTEST);
+    p.commit_as(CURSOR, "Simplify add\n");
+    assert_eq!(
+        pytest(p.root(), &junit, &[]),
+        0,
+        "the hook turns pytest green"
+    );
+    let report = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        report.contains("test_add_is_commutative") && !report.contains("<failure"),
+        "the JUnit report shows every test passing:\n{report}"
+    );
+    // The evidence alone cannot tell: the report is all green.
+    let scored = p.guard(&["score", "--junit", junit_arg, "--format", "json"]);
+    expect(&scored, 0, &[]);
+
+    let run = check(&p, &base, &["--junit", junit_arg]);
+    expect_agent_edit(&run, &["tests/conftest.py"]);
+    let finding = only(&run, "agent_edit_protected");
+    let message = finding["message"].as_str().unwrap();
+    assert!(message.contains("the test harness"), "{message}");
+    assert!(
+        finding["help"]
+            .as_str()
+            .unwrap()
+            .contains("Test-Harness: human"),
+        "{finding:#}"
+    );
+}
+
+#[test]
+fn a_conftest_anywhere_is_protected_and_deleting_one_counts() {
+    let (p, base) = repo(&[("conftest.py", "import sys\n")]);
+    p.write("src/pkg/deep/conftest.py", EVIL_CONFTEST);
+    p.remove("conftest.py");
+    p.commit_as(CURSOR, "Move the conftest\n");
+    expect_agent_edit(
+        &check(&p, &base, &[]),
+        &["conftest.py", "src/pkg/deep/conftest.py"],
+    );
+}
+
+#[test]
+fn a_conftest_replaced_by_a_directory_counts_among_names_that_sort_between() {
+    // git sorts the directory `conftest.py` as `conftest.py/`, after `conftest.py-old` and
+    // `conftest.py.bak`: the file and the directory are apart in the two trees' entry lists.
+    let (p, base) = repo(&[
+        ("tests/conftest.py", "import sys\n"),
+        ("tests/conftest.py-old", "old\n"),
+        ("tests/conftest.py.bak", "bak\n"),
+    ]);
+    p.remove("tests/conftest.py");
+    p.write("tests/conftest.py/README", "a directory now\n");
+    p.commit_as(CURSOR, "Make room\n");
+    let run = check(&p, &base, &[]);
+    expect_agent_edit(&run, &["tests/conftest.py"]);
+    assert!(
+        run.stdout.contains("changes the type of tests/conftest.py"),
+        "{}",
+        run.stdout
+    );
+
+    // And back: the directory becomes a file again.
+    let base = p.rev("HEAD");
+    p.git_cmd(&["rm", "-q", "-r", "tests/conftest.py"]);
+    p.write("tests/conftest.py", EVIL_CONFTEST);
+    p.commit_as(CURSOR, "Restore the conftest\n");
+    expect_agent_edit(&check(&p, &base, &[]), &["tests/conftest.py"]);
+}
+
+// ---------------------------------------------------------------------------------------
+// pytest options: `addopts = --deselect=...` drops one property test from the run.
+
+#[test]
+fn agent_deselecting_a_property_test_in_pyproject_is_rejected_though_collection_agrees() {
+    let (p, base) = repo(&[("pyproject.toml", PYPROJECT)]);
+    let out = tempfile::tempdir().unwrap();
+    let junit = out.path().join("junit.xml");
+    let junit_arg = junit.to_str().unwrap();
+
+    p.write("calc.py", CALC_BROKEN);
+    p.write(
+        "pyproject.toml",
+        PYPROJECT.replace(
+            "addopts = \"-p no:cacheprovider\"",
+            &format!("addopts = \"-p no:cacheprovider {DESELECT}\""),
+        ),
+    );
+    // Keep the unit test quiet too, the way an agent would: here by fixing its expectation.
+    p.write("tests/test_calc.py", UNIT_TEST.replace("== 5", "== -1"));
+    p.commit_as(CURSOR, "Tidy the test options\n");
+    assert_eq!(
+        pytest(p.root(), &junit, &[]),
+        0,
+        "the deselected property is gone"
+    );
+    // Collection honours addopts, so the collected ids agree with the report.
+    let collected = Command::new("python3")
+        .args([
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ])
+        .current_dir(p.root())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let collected_path = out.path().join("collected.txt");
+    std::fs::write(&collected_path, &collected.stdout).unwrap();
+    let collected_text = String::from_utf8_lossy(&collected.stdout);
+    assert!(
+        !collected_text.contains("test_add_is_commutative")
+            && collected_text.contains("test_zero_is_identity"),
+        "{collected_text}"
+    );
+    let evidence = [
+        "--junit",
+        junit_arg,
+        "--collected",
+        collected_path.to_str().unwrap(),
+    ];
+    let mut score_args = vec!["score", "--format", "json"];
+    score_args.extend_from_slice(&evidence);
+    expect(&p.guard(&score_args), 0, &[]);
+
+    let run = check(&p, &base, &evidence);
+    expect_agent_edit(&run, &["pyproject.toml"]);
+    let message = only(&run, "agent_edit_protected")["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains("tool.pytest"),
+        "names the section: {message}"
+    );
+}
+
+#[test]
+fn agent_deselect_in_pytest_ini_tox_ini_and_coveragerc_is_rejected() {
+    for (file, old, new) in [
+        (
+            "pytest.ini",
+            "[pytest]\naddopts = -q\n",
+            format!("[pytest]\naddopts = -q {DESELECT}\n"),
+        ),
+        (
+            "tox.ini",
+            "[tox]\nenv_list = py3\n\n[pytest]\naddopts = -q\n",
+            format!("[tox]\nenv_list = py3\n\n[pytest]\naddopts = -q {DESELECT}\n"),
+        ),
+        (
+            ".coveragerc",
+            "[run]\nbranch = true\n",
+            "[run]\nbranch = true\nomit = calc.py\n".to_string(),
+        ),
+        (
+            "tests/pytest.ini",
+            "[pytest]\naddopts = -q\n",
+            format!("[pytest]\naddopts = -q {DESELECT}\n"),
+        ),
+    ] {
+        let (p, base) = repo(&[(file, old)]);
+        p.write(file, new);
+        p.commit_as(CURSOR, "Tidy the test options\n");
+        expect_agent_edit(&check(&p, &base, &[]), &[file]);
+    }
+    // Adding a pytest.ini where there was none counts as well.
+    let (p, base) = repo(&[]);
+    p.write(
+        "tests/unit/pytest.ini",
+        format!("[pytest]\naddopts = {DESELECT}\n"),
+    );
+    p.commit_as(CURSOR, "Add test options\n");
+    expect_agent_edit(&check(&p, &base, &[]), &["tests/unit/pytest.ini"]);
+}
+
+// ---------------------------------------------------------------------------------------
+// pyproject.toml and setup.cfg: only the harness sections count.
+
+#[test]
+fn agent_dependency_in_pyproject_project_table_is_accepted() {
+    let (p, base) = repo(&[("pyproject.toml", PYPROJECT)]);
+    p.write(
+        "pyproject.toml",
+        PYPROJECT.replace("dependencies = []", "dependencies = [\"requests>=2\"]"),
+    );
+    p.commit_as(CURSOR, "Add requests\n");
+    expect(&check(&p, &base, &[]), 0, &[]);
+
+    // Reformatting the pytest table without changing a value is no change either.
+    let reformatted = PYPROJECT.replace(
+        "addopts = \"-p no:cacheprovider\"\npythonpath = [\".\"]",
+        "# options for every run\npythonpath = [ \".\" ]\naddopts = '-p no:cacheprovider'",
+    );
+    p.write("pyproject.toml", reformatted);
+    p.commit_as(CURSOR, "Reformat\n");
+    expect(&check(&p, &base, &[]), 0, &[]);
+
+    // A new pyproject.toml of a sub-package, with no harness section, is fine too.
+    p.write("pkg/pyproject.toml", "[project]\nname = \"pkg\"\n");
+    p.commit_as(CURSOR, "Add a package\n");
+    expect(&check(&p, &base, &[]), 0, &[]);
+}
+
+#[test]
+fn agent_changes_to_pyproject_harness_tables_are_rejected() {
+    for (what, new) in [
+        (
+            "coverage settings",
+            PYPROJECT.replace("branch = true", "branch = true\nomit = [\"calc.py\"]"),
+        ),
+        (
+            "a [tool.pytest] table (pytest 9)",
+            format!("{PYPROJECT}\n[tool.pytest]\naddopts = [\"{DESELECT}\"]\n"),
+        ),
+        (
+            "the pytest table removed",
+            PYPROJECT.replace(
+                "[tool.pytest.ini_options]\naddopts = \"-p no:cacheprovider\"\npythonpath = [\".\"]\n",
+                "",
+            ),
+        ),
+        (
+            "a dotted key outside the table header",
+            PYPROJECT.replace(
+                "[project]\n",
+                "tool.pytest.ini_options.markers = [\"slow\"]\n\n[project]\n",
+            )
+            .replace("[tool.pytest.ini_options]\n", "[tool.pytest.ini_options]\nminversion = \"8\"\n"),
+        ),
+        (
+            "a pytest plugin registered by entry point",
+            PYPROJECT.replace(
+                "[tool.pytest.ini_options]",
+                "[project.entry-points.pytest11]\ngreen = \"calc\"\n\n[tool.pytest.ini_options]",
+            ),
+        ),
+        ("a file that no longer parses", format!("{PYPROJECT}\n[project\n")),
+    ] {
+        let (p, base) = repo(&[("pyproject.toml", PYPROJECT)]);
+        p.write("pyproject.toml", &new);
+        p.commit_as(CURSOR, "Tidy the project file\n");
+        let run = check(&p, &base, &[]);
+        assert_eq!(run.code, 1, "{what}: {}", run.stdout);
+        expect_agent_edit(&run, &["pyproject.toml"]);
+    }
+}
+
+const SETUP_CFG: &str = "[metadata]\nname = calc\nversion = 1.0\n\n[options]\ninstall_requires =\n    attrs\n\n[tool:pytest]\naddopts = -q\ntestpaths =\n    tests\n\n[coverage:run]\nbranch = True\n";
+
+#[test]
+fn setup_cfg_pytest_and_coverage_sections_are_protected_metadata_is_not() {
+    let (p, base) = repo(&[("setup.cfg", SETUP_CFG)]);
+    p.write(
+        "setup.cfg",
+        SETUP_CFG
+            .replace("version = 1.0", "version = 1.1")
+            .replace("    attrs\n", "    attrs\n    requests\n"),
+    );
+    p.commit_as(CURSOR, "Release 1.1\n");
+    expect(&check(&p, &base, &[]), 0, &[]);
+
+    for new in [
+        SETUP_CFG.replace("addopts = -q", &format!("addopts = -q {DESELECT}")),
+        SETUP_CFG.replace("branch = True", "branch = True\nomit = calc.py"),
+        SETUP_CFG.replace("    tests\n", "    tests/unit\n"),
+        // An inline `;` is no comment to pytest: `-q ;--deselect=...` passes both options.
+        SETUP_CFG.replace("addopts = -q", &format!("addopts = -q ;{DESELECT}")),
+        // Key names are case-sensitive to pytest: `ADDOPTS` is not `addopts`.
+        SETUP_CFG.replace("addopts = -q", "ADDOPTS = -q"),
+        // configparser (coverage, setuptools) reads [DEFAULT] into every section.
+        format!("{SETUP_CFG}\n[DEFAULT]\nomit = calc.py\n"),
+        // A pytest plugin registered by entry point is loaded into every run.
+        format!("{SETUP_CFG}\n[options.entry_points]\npytest11 =\n    green = calc\n"),
+    ] {
+        let (p, base) = repo(&[("setup.cfg", SETUP_CFG)]);
+        p.write("setup.cfg", &new);
+        p.commit_as(CURSOR, "Tidy setup.cfg\n");
+        expect_agent_edit(&check(&p, &base, &[]), &["setup.cfg"]);
+    }
+}
+
+/// What pytest's own INI reader (iniconfig) reads from `setup.cfg` in `dir`: the
+/// `[tool:pytest]` section, or the parse error.
+fn pytest_view(dir: &Path) -> String {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import iniconfig, sys\ntry:\n    c = iniconfig.IniConfig('setup.cfg')\n    print(sorted(c['tool:pytest'].items()) if 'tool:pytest' in c else 'no section')\nexcept Exception as e:\n    print('error', type(e).__name__)\n",
+        ])
+        .current_dir(dir)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "iniconfig (installed with pytest) must import: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn setup_cfg_tricks_that_hide_pytest_options_from_a_plain_ini_reader_are_caught() {
+    // Each edit looks like a change to [metadata] to a plain INI reader, yet changes the
+    // options pytest reads from [tool:pytest]: pytest's own reader is asked what it reads.
+    let plain = "[metadata]\nname = calc\n";
+    let with_pytest = "[tool:pytest]\naddopts = -q\n\n[metadata]\nname = calc\n";
+    let injected = |separator: &str| {
+        format!("[metadata]\nname = calc{separator}[tool:pytest]{separator}addopts = {DESELECT}\n")
+    };
+    let tricks = [
+        // An indented header: a value line to pytest, a header to a looser reader.
+        (
+            with_pytest.to_string(),
+            format!(
+                "[tool:pytest]\naddopts = -q\n  [metadata]\n  {DESELECT}\n\n[metadata]\nname = calc\n"
+            ),
+        ),
+        // Line breaks Python's str.splitlines() honours and Rust's str::lines() does not.
+        (plain.to_string(), injected("\x1c")),
+        (plain.to_string(), injected("\x0c")),
+        (plain.to_string(), injected("\r")),
+        (plain.to_string(), injected("\u{2028}")),
+        (plain.to_string(), injected("\u{85}")),
+        // A comment after the header that holds a `]`: `tool:pytest` to pytest.
+        (
+            plain.to_string(),
+            format!("{plain}\n[tool:pytest] ; ]\naddopts = {DESELECT}\n"),
+        ),
+        // A byte order mark before the first header.
+        (
+            plain.to_string(),
+            format!("\u{feff}[tool:pytest]\naddopts = {DESELECT}\n\n{plain}"),
+        ),
+    ];
+    for (i, (old, new)) in tricks.iter().enumerate() {
+        let (p, base) = repo(&[("setup.cfg", old)]);
+        let before = pytest_view(p.root());
+        p.write("setup.cfg", new);
+        let after = pytest_view(p.root());
+        assert!(
+            after != before && after.contains("--deselect") && !after.starts_with("error"),
+            "trick {i} ({new:?}) must change what pytest reads: {before} -> {after}"
+        );
+        p.commit_as(CURSOR, "Tidy setup.cfg\n");
+        let run = check(&p, &base, &[]);
+        assert_eq!(
+            run.code, 1,
+            "trick {i} ({new:?}): pytest reads {after}, guard says: {}",
+            run.stdout
+        );
+        expect_agent_edit(&run, &["setup.cfg"]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Who may change the harness.
+
+#[test]
+fn human_harness_change_needs_the_test_harness_trailer() {
+    let (p, base) = repo(&[("pyproject.toml", PYPROJECT)]);
+    p.write("tests/conftest.py", "import pytest\n");
+    p.write(
+        "pyproject.toml",
+        PYPROJECT.replace("-p no:cacheprovider", "-p no:cacheprovider -ra"),
+    );
+    p.commit_as(HUMAN, "Show skip reasons\n");
+    let run = check(&p, &base, &[]);
+    expect(&run, 1, &["missing_human_trailer"]);
+    assert_eq!(
+        paths_of(&run, "missing_human_trailer"),
+        ["pyproject.toml", "tests/conftest.py"]
+    );
+    assert!(
+        run.stdout.contains("Test-Harness: human"),
+        "the help names the trailer: {}",
+        run.stdout
+    );
+
+    p.git_cmd(&[
+        "commit",
+        "-q",
+        "--amend",
+        "-m",
+        "Show skip reasons\n\nTest-Harness: human\n",
+    ]);
+    expect(&check(&p, &base, &[]), 0, &[]);
+
+    // Another class's trailer does not approve a harness change.
+    p.git_cmd(&[
+        "commit",
+        "-q",
+        "--amend",
+        "-m",
+        "Show skip reasons\n\nLedger-Change: human\n",
+    ]);
+    expect(&check(&p, &base, &[]), 1, &["missing_human_trailer"]);
+}
+
+#[test]
+fn agent_harness_change_with_the_harness_trailer_is_a_forgery() {
+    let (p, base) = repo(&[]);
+    p.write("tests/conftest.py", EVIL_CONFTEST);
+    p.commit_as(CURSOR, "Add a conftest\n\nTest-Harness: human\n");
+    expect(
+        &check(&p, &base, &[]),
+        1,
+        &["agent_edit_protected", "forged_human_trailer"],
+    );
+}
+
+#[test]
+fn the_harness_trailer_is_configurable() {
+    let ledger = format!("{LEDGER}\n[trailers]\nharness = \"QA-Approved: harness\"\n");
+    let (p, base) = repo(&[("qa/merge_ledger.toml", &ledger)]);
+    p.write("tests/conftest.py", "import pytest\n");
+    p.commit_as(HUMAN, "Add a conftest\n\nTest-Harness: human\n");
+    let run = check(&p, &base, &[]);
+    expect(&run, 1, &["missing_human_trailer"]);
+    assert!(
+        run.stdout.contains("QA-Approved: harness"),
+        "{}",
+        run.stdout
+    );
+    p.git_cmd(&[
+        "commit",
+        "-q",
+        "--amend",
+        "-m",
+        "Add a conftest\n\nQA-Approved: harness\n",
+    ]);
+    expect(&check(&p, &base, &[]), 0, &[]);
+}
+
+// ---------------------------------------------------------------------------------------
+// nextest, attributes, and what the ledger adds.
+
+#[test]
+fn agent_nextest_config_is_rejected() {
+    let (p, base) = repo(&[(".config/nextest.toml", "[profile.default]\nretries = 0\n")]);
+    p.write(".config/nextest.toml", "[profile.default]\nretries = 5\n");
+    p.commit_as(CURSOR, "Retry flaky tests\n");
+    expect_agent_edit(&check(&p, &base, &[]), &[".config/nextest.toml"]);
+
+    // In a workspace below the root as well.
+    let (p, base) = repo(&[]);
+    p.write(
+        "rust/.config/nextest.toml",
+        "[profile.default]\ndefault-filter = \"not test(properties)\"\n",
+    );
+    p.commit_as(CURSOR, "Skip slow tests\n");
+    expect_agent_edit(&check(&p, &base, &[]), &["rust/.config/nextest.toml"]);
+}
+
+#[test]
+fn agent_attributes_beside_the_ledger_and_protected_globs_are_rejected() {
+    for file in ["qa/.gitattributes", ".github/.gitattributes"] {
+        let (p, base) = repo(&[]);
+        p.write(file, "*.toml ident\n");
+        p.commit_as(CURSOR, "Normalise attributes\n");
+        expect_agent_edit(&check(&p, &base, &[]), &[file]);
+    }
+    // Attributes elsewhere are not protected.
+    let (p, base) = repo(&[]);
+    p.write("docs/.gitattributes", "*.md text\n");
+    p.commit_as(CURSOR, "Normalise attributes\n");
+    expect(&check(&p, &base, &[]), 0, &[]);
+}
+
+#[test]
+fn ledger_can_add_harness_paths_and_sections() {
+    let ledger = format!(
+        "{LEDGER}\n[harness]\npaths = [\"**/conftest.py\", \"scripts/run-tests.sh\"]\n\n[harness.sections]\n\"**/pyproject.toml\" = [\"tool.pytest\", \"tool.hatch.envs.test\"]\n"
+    );
+    let pyproject = "[project]\nname = \"calc\"\n\n[tool.hatch.envs.test.scripts]\nrun = \"pytest\"\n\n[tool.hatch.envs.docs.scripts]\nbuild = \"mkdocs build\"\n";
+    let (p, base) = repo(&[
+        ("qa/merge_ledger.toml", &ledger),
+        ("pyproject.toml", pyproject),
+        ("scripts/run-tests.sh", "pytest\n"),
+    ]);
+    p.write(
+        "pyproject.toml",
+        pyproject.replace("mkdocs build", "mkdocs build --strict"),
+    );
+    p.commit_as(CURSOR, "Strict docs\n");
+    expect(&check(&p, &base, &[]), 0, &[]);
+
+    p.write(
+        "pyproject.toml",
+        pyproject.replace("run = \"pytest\"", "run = \"pytest || true\""),
+    );
+    p.write("scripts/run-tests.sh", "pytest || true\n");
+    p.commit_as(CURSOR, "Never fail\n");
+    expect_agent_edit(
+        &check(&p, &base, &[]),
+        &["pyproject.toml", "scripts/run-tests.sh"],
+    );
+
+    // The ledger names its harness paths in full: tox.ini is not among them here.
+    let (p, base) = repo(&[("qa/merge_ledger.toml", &ledger), ("tox.ini", "[pytest]\n")]);
+    p.write("tox.ini", "[pytest]\naddopts = -x\n");
+    p.commit_as(CURSOR, "Stop at the first failure\n");
+    expect(&check(&p, &base, &[]), 0, &[]);
+}
+
+#[test]
+fn merge_that_changes_harness_sections_itself_is_judged() {
+    let (p, base) = repo(&[("pyproject.toml", PYPROJECT)]);
+    // A human branch changes [project]; main gets another change; an agent merges and
+    // edits the pytest table in the merge.
+    p.git_cmd(&["checkout", "-q", "-b", "side"]);
+    p.write(
+        "pyproject.toml",
+        PYPROJECT.replace("dependencies = []", "dependencies = [\"attrs\"]"),
+    );
+    p.commit_as(HUMAN, "Depend on attrs\n");
+    p.git_cmd(&["checkout", "-q", "main"]);
+    p.write("README.md", "calc\n");
+    p.commit_as(HUMAN, "Add a README\n");
+    p.git_as(CURSOR, &["merge", "-q", "--no-ff", "--no-commit", "side"]);
+    let clean = p.root().join("pyproject.toml");
+    let merged = std::fs::read_to_string(&clean).unwrap();
+    assert!(merged.contains("attrs"), "{merged}");
+    p.git_as(CURSOR, &["commit", "-q", "-m", "Merge side"]);
+    expect(&check(&p, &base, &[]), 0, &[]);
+
+    p.git_cmd(&["reset", "-q", "--hard", "HEAD~"]);
+    p.git_as(CURSOR, &["merge", "-q", "--no-ff", "--no-commit", "side"]);
+    p.write(
+        "pyproject.toml",
+        merged.replace(
+            "-p no:cacheprovider",
+            &format!("-p no:cacheprovider {DESELECT}"),
+        ),
+    );
+    p.git_cmd(&["add", "pyproject.toml"]);
+    p.git_as(CURSOR, &["commit", "-q", "-m", "Merge side"]);
+    expect_agent_edit(&check(&p, &base, &[]), &["pyproject.toml"]);
+}
+
+#[test]
+fn a_new_pyproject_with_a_pytest_table_counts() {
+    let (p, base) = repo(&[("pyproject.toml", PYPROJECT)]);
+    p.write(
+        "other/pyproject.toml",
+        PYPROJECT.replace(
+            "-p no:cacheprovider",
+            &format!("-p no:cacheprovider {DESELECT}"),
+        ),
+    );
+    p.commit_as(CURSOR, "Add another project\n");
+    expect_agent_edit(&check(&p, &base, &[]), &["other/pyproject.toml"]);
+}
+
+#[test]
+fn a_symlinked_or_case_variant_pyproject_counts_whole() {
+    // The link's target is a file whose name is the old pyproject text: the link's blob is
+    // the old file's blob (same harness tables), while pytest follows the link and reads the
+    // agent's options from that file.
+    let (p, base) = repo(&[("pyproject.toml", PYPROJECT)]);
+    assert!(!PYPROJECT.contains('/') && PYPROJECT.len() < 255);
+    p.write(
+        PYPROJECT,
+        PYPROJECT.replace(
+            "-p no:cacheprovider",
+            &format!("-p no:cacheprovider {DESELECT}"),
+        ),
+    );
+    p.remove("pyproject.toml");
+    std::os::unix::fs::symlink(PYPROJECT, p.path("pyproject.toml")).unwrap();
+    p.commit_as(CURSOR, "Link the project file\n");
+    let new_blob = p.git_cmd(&["rev-parse", "HEAD:pyproject.toml"]);
+    let old_blob = p.git_cmd(&["rev-parse", &format!("{base}:pyproject.toml")]);
+    assert_eq!(new_blob, old_blob, "the link's blob is the old file's");
+    let run = check(&p, &base, &[]);
+    expect_agent_edit(&run, &["pyproject.toml"]);
+    assert!(run.stdout.contains("symlink"), "{}", run.stdout);
+
+    // A name that differs only in case replaces the file on a case-insensitive checkout.
+    let (p, base) = repo(&[("setup.cfg", SETUP_CFG)]);
+    p.write("Setup.cfg", "[metadata]\nname = calc\n");
+    p.commit_as(CURSOR, "Add metadata\n");
+    expect_agent_edit(&check(&p, &base, &[]), &["Setup.cfg"]);
+}
+
+// ---------------------------------------------------------------------------------------
+// The ledger keys.
+
+#[test]
+fn lint_accepts_the_harness_keys_and_init_writes_them() {
+    let p = Project::git();
+    let init = p.guard(&["init"]);
+    assert_eq!(init.code, 0, "{}{}", init.stdout, init.stderr);
+    assert!(
+        init.stdout.contains("Test-Harness: human"),
+        "{}",
+        init.stdout
+    );
+    let ledger = p.read("qa/merge_ledger.toml");
+    for needle in [
+        "[harness]",
+        "\"**/conftest.py\"",
+        "\"**/.config/nextest.toml\"",
+        "[harness.sections]",
+        "\"tool:pytest\"",
+        "harness = \"Test-Harness: human\"",
+    ] {
+        assert!(ledger.contains(needle), "{needle} in:\n{ledger}");
+    }
+    p.write("tests/properties/seeds/one.json", "{}\n");
+    let lint = p.guard(&["lint"]);
+    assert_eq!(lint.code, 0, "{}{}", lint.stdout, lint.stderr);
+}
+
+#[test]
+fn bad_harness_keys_are_errors_with_file_and_line() {
+    for (table, line, needle) in [
+        ("[harness]\npathz = []\n", 3, "pathz"),
+        (
+            "[harness.sections]\n\"**/pyproject.toml\" = [\"tool..pytest\"]\n",
+            3,
+            "tool..pytest",
+        ),
+        (
+            "[harness.sections]\n\"**/setup.cfg\" = [\"tool:[pytest\"]\n",
+            3,
+            "tool:[pytest",
+        ),
+        (
+            "[harness]\npaths = [\"/abs/conftest.py\"]\n",
+            3,
+            "/abs/conftest.py",
+        ),
+        (
+            "[trailers]\nharness = \"no colon\"\n",
+            3,
+            "trailers.harness",
+        ),
+    ] {
+        let p = Project::new();
+        p.write("qa/merge_ledger.toml", format!("version = 1\n{table}"));
+        let run = p.guard(&["lint"]);
+        assert_eq!(run.code, 2, "{table}: {}{}", run.stdout, run.stderr);
+        let expected = format!("qa/merge_ledger.toml:{line}:");
+        assert!(
+            run.stderr.contains(&expected) && run.stderr.contains(needle),
+            "{table}: wants {expected} and {needle}: {}",
+            run.stderr
+        );
+    }
+}
