@@ -4,6 +4,7 @@
 //! repository (in pre-receive the pushed objects are in quarantine).
 
 pub mod graph;
+pub mod path_variants;
 pub mod protected;
 pub mod range;
 pub mod tree_source;

@@ -5,14 +5,17 @@
 //!
 //! Every way of changing a path counts: additions, deletions, content, mode (a file turned
 //! into a symlink or a submodule), a directory replaced by a file, and entries whose names
-//! differ from a protected path only in case (on a case-insensitive checkout they replace it).
+//! are variants of a protected path on some file system (case, Unicode normalisation,
+//! HFS+-ignored code points, NTFS trailing dots, streams and backslashes: see
+//! `path_variants`), which a checkout there writes over it.
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use git2::{ObjectType, Oid, Repository, Tree};
 use globset::GlobSet;
 
+use crate::git::path_variants::{self, Component, EntryName, Match, match_entry, match_name};
 use crate::ledger::{Policy, protect_glob};
 use crate::workspace::normalize_rel;
 
@@ -67,7 +70,8 @@ pub struct Change {
     pub path: String,
     pub kind: ChangeKind,
     pub class: Class,
-    /// The protected path this one is a case variant of, when the names differ only in case.
+    /// The protected path this one is a variant of, when the names differ (in case, Unicode
+    /// normalisation, or what HFS+ or NTFS ignore).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub case_variant_of: Option<String>,
 }
@@ -76,7 +80,7 @@ pub struct Change {
 #[derive(Debug, Clone)]
 struct Rule {
     /// Repository-relative path components to walk (the literal prefix for globs).
-    components: Vec<String>,
+    components: Vec<Component>,
     class: Class,
     /// For `[protect]` globs: only changed paths under `components` that match.
     glob: Option<GlobSet>,
@@ -89,7 +93,28 @@ struct Rule {
 pub struct ProtectedSet {
     rules: Vec<Rule>,
     /// The distinct first components of the rules' paths (most share `qa` or `tests`).
-    tops: Vec<String>,
+    tops: Vec<Component>,
+}
+
+impl Rule {
+    /// The walked path, `/`-joined.
+    fn path(&self) -> String {
+        let names: Vec<&str> = self.components.iter().map(Component::name).collect();
+        names.join("/")
+    }
+
+    /// Whether a changed path found under this rule's components belongs to it: for a glob,
+    /// the path or its folded spelling (a variant's) must match.
+    fn covers(&self, path: &str) -> bool {
+        let Some(glob) = &self.glob else {
+            return true;
+        };
+        glob.is_match(path)
+            || (!path
+                .split('/')
+                .all(|c| path_variants::is_plain(c.as_bytes()))
+                && glob.is_match(path_variants::folded_path(path)))
+    }
 }
 
 impl ProtectedSet {
@@ -97,10 +122,10 @@ impl ProtectedSet {
     pub fn new(policy: &Policy, ledger_path: &str) -> ProtectedSet {
         let mut rules = Vec::new();
         let mut add = |path: &str, class: Class| {
-            let components: Vec<String> = normalize_rel(path)
+            let components: Vec<Component> = normalize_rel(path)
                 .split('/')
                 .filter(|c| !c.is_empty())
-                .map(str::to_string)
+                .map(Component::new)
                 .collect();
             if !components.is_empty()
                 && !rules
@@ -162,11 +187,11 @@ impl ProtectedSet {
             }
         }
         for pattern in &policy.protect.paths {
-            let literal: Vec<String> = pattern
+            let literal: Vec<Component> = pattern
                 .split('/')
                 .take_while(|c| !c.contains(['*', '?', '[', '{', '\\']))
                 .filter(|c| !c.is_empty())
-                .map(str::to_string)
+                .map(Component::new)
                 .collect();
             let mut one = globset::GlobSetBuilder::new();
             if let Ok(glob) = protect_glob(pattern) {
@@ -179,7 +204,7 @@ impl ProtectedSet {
                 pattern: Some(pattern.clone()),
             });
         }
-        let mut tops: Vec<String> = Vec::new();
+        let mut tops: Vec<Component> = Vec::new();
         for r in &rules {
             if let Some(top) = r.components.first() {
                 if !tops.contains(top) {
@@ -226,15 +251,18 @@ impl ProtectedSet {
         let walker = Walker { trees };
         let (tree, parent) = (trees.get(tree)?, parent.map(|p| trees.get(p)).transpose()?);
         // Most commits change nothing under the few top-level directories that protected
-        // paths start in: that is settled once per directory, not once per rule.
-        let unchanged: Vec<&String> = self
+        // paths start in: that is settled once per directory, not once per rule, in one pass
+        // over each root.
+        let new_tops = scan_all(Some(&tree), &self.tops);
+        let old_tops = scan_all(parent.as_ref(), &self.tops);
+        let unchanged: Vec<&Component> = self
             .tops
             .iter()
-            .filter(|top| {
-                let (new, new_variants) = scan(Some(&tree), top.as_bytes());
-                let (old, old_variants) = scan(parent.as_ref(), top.as_bytes());
+            .zip(new_tops.iter().zip(&old_tops))
+            .filter(|(_, ((new, new_variants), (old, old_variants)))| {
                 !new_variants && !old_variants && new == old
             })
+            .map(|(top, _)| top)
             .collect();
         for rule in &self.rules {
             if rule
@@ -254,15 +282,13 @@ impl ProtectedSet {
                 &mut found,
             )?;
             for (path, kind, variant) in found {
-                if let Some(glob) = &rule.glob {
-                    if !glob.is_match(&path) {
-                        continue;
-                    }
+                if !rule.covers(&path) {
+                    continue;
                 }
                 if out.iter().any(|c| c.path == path) {
                     continue;
                 }
-                let case_variant_of = variant.then(|| rule.components.join("/"));
+                let case_variant_of = variant.then(|| rule.path());
                 out.push(Change {
                     path,
                     kind,
@@ -333,12 +359,13 @@ impl<'r> Walker<'_, 'r> {
         }
     }
 
-    /// Walks `components` below `prefix` in both trees, matching names case-insensitively.
+    /// Walks `components` below `prefix` in both trees, following the protected names and
+    /// their variants.
     fn compare_path(
         &self,
         new: Option<&Tree>,
         old: Option<&Tree>,
-        components: &[String],
+        components: &[Component],
         prefix: &str,
         variant: bool,
         out: &mut Vec<(String, ChangeKind, bool)>,
@@ -346,26 +373,31 @@ impl<'r> Walker<'_, 'r> {
         if new.map(Tree::id) == old.map(Tree::id) {
             return Ok(());
         }
-        let Some((name, rest)) = components.split_first() else {
+        let Some((first, rest)) = components.split_first() else {
             // The protected path is the root itself (a glob like `**/*.yml`).
             return self.diff_trees(new, old, prefix, variant, out);
         };
-        let name = name.as_bytes();
-        let (new_exact, new_variants) = scan(new, name);
-        let (old_exact, old_variants) = scan(old, name);
+        let name = first.name().as_bytes();
+        let (new_exact, new_variants) = scan(new, first);
+        let (old_exact, old_variants) = scan(old, first);
         if !new_variants && !old_variants {
-            // The usual case: no name differs from the protected one only in case.
+            // The usual case: no other name stands for the protected one.
             return self.compare_entry(new_exact, old_exact, name, rest, prefix, variant, out);
         }
-        let mut names: BTreeSet<Vec<u8>> = BTreeSet::new();
+        // Each name standing for the protected one, with how many components it stands for
+        // (a backslash in a name stands for more than one).
+        let mut names: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
         for tree in [new, old].into_iter().flatten() {
             for entry in tree.iter() {
-                if entry.name_bytes().eq_ignore_ascii_case(name) {
-                    names.insert(entry.name_bytes().to_vec());
-                }
+                let taken = match match_entry(entry.name_bytes(), components) {
+                    Match::No => continue,
+                    Match::Exact => 1,
+                    Match::Variant(n) => n,
+                };
+                names.insert(entry.name_bytes().to_vec(), taken);
             }
         }
-        for entry_name in names {
+        for (entry_name, taken) in names {
             let new_entry = new.and_then(|t| lookup(t, &entry_name));
             let old_entry = old.and_then(|t| lookup(t, &entry_name));
             let variant = variant || entry_name != name;
@@ -373,7 +405,7 @@ impl<'r> Walker<'_, 'r> {
                 new_entry,
                 old_entry,
                 &entry_name,
-                rest,
+                &components[taken..],
                 prefix,
                 variant,
                 out,
@@ -389,7 +421,7 @@ impl<'r> Walker<'_, 'r> {
         new_entry: Option<Entry>,
         old_entry: Option<Entry>,
         entry_name: &[u8],
-        rest: &[String],
+        rest: &[Component],
         prefix: &str,
         variant: bool,
         out: &mut Vec<(String, ChangeKind, bool)>,
@@ -494,22 +526,37 @@ impl<'r> Walker<'_, 'r> {
     }
 }
 
-/// The entry of `tree` named exactly `name`, and whether another entry's name equals it
-/// ignoring ASCII case. One pass over the entries, with no allocation.
-fn scan(tree: Option<&Tree>, name: &[u8]) -> (Option<Entry>, bool) {
+/// The entry of `tree` named exactly `name`, and whether another entry's name is a variant
+/// of it (or of a path it starts). One pass over the entries, with no allocation unless a
+/// name is not plain ASCII.
+fn scan(tree: Option<&Tree>, name: &Component) -> (Option<Entry>, bool) {
     let (mut exact, mut variants) = (None, false);
+    let name = std::slice::from_ref(name);
     for e in tree.into_iter().flat_map(Tree::iter) {
-        let n = e.name_bytes();
-        if n.len() != name.len() || !n.eq_ignore_ascii_case(name) {
-            continue;
-        }
-        if n == name {
-            exact = Some(entry(&e));
-        } else {
-            variants = true;
+        match match_name(EntryName::new(e.name_bytes()), name) {
+            Match::No => {}
+            Match::Exact => exact = Some(entry(&e)),
+            Match::Variant(_) => variants = true,
         }
     }
     (exact, variants)
+}
+
+/// `scan` for each of `names`, in one pass over the entries (reading an entry's name from
+/// libgit2 costs more than comparing it).
+fn scan_all(tree: Option<&Tree>, names: &[Component]) -> Vec<(Option<Entry>, bool)> {
+    let mut found = vec![(None, false); names.len()];
+    for e in tree.into_iter().flat_map(Tree::iter) {
+        let name = EntryName::new(e.name_bytes());
+        for (i, wanted) in names.iter().enumerate() {
+            match match_name(name, std::slice::from_ref(wanted)) {
+                Match::No => {}
+                Match::Exact => found[i].0 = Some(entry(&e)),
+                Match::Variant(_) => found[i].1 = true,
+            }
+        }
+    }
+    found
 }
 
 fn entry(e: &git2::TreeEntry) -> Entry {

@@ -172,7 +172,10 @@ pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, us
 
 fn describe_path(change: &Change) -> String {
     match &change.case_variant_of {
-        Some(of) => format!("{} (a case variant of {of})", change.path),
+        Some(of) => format!(
+            "{} (the same file as {of} on a case-insensitive, macOS or Windows checkout)",
+            change.path
+        ),
         None => change.path.clone(),
     }
 }
