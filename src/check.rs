@@ -20,6 +20,7 @@ use crate::git::tree_source::GitTree;
 use crate::ledger::{DEFAULT_LEDGER_PATH, Policy, PolicySource};
 use crate::policy_diff::{self, PolicyChange};
 use crate::report::Report;
+use crate::rules::malformed;
 use crate::rules::provenance::{self, CommitFacts, ProvenanceInput};
 use crate::score::{Artifacts, Stats, load_lockfile, score};
 use crate::signers::{AllowedSigners, SignatureStatus};
@@ -271,6 +272,14 @@ fn judge(
     };
     let mut stats = stats;
     stats.agent_added_leases = agent_added_leases;
+    // The trees the tip was scored from: a malformed one (say, from before the range) is
+    // read as a checkout writes it, and still refused.
+    let tip_malformed = tip_tree.malformed();
+    if !tip_malformed.is_empty() {
+        let subject = git::summary(&repo.find_commit(tip)?);
+        let more = malformed::findings(&tip_short, &subject, &tip_malformed, &findings);
+        findings.extend(more);
+    }
 
     Ok(Report {
         policy: policy.source.describe(),
@@ -355,7 +364,8 @@ fn judge_commit(
     } else {
         merge_changes(repo, trees, id, tree, parent_trees, ctx.protected)?
     };
-    if changes.is_empty() && !ctx.describe_all {
+    let malformed = ctx.protected.malformed_trees(trees, tree, parent_trees)?;
+    if changes.is_empty() && malformed.is_empty() && !ctx.describe_all {
         // Nothing protected changed: no rule applies, and the commit object is not read.
         return Ok(CommitOutcome {
             findings: Vec::new(),
@@ -471,7 +481,8 @@ fn judge_commit(
             .then(|| signature.clone())
             .flatten(),
     };
-    let (findings, leases_added) = provenance::judge(&facts, &ctx.input);
+    let (mut findings, leases_added) = provenance::judge(&facts, &ctx.input);
+    findings.extend(malformed::findings(&short, &subject, &malformed, &[]));
     let summary = Some(CommitSummary {
         id: id.to_string(),
         short,

@@ -54,6 +54,7 @@ codes! {
     SignerNotCommitter => "signer_not_committer", "the signing key's principals do not match the committer e-mail";
     ProtectedRewind => "protected_rewind", "a non-fast-forward update undoes protected changes with no commit that carries them";
     SignatureExpired => "signature_expired", "the commit time is outside the signing key's validity window";
+    MalformedTree => "malformed_tree", "a pushed tree on the way to a protected path is one git's fsck calls malformed (duplicate or unsorted entries, `.`, `..`, `.git` or a variant, a bad mode)";
 }
 
 impl Serialize for Code {

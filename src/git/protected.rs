@@ -8,13 +8,17 @@
 //! are variants of a protected path on some file system (case, Unicode normalisation,
 //! HFS+-ignored code points, NTFS trailing dots, streams and backslashes: see
 //! `path_variants`), which a checkout there writes over it.
+//!
+//! It also finds the malformed trees (git's fsck rules, see `fsck`) a commit brings on the
+//! way to protected paths: a reader other than git's checkout may see other files in them.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
 use git2::{ObjectType, Oid, Repository, Tree};
 use globset::GlobSet;
 
+use crate::git::fsck::{self, MalformedTree};
 use crate::git::path_variants::{self, Component, EntryName, Match, match_entry, match_name};
 use crate::ledger::{Policy, protect_glob};
 use crate::workspace::normalize_rel;
@@ -299,6 +303,161 @@ impl ProtectedSet {
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
+    }
+}
+
+impl ProtectedSet {
+    /// The malformed trees (git's fsck rules) that the tree `tree` brings on the way to
+    /// protected paths, against the trees `parents` of its commit's parents (none for a root
+    /// commit): the root, the directories along each protected path or a variant of it, and
+    /// every directory below a protected directory. A subtree identical to the same-named
+    /// entry of a parent is skipped: this commit did not bring it.
+    pub fn malformed_trees(
+        &self,
+        trees: &Trees,
+        tree: Oid,
+        parents: &[Oid],
+    ) -> Result<Vec<MalformedTree>, git2::Error> {
+        if parents.iter().any(|p| p.as_bytes() == tree.as_bytes()) {
+            return Ok(Vec::new());
+        }
+        let root = trees.get(tree)?;
+        let olds: Vec<Option<Tree>> = parents
+            .iter()
+            .map(|&p| trees.get(p).map(Some))
+            .collect::<Result<_, _>>()?;
+        let mut out = fsck::malformed(&root, "");
+        // Most commits bring no new directory under the top-level names protected paths
+        // start with: then the root was all there was to check.
+        let new_top = root.iter().any(|e| {
+            e.kind() == Some(ObjectType::Tree) && {
+                let name = EntryName::new(e.name_bytes());
+                self.tops
+                    .iter()
+                    .any(|top| match_name(name, std::slice::from_ref(top)) != Match::No)
+                    && !olds.iter().flatten().any(|old| {
+                        lookup(old, e.name_bytes())
+                            .is_some_and(|(id, _)| id.as_bytes() == e.id().as_bytes())
+                    })
+            }
+        });
+        if !new_top && self.rules.iter().all(|r| !r.components.is_empty()) {
+            return Ok(out);
+        }
+        let mut walk = FsckWalk {
+            trees,
+            checked: HashSet::from([root.id()]),
+            below: HashSet::new(),
+            out: std::mem::take(&mut out),
+        };
+        let paths: Vec<&[Component]> = self.rules.iter().map(|r| &r.components[..]).collect();
+        walk.along(&root, &olds, &paths, "")?;
+        Ok(walk.out)
+    }
+}
+
+/// The walk behind `ProtectedSet::malformed_trees`.
+struct FsckWalk<'a, 'r> {
+    trees: &'a Trees<'r>,
+    /// Trees already checked, and trees whose subdirectories were already walked (rules
+    /// share directories).
+    checked: HashSet<Oid>,
+    below: HashSet<Oid>,
+    out: Vec<MalformedTree>,
+}
+
+impl<'r> FsckWalk<'_, 'r> {
+    fn check(&mut self, tree: &Tree, path: &str) {
+        if self.checked.insert(tree.id()) {
+            self.out.extend(fsck::malformed(tree, path));
+        }
+    }
+
+    /// Checks `new` (at `path`) and the directories along each of `paths` (what is left of
+    /// each protected path) below it that differ from the same-named directory of every tree
+    /// in `olds`. All paths are followed in one pass over each directory.
+    fn along(
+        &mut self,
+        new: &Tree,
+        olds: &[Option<Tree<'r>>],
+        paths: &[&[Component]],
+        path: &str,
+    ) -> Result<(), git2::Error> {
+        self.check(new, path);
+        if paths.iter().any(|p| p.is_empty()) {
+            // A protected directory: everything below it counts.
+            return self.below(new, olds, path);
+        }
+        let mut rests: Vec<&[Component]> = Vec::new();
+        for entry in new.iter() {
+            if entry.kind() != Some(ObjectType::Tree) {
+                continue;
+            }
+            let name = entry.name_bytes();
+            let classified = EntryName::new(name);
+            rests.clear();
+            for &p in paths {
+                let taken = match match_name(classified, p) {
+                    Match::No => continue,
+                    Match::Exact => 1,
+                    Match::Variant(n) => n,
+                };
+                rests.push(&p[taken..]);
+            }
+            if rests.is_empty() {
+                continue;
+            }
+            let Some(subs) = self.counterparts(&entry, olds)? else {
+                continue;
+            };
+            let sub = self.trees.get(entry.id())?;
+            self.along(&sub, &subs, &rests, &join(path, name))?;
+        }
+        Ok(())
+    }
+
+    /// Checks every directory below `new` that differs from its counterpart in `olds`.
+    fn below(
+        &mut self,
+        new: &Tree,
+        olds: &[Option<Tree<'r>>],
+        path: &str,
+    ) -> Result<(), git2::Error> {
+        if !self.below.insert(new.id()) {
+            return Ok(());
+        }
+        for entry in new.iter() {
+            if entry.kind() != Some(ObjectType::Tree) {
+                continue;
+            }
+            let Some(subs) = self.counterparts(&entry, olds)? else {
+                continue;
+            };
+            let sub = self.trees.get(entry.id())?;
+            let sub_path = join(path, entry.name_bytes());
+            self.check(&sub, &sub_path);
+            self.below(&sub, &subs, &sub_path)?;
+        }
+        Ok(())
+    }
+
+    /// The directories named like `entry` in `olds`; `None` when one of them is `entry`'s
+    /// own tree (nothing new below).
+    fn counterparts(
+        &self,
+        entry: &git2::TreeEntry,
+        olds: &[Option<Tree<'r>>],
+    ) -> Result<Option<Vec<Option<Tree<'r>>>>, git2::Error> {
+        let mut subs = Vec::with_capacity(olds.len());
+        for old in olds {
+            let sub = match old.as_ref().and_then(|o| lookup(o, entry.name_bytes())) {
+                Some((id, _)) if id.as_bytes() == entry.id().as_bytes() => return Ok(None),
+                Some((id, mode)) if mode == TREE_MODE => Some(self.trees.get(id)?),
+                _ => None,
+            };
+            subs.push(sub);
+        }
+        Ok(Some(subs))
     }
 }
 
