@@ -21,6 +21,7 @@ use crate::git::tree_source::GitTree;
 use crate::ledger::{DEFAULT_LEDGER_PATH, Policy, PolicySource};
 use crate::policy_diff::{self, PolicyChange};
 use crate::report::Report;
+use crate::rules::malformed;
 use crate::rules::provenance::{self, CommitFacts, ProvenanceInput};
 use crate::score::{Artifacts, Scored, Stats, floor, load_lockfile, score_tree};
 use crate::signers::{AllowedSigners, SignatureStatus};
@@ -314,6 +315,14 @@ fn judge(
         &ledger_path,
         opts.allowed_signers.is_none(),
     )?);
+    // The trees the tip was scored from: a malformed one (say, from before the range) is
+    // read as a checkout writes it, and still refused.
+    let tip_malformed = tip_tree.malformed();
+    if !tip_malformed.is_empty() {
+        let subject = git::summary(&repo.find_commit(tip)?);
+        let more = malformed::findings(&tip_short, &subject, &tip_malformed, &findings);
+        findings.extend(more);
+    }
 
     Ok(Report {
         policy: policy.source.describe(),
@@ -423,7 +432,9 @@ fn judge_commit(
     changes: Vec<Change>,
     ctx: &CommitContext,
 ) -> anyhow::Result<CommitOutcome> {
-    if changes.is_empty() && !ctx.describe_all {
+    let (tree, parent_trees) = commits.trees(k);
+    let malformed = ctx.protected.malformed_trees(trees, tree, parent_trees)?;
+    if changes.is_empty() && malformed.is_empty() && !ctx.describe_all {
         // Nothing protected changed: no rule applies, and the commit object is not read.
         return Ok(CommitOutcome {
             findings: Vec::new(),
@@ -535,7 +546,8 @@ fn judge_commit(
             .then(|| signature.clone())
             .flatten(),
     };
-    let (findings, leases_added) = provenance::judge(&facts, &ctx.input);
+    let (mut findings, leases_added) = provenance::judge(&facts, &ctx.input);
+    findings.extend(malformed::findings(&short, &subject, &malformed, &[]));
     let summary = Some(CommitSummary {
         id: id.to_string(),
         short,

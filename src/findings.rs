@@ -62,6 +62,7 @@ codes! {
     FreezeFileMissing => "freeze_file_missing", "the tip has no freeze file (or not a regular file) where the ledger names it, while the base has one";
     FreezeFileInvalid => "freeze_file_invalid", "the tip's freeze file does not parse, while the base's does";
     FixtureNotRegular => "fixture_not_regular", "a fixture in the tip is a symlink, a submodule or a directory: git holds no bytes of it to verify";
+    MalformedTree => "malformed_tree", "a pushed tree on the way to a protected path is one git's fsck calls malformed (duplicate or unsorted entries, `.`, `..`, `.git` or a variant, a bad mode)";
 }
 
 impl Serialize for Code {

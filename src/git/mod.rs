@@ -3,8 +3,10 @@
 //! protected paths, and serves a commit's tree as a `Source`. It never writes to the
 //! repository (in pre-receive the pushed objects are in quarantine).
 
+pub mod fsck;
 pub mod graph;
 pub mod lineage;
+pub mod path_variants;
 pub mod protected;
 pub mod range;
 pub mod tree_source;

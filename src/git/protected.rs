@@ -5,7 +5,12 @@
 //!
 //! Every way of changing a path counts: additions, deletions, content, mode (a file turned
 //! into a symlink or a submodule), a directory replaced by a file, and entries whose names
-//! differ from a protected path only in case (on a case-insensitive checkout they replace it).
+//! are variants of a protected path on some file system (case, Unicode normalisation,
+//! HFS+-ignored code points, NTFS trailing dots, streams and backslashes: see
+//! `path_variants`), which a checkout there writes over it.
+//!
+//! It also finds the malformed trees (git's fsck rules, see `fsck`) a commit brings on the
+//! way to protected paths: a reader other than git's checkout may see other files in them.
 //!
 //! The test harness's shared files (`pyproject.toml`, `setup.cfg`) are the exception: a change
 //! to one counts only when its harness sections differ (`crate::harness`), compared with the
@@ -13,11 +18,13 @@
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
 use git2::{ObjectType, Oid, Repository, Tree};
 use globset::{GlobMatcher, GlobSet};
 
+use crate::git::fsck::{self, MalformedTree};
+use crate::git::path_variants::{self, Component, EntryName, Match, match_entry, match_name};
 use crate::harness::{Scope, Verdict};
 use crate::ledger::{Policy, protect_glob};
 use crate::workspace::normalize_rel;
@@ -84,7 +91,8 @@ pub struct Change {
     pub path: String,
     pub kind: ChangeKind,
     pub class: Class,
-    /// The protected path this one is a case variant of, when the names differ only in case.
+    /// The protected path this one is a variant of, when the names differ (in case, Unicode
+    /// normalisation, or what HFS+ or NTFS ignore).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub case_variant_of: Option<String>,
     /// For a file of which only some sections are protected: which differ.
@@ -96,7 +104,7 @@ pub struct Change {
 #[derive(Debug, Clone)]
 struct Rule {
     /// Repository-relative path components to walk (the literal prefix for globs).
-    components: Vec<String>,
+    components: Vec<Component>,
     class: Class,
     /// For `[protect]` globs: only changed paths under `components` that match.
     glob: Option<GlobSet>,
@@ -121,7 +129,28 @@ struct SectionRule {
 pub struct ProtectedSet {
     rules: Vec<Rule>,
     /// The distinct first components of the rules' paths (most share `qa` or `tests`).
-    tops: Vec<String>,
+    tops: Vec<Component>,
+}
+
+impl Rule {
+    /// The walked path, `/`-joined.
+    fn path(&self) -> String {
+        let names: Vec<&str> = self.components.iter().map(Component::name).collect();
+        names.join("/")
+    }
+
+    /// Whether a changed path found under this rule's components belongs to it: for a glob,
+    /// the path or its folded spelling (a variant's) must match.
+    fn covers(&self, path: &str) -> bool {
+        let Some(glob) = &self.glob else {
+            return true;
+        };
+        glob.is_match(path)
+            || (!path
+                .split('/')
+                .all(|c| path_variants::is_plain(c.as_bytes()))
+                && glob.is_match(path_variants::folded_path(path)))
+    }
 }
 
 impl ProtectedSet {
@@ -172,7 +201,8 @@ impl ProtectedSet {
                 Some(_) => rule.components.len(),
             };
             for n in 1..=dirs {
-                let path = format!("{}/.gitattributes", rule.components[..n].join("/"));
+                let names: Vec<&str> = rule.components[..n].iter().map(Component::name).collect();
+                let path = format!("{}/.gitattributes", names.join("/"));
                 attributes.push((path, rule.class));
             }
         }
@@ -180,7 +210,7 @@ impl ProtectedSet {
             add_path(&mut rules, &path, class);
         }
 
-        let mut tops: Vec<String> = Vec::new();
+        let mut tops: Vec<Component> = Vec::new();
         for r in &rules {
             if let Some(top) = r.components.first() {
                 if !tops.contains(top) {
@@ -227,15 +257,18 @@ impl ProtectedSet {
         let walker = Walker { trees };
         let (tree, parent) = (trees.get(tree)?, parent.map(|p| trees.get(p)).transpose()?);
         // Most commits change nothing under the few top-level directories that protected
-        // paths start in: that is settled once per directory, not once per rule.
-        let unchanged: Vec<&String> = self
+        // paths start in: that is settled once per directory, not once per rule, in one pass
+        // over each root.
+        let new_tops = scan_all(Some(&tree), &self.tops);
+        let old_tops = scan_all(parent.as_ref(), &self.tops);
+        let unchanged: Vec<&Component> = self
             .tops
             .iter()
-            .filter(|top| {
-                let (new, new_variants) = scan(Some(&tree), top.as_bytes());
-                let (old, old_variants) = scan(parent.as_ref(), top.as_bytes());
+            .zip(new_tops.iter().zip(&old_tops))
+            .filter(|(_, ((new, new_variants), (old, old_variants)))| {
                 !new_variants && !old_variants && new == old
             })
+            .map(|(top, _)| top)
             .collect();
         for rule in &self.rules {
             if rule
@@ -259,8 +292,8 @@ impl ProtectedSet {
                     continue;
                 }
                 let mut detail = None;
-                if let Some(glob) = &rule.glob {
-                    if !glob.is_match(&found.path) {
+                if rule.glob.is_some() {
+                    if !rule.covers(&found.path) {
                         let Some(section) = rule
                             .sections
                             .iter()
@@ -274,7 +307,7 @@ impl ProtectedSet {
                         }
                     }
                 }
-                let case_variant_of = found.variant.then(|| rule.components.join("/"));
+                let case_variant_of = found.variant.then(|| rule.path());
                 out.push(Change {
                     path: found.path,
                     kind: found.kind,
@@ -291,10 +324,10 @@ impl ProtectedSet {
 
 /// Adds a rule for the literal path `path`, unless one exists (the first class wins).
 fn add_path(rules: &mut Vec<Rule>, path: &str, class: Class) {
-    let components: Vec<String> = normalize_rel(path)
+    let components: Vec<Component> = normalize_rel(path)
         .split('/')
         .filter(|c| !c.is_empty())
-        .map(str::to_string)
+        .map(Component::new)
         .collect();
     if !components.is_empty()
         && !rules
@@ -312,12 +345,12 @@ fn add_path(rules: &mut Vec<Rule>, path: &str, class: Class) {
 }
 
 /// The directories a glob starts in, before its first component with glob characters.
-fn literal_prefix(pattern: &str) -> Vec<String> {
+fn literal_prefix(pattern: &str) -> Vec<Component> {
     pattern
         .split('/')
         .take_while(|c| !c.contains(['*', '?', '[', '{', '\\']))
         .filter(|c| !c.is_empty())
-        .map(str::to_string)
+        .map(Component::new)
         .collect()
 }
 
@@ -325,7 +358,7 @@ fn literal_prefix(pattern: &str) -> Vec<String> {
 /// (a `conftest.py` anywhere) share one walk from the root.
 fn harness_rules(policy: &Policy) -> Vec<Rule> {
     struct Group {
-        prefix: Vec<String>,
+        prefix: Vec<Component>,
         whole: globset::GlobSetBuilder,
         sections: Vec<SectionRule>,
         names: Vec<String>,
@@ -420,6 +453,161 @@ fn section_verdict(
     ))
 }
 
+impl ProtectedSet {
+    /// The malformed trees (git's fsck rules) that the tree `tree` brings on the way to
+    /// protected paths, against the trees `parents` of its commit's parents (none for a root
+    /// commit): the root, the directories along each protected path or a variant of it, and
+    /// every directory below a protected directory. A subtree identical to the same-named
+    /// entry of a parent is skipped: this commit did not bring it.
+    pub fn malformed_trees(
+        &self,
+        trees: &Trees,
+        tree: Oid,
+        parents: &[Oid],
+    ) -> Result<Vec<MalformedTree>, git2::Error> {
+        if parents.iter().any(|p| p.as_bytes() == tree.as_bytes()) {
+            return Ok(Vec::new());
+        }
+        let root = trees.get(tree)?;
+        let olds: Vec<Option<Tree>> = parents
+            .iter()
+            .map(|&p| trees.get(p).map(Some))
+            .collect::<Result<_, _>>()?;
+        let mut out = fsck::malformed(&root, "");
+        // Most commits bring no new directory under the top-level names protected paths
+        // start with: then the root was all there was to check.
+        let new_top = root.iter().any(|e| {
+            e.kind() == Some(ObjectType::Tree) && {
+                let name = EntryName::new(e.name_bytes());
+                self.tops
+                    .iter()
+                    .any(|top| match_name(name, std::slice::from_ref(top)) != Match::No)
+                    && !olds.iter().flatten().any(|old| {
+                        lookup(old, e.name_bytes())
+                            .is_some_and(|(id, _)| id.as_bytes() == e.id().as_bytes())
+                    })
+            }
+        });
+        if !new_top && self.rules.iter().all(|r| !r.components.is_empty()) {
+            return Ok(out);
+        }
+        let mut walk = FsckWalk {
+            trees,
+            checked: HashSet::from([root.id()]),
+            below: HashSet::new(),
+            out: std::mem::take(&mut out),
+        };
+        let paths: Vec<&[Component]> = self.rules.iter().map(|r| &r.components[..]).collect();
+        walk.along(&root, &olds, &paths, "")?;
+        Ok(walk.out)
+    }
+}
+
+/// The walk behind `ProtectedSet::malformed_trees`.
+struct FsckWalk<'a, 'r> {
+    trees: &'a Trees<'r>,
+    /// Trees already checked, and trees whose subdirectories were already walked (rules
+    /// share directories).
+    checked: HashSet<Oid>,
+    below: HashSet<Oid>,
+    out: Vec<MalformedTree>,
+}
+
+impl<'r> FsckWalk<'_, 'r> {
+    fn check(&mut self, tree: &Tree, path: &str) {
+        if self.checked.insert(tree.id()) {
+            self.out.extend(fsck::malformed(tree, path));
+        }
+    }
+
+    /// Checks `new` (at `path`) and the directories along each of `paths` (what is left of
+    /// each protected path) below it that differ from the same-named directory of every tree
+    /// in `olds`. All paths are followed in one pass over each directory.
+    fn along(
+        &mut self,
+        new: &Tree,
+        olds: &[Option<Tree<'r>>],
+        paths: &[&[Component]],
+        path: &str,
+    ) -> Result<(), git2::Error> {
+        self.check(new, path);
+        if paths.iter().any(|p| p.is_empty()) {
+            // A protected directory: everything below it counts.
+            return self.below(new, olds, path);
+        }
+        let mut rests: Vec<&[Component]> = Vec::new();
+        for entry in new.iter() {
+            if entry.kind() != Some(ObjectType::Tree) {
+                continue;
+            }
+            let name = entry.name_bytes();
+            let classified = EntryName::new(name);
+            rests.clear();
+            for &p in paths {
+                let taken = match match_name(classified, p) {
+                    Match::No => continue,
+                    Match::Exact => 1,
+                    Match::Variant(n) => n,
+                };
+                rests.push(&p[taken..]);
+            }
+            if rests.is_empty() {
+                continue;
+            }
+            let Some(subs) = self.counterparts(&entry, olds)? else {
+                continue;
+            };
+            let sub = self.trees.get(entry.id())?;
+            self.along(&sub, &subs, &rests, &join(path, name))?;
+        }
+        Ok(())
+    }
+
+    /// Checks every directory below `new` that differs from its counterpart in `olds`.
+    fn below(
+        &mut self,
+        new: &Tree,
+        olds: &[Option<Tree<'r>>],
+        path: &str,
+    ) -> Result<(), git2::Error> {
+        if !self.below.insert(new.id()) {
+            return Ok(());
+        }
+        for entry in new.iter() {
+            if entry.kind() != Some(ObjectType::Tree) {
+                continue;
+            }
+            let Some(subs) = self.counterparts(&entry, olds)? else {
+                continue;
+            };
+            let sub = self.trees.get(entry.id())?;
+            let sub_path = join(path, entry.name_bytes());
+            self.check(&sub, &sub_path);
+            self.below(&sub, &subs, &sub_path)?;
+        }
+        Ok(())
+    }
+
+    /// The directories named like `entry` in `olds`; `None` when one of them is `entry`'s
+    /// own tree (nothing new below).
+    fn counterparts(
+        &self,
+        entry: &git2::TreeEntry,
+        olds: &[Option<Tree<'r>>],
+    ) -> Result<Option<Vec<Option<Tree<'r>>>>, git2::Error> {
+        let mut subs = Vec::with_capacity(olds.len());
+        for old in olds {
+            let sub = match old.as_ref().and_then(|o| lookup(o, entry.name_bytes())) {
+                Some((id, _)) if id.as_bytes() == entry.id().as_bytes() => return Ok(None),
+                Some((id, mode)) if mode == TREE_MODE => Some(self.trees.get(id)?),
+                _ => None,
+            };
+            subs.push(sub);
+        }
+        Ok(Some(subs))
+    }
+}
+
 /// Trees read lately, by id. Judging a range newest first reads each tree twice in a row:
 /// as a commit's, then as its parent's when the parent is judged; the second time it is here.
 /// (libgit2's own object cache is turned off while a range is judged: keeping every object
@@ -487,12 +675,13 @@ impl<'r> Walker<'_, 'r> {
         }
     }
 
-    /// Walks `components` below `prefix` in both trees, matching names case-insensitively.
+    /// Walks `components` below `prefix` in both trees, following the protected names and
+    /// their variants.
     fn compare_path(
         &self,
         new: Option<&Tree>,
         old: Option<&Tree>,
-        components: &[String],
+        components: &[Component],
         prefix: &str,
         variant: bool,
         out: &mut Vec<Found>,
@@ -500,26 +689,31 @@ impl<'r> Walker<'_, 'r> {
         if new.map(Tree::id) == old.map(Tree::id) {
             return Ok(());
         }
-        let Some((name, rest)) = components.split_first() else {
+        let Some((first, rest)) = components.split_first() else {
             // The protected path is the root itself (a glob like `**/*.yml`).
             return self.diff_trees(new, old, prefix, variant, out);
         };
-        let name = name.as_bytes();
-        let (new_exact, new_variants) = scan(new, name);
-        let (old_exact, old_variants) = scan(old, name);
+        let name = first.name().as_bytes();
+        let (new_exact, new_variants) = scan(new, first);
+        let (old_exact, old_variants) = scan(old, first);
         if !new_variants && !old_variants {
-            // The usual case: no name differs from the protected one only in case.
+            // The usual case: no other name stands for the protected one.
             return self.compare_entry(new_exact, old_exact, name, rest, prefix, variant, out);
         }
-        let mut names: BTreeSet<Vec<u8>> = BTreeSet::new();
+        // Each name standing for the protected one, with how many components it stands for
+        // (a backslash in a name stands for more than one).
+        let mut names: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
         for tree in [new, old].into_iter().flatten() {
             for entry in tree.iter() {
-                if entry.name_bytes().eq_ignore_ascii_case(name) {
-                    names.insert(entry.name_bytes().to_vec());
-                }
+                let taken = match match_entry(entry.name_bytes(), components) {
+                    Match::No => continue,
+                    Match::Exact => 1,
+                    Match::Variant(n) => n,
+                };
+                names.insert(entry.name_bytes().to_vec(), taken);
             }
         }
-        for entry_name in names {
+        for (entry_name, taken) in names {
             let new_entry = new.and_then(|t| lookup(t, &entry_name));
             let old_entry = old.and_then(|t| lookup(t, &entry_name));
             let variant = variant || entry_name != name;
@@ -527,7 +721,7 @@ impl<'r> Walker<'_, 'r> {
                 new_entry,
                 old_entry,
                 &entry_name,
-                rest,
+                &components[taken..],
                 prefix,
                 variant,
                 out,
@@ -543,7 +737,7 @@ impl<'r> Walker<'_, 'r> {
         new_entry: Option<Entry>,
         old_entry: Option<Entry>,
         entry_name: &[u8],
-        rest: &[String],
+        rest: &[Component],
         prefix: &str,
         variant: bool,
         out: &mut Vec<Found>,
@@ -760,22 +954,37 @@ fn in_git_order(tree: &Tree) -> bool {
     true
 }
 
-/// The entry of `tree` named exactly `name`, and whether another entry's name equals it
-/// ignoring ASCII case. One pass over the entries, with no allocation.
-fn scan(tree: Option<&Tree>, name: &[u8]) -> (Option<Entry>, bool) {
+/// The entry of `tree` named exactly `name`, and whether another entry's name is a variant
+/// of it (or of a path it starts). One pass over the entries, with no allocation unless a
+/// name is not plain ASCII.
+fn scan(tree: Option<&Tree>, name: &Component) -> (Option<Entry>, bool) {
     let (mut exact, mut variants) = (None, false);
+    let name = std::slice::from_ref(name);
     for e in tree.into_iter().flat_map(Tree::iter) {
-        let n = e.name_bytes();
-        if n.len() != name.len() || !n.eq_ignore_ascii_case(name) {
-            continue;
-        }
-        if n == name {
-            exact = Some(entry(&e));
-        } else {
-            variants = true;
+        match match_name(EntryName::new(e.name_bytes()), name) {
+            Match::No => {}
+            Match::Exact => exact = Some(entry(&e)),
+            Match::Variant(_) => variants = true,
         }
     }
     (exact, variants)
+}
+
+/// `scan` for each of `names`, in one pass over the entries (reading an entry's name from
+/// libgit2 costs more than comparing it).
+fn scan_all(tree: Option<&Tree>, names: &[Component]) -> Vec<(Option<Entry>, bool)> {
+    let mut found = vec![(None, false); names.len()];
+    for e in tree.into_iter().flat_map(Tree::iter) {
+        let name = EntryName::new(e.name_bytes());
+        for (i, wanted) in names.iter().enumerate() {
+            match match_name(name, std::slice::from_ref(wanted)) {
+                Match::No => {}
+                Match::Exact => found[i].0 = Some(entry(&e)),
+                Match::Variant(_) => found[i].1 = true,
+            }
+        }
+    }
+    found
 }
 
 fn entry(e: &git2::TreeEntry) -> Entry {

@@ -1,12 +1,18 @@
 //! A commit's tree as a `Source`, so the scorer judges what a push would merge without a
 //! checkout (this works in a bare repository).
+//!
+//! Every tree read is checked against git's fsck rules once. A malformed tree is read as a
+//! checkout writes it (of two same-named entries, the last), and is kept for the caller to
+//! report (`malformed`).
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 
 use git2::{ObjectType, Oid, Repository, Tree, TreeEntry};
 
 use crate::error::InputError;
 use crate::fixtures::hash::sha256_bytes;
+use crate::git::fsck::{self, MalformedTree};
 use crate::rules::fixtures::FixtureState;
 use crate::source::{Listing, Source};
 use crate::workspace::check_relative;
@@ -21,6 +27,9 @@ pub struct GitTree<'r> {
     /// Fixture digests known from the trusted base: path to (blob id, sha256). A fixture whose
     /// blob is unchanged since the base is not hashed again.
     trusted: HashMap<String, (Oid, String)>,
+    /// Trees checked against git's fsck rules, and whether each is malformed.
+    checked: RefCell<HashMap<Oid, bool>>,
+    malformed: RefCell<Vec<MalformedTree>>,
 }
 
 /// What is at a path in a tree.
@@ -44,7 +53,44 @@ impl<'r> GitTree<'r> {
             tree,
             label,
             trusted: HashMap::new(),
+            checked: RefCell::new(HashMap::new()),
+            malformed: RefCell::new(Vec::new()),
         })
+    }
+
+    /// The malformed trees read so far (git's fsck rules), at their paths in this commit.
+    pub fn malformed(&self) -> Vec<MalformedTree> {
+        self.malformed.borrow().clone()
+    }
+
+    /// Checks `tree` (at the path `dir()`) once; true when it is malformed.
+    fn inspect(&self, tree: &Tree, dir: impl FnOnce() -> String) -> bool {
+        if let Some(&bad) = self.checked.borrow().get(&tree.id()) {
+            return bad;
+        }
+        let found = fsck::malformed(tree, &dir());
+        let bad = !found.is_empty();
+        self.malformed.borrow_mut().extend(found);
+        self.checked.borrow_mut().insert(tree.id(), bad);
+        bad
+    }
+
+    /// The entry `name` of `tree`: for a malformed tree, the last one a checkout writes (a
+    /// lookup by name may find another, or none when the entries are out of order).
+    fn entry(
+        &self,
+        tree: &Tree,
+        dir: impl FnOnce() -> String,
+        name: &str,
+    ) -> Option<TreeEntry<'static>> {
+        if self.inspect(tree, dir) {
+            tree.iter()
+                .rev()
+                .find(|e| e.name_bytes() == name.as_bytes())
+                .map(|e| e.to_owned())
+        } else {
+            tree.get_name(name).map(|e| e.to_owned())
+        }
     }
 
     /// Trusts `digests` (path to sha256, from the base's lockfile) for the blobs the base
@@ -70,7 +116,8 @@ impl<'r> GitTree<'r> {
             .collect();
         let mut tree = self.tree.clone();
         for (i, name) in components.iter().enumerate() {
-            let Some(entry) = tree.get_name(name).map(|e| e.to_owned()) else {
+            let dir = || components[..i].join("/");
+            let Some(entry) = self.entry(&tree, dir, name) else {
                 return Ok(Found::Missing);
             };
             let last = i + 1 == components.len();
@@ -132,6 +179,9 @@ impl<'r> GitTree<'r> {
         out: &mut Vec<String>,
         mut not_regular: Option<&mut BTreeMap<String, String>>,
     ) -> Result<(), InputError> {
+        // (A malformed tree may list a path twice; `list_files` keeps one, and reading it
+        // goes through `find`, which takes the entry a checkout writes.)
+        self.inspect(tree, || prefix.to_string());
         for entry in tree.iter() {
             let name = std::str::from_utf8(entry.name_bytes()).map_err(|_| {
                 InputError::new(

@@ -4,6 +4,7 @@
 pub mod coverage;
 pub mod fixtures;
 pub mod freeze;
+pub mod malformed;
 pub mod properties;
 pub mod provenance;
 pub mod test_failures;

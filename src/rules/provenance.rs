@@ -193,7 +193,9 @@ pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, us
 fn describe_path(change: &Change) -> String {
     let mut shown = change.path.clone();
     if let Some(of) = &change.case_variant_of {
-        shown.push_str(&format!(" (a case variant of {of})"));
+        shown.push_str(&format!(
+            " (the same file as {of} on a case-insensitive, macOS or Windows checkout)"
+        ));
     }
     if let Some(detail) = &change.detail {
         shown.push_str(&format!(" ({detail})"));

@@ -11,3 +11,4 @@ mod scenario;
 mod score;
 mod signatures;
 mod support;
+mod tree_names;
