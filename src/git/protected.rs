@@ -292,19 +292,23 @@ impl ProtectedSet {
                     continue;
                 }
                 let mut detail = None;
-                if rule.glob.is_some() {
-                    if !rule.covers(&found.path) {
-                        let Some(section) = rule
-                            .sections
-                            .iter()
-                            .find(|s| s.any_case.is_match(&found.path))
-                        else {
-                            continue;
-                        };
-                        match section_verdict(trees, section, &found)? {
-                            Verdict::Same => continue,
-                            verdict => detail = verdict.describe(),
-                        }
+                if !rule.covers(&found.path) {
+                    // A variant's folded spelling (`pyproject.toml.` on NTFS) names the same
+                    // file; `section_verdict` counts such a name whole.
+                    let folded = (!found
+                        .path
+                        .split('/')
+                        .all(|c| path_variants::is_plain(c.as_bytes())))
+                    .then(|| path_variants::folded_path(&found.path));
+                    let Some(section) = rule.sections.iter().find(|s| {
+                        s.any_case.is_match(&found.path)
+                            || folded.as_ref().is_some_and(|f| s.any_case.is_match(f))
+                    }) else {
+                        continue;
+                    };
+                    match section_verdict(trees, section, &found)? {
+                        Verdict::Same => continue,
+                        verdict => detail = verdict.describe(),
                     }
                 }
                 let case_variant_of = found.variant.then(|| rule.path());

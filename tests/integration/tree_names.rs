@@ -400,6 +400,10 @@ fn agent_writes_protected_paths_through_file_system_variants() {
         "qa/freeze.toml::$DATA",
         "qa\\freeze.toml",
         "tests\\fixtures\\extra.json",
+        // The test harness: whole files and the files judged by their sections.
+        "tests/confte\u{17f}t.py",
+        "pyproject.toml.",
+        "setup.cfg::$DATA",
     ] {
         let commit = s.commit_file(path, "weakened\n", AGENT);
         if let Err(why) = s.refused(&commit, &commit, "agent_edit_protected", path) {
