@@ -1858,6 +1858,15 @@ fn fixtures_are_hashed_again_after_a_break_glass_push() {
     s.human_change("NOTES.md", "Notes");
     s.push(&["origin", "main"])
         .assert_rejected_with("remote: error: refs/heads/main: [fixture_digest]");
+
+    // An audit log that exists but cannot be read cannot vouch that the old tip passed the
+    // gate: the fixtures are hashed again all the same.
+    let log = s.tmp.path("audit.log");
+    std::fs::rename(&log, s.tmp.path("audit.log.kept")).unwrap();
+    std::fs::create_dir(&log).unwrap();
+    assert!(std::fs::read_to_string(&log).is_err());
+    s.push(&["origin", "main"])
+        .assert_rejected_with("remote: error: refs/heads/main: [fixture_digest]");
 }
 
 // Issue 10: what a push can change besides commits (replace refs, ref lifecycle, the ledger
@@ -2577,5 +2586,101 @@ fn agent_push_of_attributes_beside_the_ledger_is_rejected() {
         pushed.stderr.contains("qa/.gitattributes"),
         "{}",
         pushed.stderr
+    );
+}
+
+// Issue 14: what surviving mutants of the hook let through.
+
+#[test]
+fn an_agents_first_push_into_an_empty_server_is_judged() {
+    // The first commit has no parent: it is compared with the empty tree, so everything it
+    // adds is its change.
+    let (tmp, bare) = bare_repo();
+    install(&["--server", bare.to_str().unwrap()]);
+    git_ok(tmp.root(), &bare, &["config", "guard.timeout", "300"]);
+    git_ok(
+        tmp.root(),
+        tmp.root(),
+        &["init", "-q", "-b", "main", "work"],
+    );
+    let work = tmp.path("work");
+    write_in(&work, "qa/merge_ledger.toml", &ledger(AGENTS, ""));
+    write_in(&work, "qa/freeze.toml", FREEZE);
+    write_in(&work, "qa/fixtures.lock.json", LOCKFILE);
+    git_ok(tmp.root(), &work, &["add", "-A"]);
+    let out = git_command(tmp.root(), &work)
+        .args(["commit", "-q", "-m", "Start the project"])
+        .env("GIT_AUTHOR_NAME", AGENT_NAME)
+        .env("GIT_AUTHOR_EMAIL", AGENT_EMAIL)
+        .env("GIT_COMMITTER_NAME", AGENT_NAME)
+        .env("GIT_COMMITTER_EMAIL", AGENT_EMAIL)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = git_command(tmp.root(), &work)
+        .args(["push", &file_url(&bare), "main"])
+        .output()
+        .unwrap();
+    let pushed = Pushed::from(out);
+    for path in [
+        "qa/fixtures.lock.json",
+        "qa/freeze.toml",
+        "qa/merge_ledger.toml",
+    ] {
+        assert!(
+            pushed.lines().iter().any(|l| l
+                .starts_with("remote: error: refs/heads/main: [agent_edit_protected]")
+                && l.contains(&format!("\" {path}: agent commit adds {path} "))),
+            "{path}:\n{}",
+            pushed.stderr
+        );
+    }
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    let main = git_command(tmp.root(), &bare)
+        .args(["rev-parse", "-q", "--verify", "refs/heads/main"])
+        .output()
+        .unwrap();
+    assert!(!main.status.success(), "the server has no main");
+}
+
+#[test]
+fn hook_input_over_64_mib_is_refused_whole() {
+    // git never writes that much. A hook that read only the first 64 MiB would judge the
+    // updates there and let the ones after them through unjudged.
+    let s = Server::new("");
+    let agent = s.agent_edits_freeze("Agent lease");
+    s.push(&["origin", "HEAD:refs/scratch/agent"])
+        .assert_accepted();
+    let last = format!("{} {agent} refs/heads/main\n", s.base);
+    // Alone, that update is judged and rejected.
+    let (code, stderr) = s.run_pre_receive(last.as_bytes(), |_| {});
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("error: refs/heads/main: [agent_edit_protected]")),
+        "{stderr}"
+    );
+    // Exactly 64 MiB of well-formed updates of a ref guard does not protect (each accepted
+    // at once), then that update.
+    const LIMIT: usize = 64 << 20;
+    let filler = format!("{ZERO_ID} {} refs/scratch/x\n", s.base);
+    let mut input = filler.repeat(LIMIT / filler.len() - 1);
+    let pad = "y".repeat(LIMIT - input.len() - filler.len());
+    input.push_str(&format!("{ZERO_ID} {} refs/scratch/x{pad}\n", s.base));
+    assert_eq!(input.len(), LIMIT);
+    input.push_str(&last);
+    let (code, stderr) = s.run_pre_receive(input.as_bytes(), |_| {});
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        stderr.lines().next(),
+        Some(
+            "error: guard: standard input is larger than 64 MiB; this is not git's pre-receive input"
+        ),
+        "{stderr}"
     );
 }
