@@ -7,7 +7,7 @@
 #   tests/data/collected/pytest-q.txt    pytest --collect-only -q
 #
 # the reports cut short in tests/data/bad/coverage/cut-short.{lcov,xml}, and the pytest
-# outputs guard must refuse, in tests/data/bad/collected/:
+# outputs guard must refuse, in tests/data/bad/collected/ (cut-short.txt among them):
 #   pytest-qq.txt                 --collect-only -qq (counts per file, no ids)
 #   pytest-no-q.txt               --collect-only without -q (a tree, no ids)
 #   pytest-none.txt               -q with a -k that selects nothing
@@ -63,6 +63,8 @@ sed -i -e "s|$work/broken|tests/data/coverage-project|g" -e "s|$project|tests/da
 # record, and inside the Cobertura XML's first <class>.
 head -n 10 "$data/coverage/coverage.lcov" > "$data/bad/coverage/cut-short.lcov"
 head -n 12 "$data/coverage/cobertura.xml" > "$data/bad/coverage/cut-short.xml"
+# ... and a collected list cut inside its third id.
+head -c 101 "$data/collected/pytest-q.txt" > "$bad/cut-short.txt"
 
 echo "regenerated:"
-ls -l "$data/coverage" "$data/collected/pytest-q.txt" "$bad"/pytest-*.txt "$data"/bad/coverage/cut-short.*
+ls -l "$data/coverage" "$data/collected/pytest-q.txt" "$bad"/pytest-*.txt "$bad/cut-short.txt" "$data"/bad/coverage/cut-short.*
