@@ -34,6 +34,22 @@ pub fn read_collected(path: &Path) -> Result<Vec<String>, InputError> {
     let ids = if text.trim_start().starts_with('{') {
         nextest_json(path, text)?
     } else {
+        // Every tool ends its output with a newline: a last line without one was cut short,
+        // and is a test id cut short or a `(skipped)` mark lost.
+        let last = text.rsplit('\n').next().unwrap_or_default();
+        if !last.trim().is_empty() {
+            return Err(InputError::new(
+                path,
+                format!(
+                    "the last line (`{}`) has no newline at its end: the list is cut short",
+                    shorten(last.trim())
+                ),
+            )
+            .at(Location::Line(text.lines().count() as u64))
+            .with_hint(
+                "collect again and keep the whole output (a list written by hand ends with a newline too)",
+            ));
+        }
         let lines: Vec<(u64, &str)> = text
             .lines()
             .map(|l| l.trim_end_matches('\r'))
@@ -628,6 +644,14 @@ mod tests {
             ),
             ("bad/collected/non-utf8.txt", &[":1:15: not UTF-8 text"]),
             (
+                "bad/collected/cut-short.txt",
+                &[
+                    // Cut inside `test_add[floats]`: what is left looks like a whole id.
+                    ":3: the last line (`tests/test_calc.py::test_add`) has no newline at its end: the list is cut short",
+                    "help: collect again",
+                ],
+            ),
+            (
                 "bad/collected/utf16.txt",
                 &[": UTF-16 text", "Out-File -Encoding utf8"],
             ),
@@ -677,7 +701,58 @@ mod tests {
                 }
             }));
             std::fs::write(&path, &bytes).unwrap();
-            let _ = read_collected(&path);
+            if let Ok(ids) = read_collected(&path) {
+                assert!(!ids.is_empty(), "{bytes:?}");
+                assert!(
+                    ids.iter()
+                        .all(|id| !id.trim().is_empty() && !id.contains('\n')),
+                    "{ids:?} from {bytes:?}"
+                );
+            }
+        }
+    }
+
+    /// A list cut short is refused, except where the cut leaves whole lines: a list of ids
+    /// has no end marker, so that is a shorter list, holding the ids of the full list up to
+    /// the cut (the tests it lost then fail closed as `lease_not_collected`).
+    #[test]
+    fn lists_cut_short_are_refused_or_lose_ids_at_the_end_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("collected.txt");
+        for rel in [
+            "collected/pytest-q.txt",
+            "collected/cargo-test-list.txt",
+            "collected/nextest-list.txt",
+            "collected/nextest-list-verbose.txt",
+            "collected/nextest-oneline.txt",
+            "collected/nextest-oneline-verbose.txt",
+            "collected/nextest-list.json",
+            "collected/plain-list.txt",
+        ] {
+            let full_bytes = std::fs::read(data(rel)).unwrap();
+            let full = read(rel);
+            let json = rel.ends_with(".json");
+            let mut accepted = 0;
+            // Every cut of the line lists; every 7th of the JSON (about 480).
+            let step = if json { 7 } else { 1 };
+            for cut in (0..full_bytes.trim_ascii_end().len()).step_by(step) {
+                let prefix = &full_bytes[..cut];
+                std::fs::write(&path, prefix).unwrap();
+                let Ok(ids) = read_collected(&path) else {
+                    continue;
+                };
+                accepted += 1;
+                assert!(!json, "{rel} cut at byte {cut} accepted: {ids:?}");
+                assert!(
+                    prefix.ends_with(b"\n") || prefix.trim_ascii_end().len() < prefix.len(),
+                    "{rel} cut inside a line at byte {cut} accepted: {ids:?}"
+                );
+                assert!(
+                    full.starts_with(&ids),
+                    "{rel} cut at byte {cut}: {ids:?} is not the start of {full:?}"
+                );
+            }
+            assert_eq!(accepted > 0, !json, "{rel}");
         }
     }
 }

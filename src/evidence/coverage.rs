@@ -332,8 +332,17 @@ fn read_lcov(path: &Path, mut input: impl BufRead) -> Result<Coverage, InputErro
         }
     }
     if started {
-        // A last record without `end_of_record` (some generators omit it) still counts.
-        records.push(record);
+        // Every generator closes each record; one left open is a report cut short (a run
+        // killed while writing it, a copy made too early), whose figure is not the run's.
+        return Err(InputError::new(
+            path,
+            format!(
+                "the record starting at line {} has no end_of_record: the report is cut short",
+                record.line
+            ),
+        )
+        .at(Location::Line(record.line))
+        .with_hint("produce the report again and let the run finish writing it"));
     }
 
     let (hit, found) = lcov_totals(path, &records)?;
@@ -399,14 +408,14 @@ fn is_lcov_key(key: &str) -> bool {
 // ---------------------------------------------------------------------------------------
 // Cobertura XML
 
-/// Reads the attributes of the root `<coverage>` element and stops: the totals are there, so
-/// a report of any size costs one start tag. quick-xml never expands DTD entities, and a
-/// DOCTYPE is refused outright.
+/// Reads the totals from the attributes of the root `<coverage>` element, then streams the
+/// rest (keeping nothing) to its end: a report cut short is refused like any malformed
+/// evidence. quick-xml never expands DTD entities, and a DOCTYPE is refused outright.
 fn read_cobertura(path: &Path, head: &[u8], input: impl BufRead) -> Result<Coverage, InputError> {
     let mut reader = quick_xml::Reader::from_reader(input);
     let mut buf = Vec::new();
     let locate = |offset: u64| {
-        if offset < head.len() as u64 {
+        if offset <= head.len() as u64 {
             let (line, column) = line_column(head, offset as usize);
             Location::LineColumn(line, column)
         } else {
@@ -426,8 +435,9 @@ fn read_cobertura(path: &Path, head: &[u8], input: impl BufRead) -> Result<Cover
             }
         };
         use quick_xml::events::Event;
-        let root = match event {
-            Event::Start(e) | Event::Empty(e) => e,
+        let (root, open) = match event {
+            Event::Start(e) => (e, true),
+            Event::Empty(e) => (e, false),
             Event::DocType(_) => {
                 return Err(InputError::new(
                     path,
@@ -465,7 +475,30 @@ fn read_cobertura(path: &Path, head: &[u8], input: impl BufRead) -> Result<Cover
                 attrs.insert(key, attr.value.trim().to_string());
             }
         }
-        return cobertura_figure(path, &attrs).map_err(|e| e.at(position));
+        let figure = cobertura_figure(path, &attrs).map_err(|e| e.at(position))?;
+        let mut depth: u64 = open.into();
+        loop {
+            buf.clear();
+            match reader.read_event_into(&mut buf) {
+                Ok(Event::Start(_)) => depth += 1,
+                Ok(Event::End(_)) => depth = depth.saturating_sub(1),
+                Ok(Event::Eof) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    return Err(InputError::new(path, format!("malformed XML: {e}"))
+                        .at(locate(reader.error_position())));
+                }
+            }
+        }
+        if depth > 0 {
+            return Err(InputError::new(
+                path,
+                "the file ends before </coverage>: the report is cut short",
+            )
+            .at(locate(reader.buffer_position()))
+            .with_hint("produce the report again and let the run finish writing it"));
+        }
+        return Ok(figure);
     }
 }
 
@@ -755,6 +788,17 @@ mod tests {
                 ],
             ),
             ("bad/coverage/term-report.txt", &["not a coverage report"]),
+            (
+                "bad/coverage/cut-short.lcov",
+                &[
+                    ":7: the record starting at line 7 has no end_of_record: the report is cut short",
+                ],
+            ),
+            (
+                // 680 bytes, all in the first 8 KiB: the position is a line and column.
+                "bad/coverage/cut-short.xml",
+                &[":13:1: the file ends before </coverage>: the report is cut short"],
+            ),
             ("no/such/file.json", &[": file not found"]),
         ];
         for (rel, wanted) in cases {
@@ -766,7 +810,7 @@ mod tests {
     }
 
     #[test]
-    fn no_panic_on_garbage_or_truncated_reports() {
+    fn no_panic_on_garbage_and_a_figure_only_from_a_sane_report() {
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = move || {
             seed ^= seed << 13;
@@ -791,18 +835,59 @@ mod tests {
                 }
             }));
             std::fs::write(&path, &bytes).unwrap();
-            let _ = read_coverage(&path);
+            if let Ok(c) = read_coverage(&path) {
+                assert!((0.0..=100.0).contains(&c.percent), "{c:?} from {bytes:?}");
+                if let (Some(covered), Some(total)) = (c.covered, c.total) {
+                    assert!(covered <= total && total > 0, "{c:?} from {bytes:?}");
+                }
+            }
         }
+    }
+
+    /// Every cut of a real report short of its end is refused, except where the cut leaves a
+    /// whole report by the format's own rules: LCOV after an `end_of_record` line (a
+    /// tracefile has no end marker of its own; the figure is then that of the records
+    /// before the cut).
+    #[test]
+    fn truncated_reports_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report");
         for rel in [
             "coverage/coverage.json",
             "coverage/coverage.lcov",
             "coverage/cobertura.xml",
         ] {
             let full = std::fs::read(data(rel)).unwrap();
-            for cut in (0..full.len()).step_by(13) {
-                std::fs::write(&path, &full[..cut]).unwrap();
-                let _ = read_coverage(&path);
+            let end = full.trim_ascii_end().len();
+            let mut accepted = 0;
+            // Every cut of the LCOV report, every third of the XML, every 13th of the JSON
+            // (whose totals come last, so that no cut can keep them).
+            let step = match rel.rsplit('.').next() {
+                Some("lcov") => 1,
+                Some("xml") => 3,
+                _ => 13,
+            };
+            for cut in (0..end).step_by(step) {
+                let prefix = &full[..cut];
+                std::fs::write(&path, prefix).unwrap();
+                let result = read_coverage(&path);
+                let whole = rel.ends_with(".lcov")
+                    && cut > 0
+                    && String::from_utf8_lossy(prefix)
+                        .trim_end()
+                        .ends_with("\nend_of_record");
+                match result {
+                    Ok(c) => {
+                        assert!(whole, "{rel} cut at byte {cut} accepted: {c:?}");
+                        accepted += 1;
+                    }
+                    Err(e) => assert!(!whole, "{rel} cut after a whole record: {e}"),
+                }
             }
+            // The LCOV report has three records: the first two end whole at two cuts each,
+            // before and after the newline of their end_of_record.
+            let expected = if rel.ends_with(".lcov") { 4 } else { 0 };
+            assert_eq!(accepted, expected, "{rel}");
         }
     }
 }

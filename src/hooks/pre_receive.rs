@@ -159,12 +159,11 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
         let result = judge_push(&worker_updates, &worker_config, &identities, today);
         let _ = tx.send(result);
     });
-    // The time runs from the start of the judging, not from when this thread gets to wait:
-    // on a busy machine it may get there only after a late result has arrived.
-    let received = match rx.recv_timeout(config.timeout) {
-        Ok(_) if started.elapsed() > config.timeout => Err(mpsc::RecvTimeoutError::Timeout),
-        r => r,
-    };
+    let received = in_time(
+        rx.recv_timeout(config.timeout),
+        started.elapsed(),
+        config.timeout,
+    );
     let outcome = match received {
         Ok(outcome) => outcome,
         Err(mpsc::RecvTimeoutError::Timeout) => {
@@ -262,6 +261,20 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
                 exit::MERGE
             }
         }
+    }
+}
+
+/// The worker's verdict, unless judging took longer than `timeout`. The time runs from the
+/// start of the judging, not from when the waiting thread gets to wait: on a busy machine it
+/// may get there only after a late verdict has arrived, which `recv_timeout` then returns.
+fn in_time<T>(
+    received: Result<T, mpsc::RecvTimeoutError>,
+    elapsed: std::time::Duration,
+    timeout: std::time::Duration,
+) -> Result<T, mpsc::RecvTimeoutError> {
+    match received {
+        Ok(_) if elapsed > timeout => Err(mpsc::RecvTimeoutError::Timeout),
+        r => r,
     }
 }
 
@@ -775,6 +788,29 @@ mod tests {
 
     fn parse(text: &str) -> Result<Vec<RefUpdate>, String> {
         parse_updates(&mut text.as_bytes())
+    }
+
+    #[test]
+    fn a_verdict_that_arrives_after_the_timeout_is_a_timeout() {
+        // The race itself cannot be staged from outside (the waiting thread would have to be
+        // descheduled between the start and the wait), so the decision is tested here.
+        use mpsc::RecvTimeoutError::{Disconnected, Timeout};
+        use std::time::Duration;
+        let timeout = Duration::from_secs(4);
+        assert_eq!(in_time(Ok(7), Duration::from_secs(3), timeout), Ok(7));
+        assert_eq!(in_time(Ok(7), timeout, timeout), Ok(7));
+        assert_eq!(
+            in_time(Ok(7), Duration::from_millis(4001), timeout),
+            Err(Timeout)
+        );
+        assert_eq!(
+            in_time::<u8>(Err(Disconnected), Duration::from_secs(1), timeout),
+            Err(Disconnected)
+        );
+        assert_eq!(
+            in_time::<u8>(Err(Timeout), Duration::from_secs(4), timeout),
+            Err(Timeout)
+        );
     }
 
     #[test]

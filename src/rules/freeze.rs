@@ -271,5 +271,25 @@ mod tests {
             run(&f, None, Some(&[true, false])),
             vec![Code::LeaseNotCollected]
         );
+        // The finding names the lease that was not collected, not the one that was.
+        let input = FreezeInput {
+            freeze_path: "qa/freeze.toml",
+            file: &f,
+            ledger_budget: None,
+            today: jiff::civil::date(2026, 11, 29),
+            passing_frozen_is_error: true,
+            outcomes: None,
+            collected: Some(&[true, false]),
+        };
+        let found = judge(&input).0;
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].test.as_deref(), Some("b"));
+        // `file` writes each lease in five lines after the two of the header.
+        assert_eq!(found[0].path.as_deref(), Some("qa/freeze.toml:8"));
+        assert_eq!(run(&f, None, Some(&[true, true])), vec![]);
+        assert_eq!(
+            run(&f, None, Some(&[false, false])),
+            vec![Code::LeaseNotCollected, Code::LeaseNotCollected]
+        );
     }
 }

@@ -338,6 +338,38 @@ mod tests {
     }
 
     #[test]
+    fn leases_an_agent_adds_are_counted_whether_or_not_they_reject() {
+        let policy = Policy::embedded();
+        let judge_with = |agent: bool, reject: bool| {
+            let mut f = facts(agent, &[], &[FREEZE]);
+            f.leases_added = vec!["tests/a.py::b".into(), "tests/a.py::c".into()];
+            let input = ProvenanceInput {
+                trailers: &policy.trailers,
+                reject_if_agent_adds_lease: reject,
+                seeds: None,
+                property_files: &policy.properties.files,
+            };
+            let (found, added) = judge(&f, &input);
+            let tests: Vec<String> = found
+                .iter()
+                .filter(|f| f.code == Code::AgentAddedLease)
+                .filter_map(|f| f.test.clone())
+                .collect();
+            (tests, added)
+        };
+        assert_eq!(
+            judge_with(true, true),
+            (vec!["tests/a.py::b".into(), "tests/a.py::c".into()], 2)
+        );
+        assert_eq!(
+            judge_with(true, false),
+            (vec![], 2),
+            "counted, not rejected"
+        );
+        assert_eq!(judge_with(false, true), (vec![], 0), "a human's leases");
+    }
+
+    #[test]
     fn unprotected_changes_are_fine() {
         assert!(codes(&facts(true, &[], &[])).is_empty());
     }

@@ -6,7 +6,8 @@
 #   tests/data/coverage/cobertura.xml    Cobertura XML (pytest-cov --cov-report=xml)
 #   tests/data/collected/pytest-q.txt    pytest --collect-only -q
 #
-# and the pytest outputs guard must refuse, in tests/data/bad/collected/:
+# the reports cut short in tests/data/bad/coverage/cut-short.{lcov,xml}, and the pytest
+# outputs guard must refuse, in tests/data/bad/collected/ (cut-short.txt among them):
 #   pytest-qq.txt                 --collect-only -qq (counts per file, no ids)
 #   pytest-no-q.txt               --collect-only without -q (a tree, no ids)
 #   pytest-none.txt               -q with a -k that selects nothing
@@ -58,5 +59,12 @@ printf 'import no_such_module\n\n\ndef test_never():\n    pass\n' > "$work/broke
 sed -i -e "s|$work/broken|tests/data/coverage-project|g" -e "s|$project|tests/data/coverage-project|g" \
     "$data/coverage/cobertura.xml" "$data/collected/pytest-q.txt" "$bad"/pytest-*.txt
 
+# Reports cut short, as a run killed while writing them leaves them: inside the LCOV's second
+# record, and inside the Cobertura XML's first <class>.
+head -n 10 "$data/coverage/coverage.lcov" > "$data/bad/coverage/cut-short.lcov"
+head -n 12 "$data/coverage/cobertura.xml" > "$data/bad/coverage/cut-short.xml"
+# ... and a collected list cut inside its third id.
+head -c 101 "$data/collected/pytest-q.txt" > "$bad/cut-short.txt"
+
 echo "regenerated:"
-ls -l "$data/coverage" "$data/collected/pytest-q.txt" "$bad"/pytest-*.txt
+ls -l "$data/coverage" "$data/collected/pytest-q.txt" "$bad"/pytest-*.txt "$bad/cut-short.txt" "$data"/bad/coverage/cut-short.*

@@ -141,20 +141,65 @@ fn symlinked_fixture_directory_is_refused() {
 #[test]
 fn malformed_junit_is_refused_with_file_and_position() {
     let p = clean();
-    let cases: [(&str, &[u8]); 5] = [
-        ("truncated", b"<testsuites><testsuite name=\"x\"><testcase classname=\"a\" name=\"b\">"),
-        ("empty", b""),
-        ("html", b"<html><body>not junit</body></html>"),
-        ("entities", b"<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\"><!ENTITY lol2 \"&lol;&lol;&lol;\">]><testsuites><testsuite><testcase classname=\"a\" name=\"&lol2;\"/></testsuite></testsuites>"),
-        ("latin1", b"<?xml version=\"1.0\" encoding=\"utf-8\"?><testsuites><testsuite><testcase classname=\"a\" name=\"caf\xe9\"/></testsuite></testsuites>"),
+    // Each input is one line, so a position is `1:<column>`, the 1-based byte column of what
+    // is wrong, found in the input itself.
+    let column = |bytes: &[u8], needle: &[u8]| {
+        bytes
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .expect("the needle is in the input")
+            + 1
+    };
+    let truncated: &[u8] =
+        b"<testsuites><testsuite name=\"x\"><testcase classname=\"a\" name=\"b\">";
+    let html: &[u8] = b"<html><body>not junit</body></html>";
+    let entities: &[u8] = b"<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\"><!ENTITY lol2 \"&lol;&lol;&lol;\">]><testsuites><testsuite><testcase classname=\"a\" name=\"&lol2;\"/></testsuite></testsuites>";
+    let latin1: &[u8] = b"<?xml version=\"1.0\" encoding=\"utf-8\"?><testsuites><testsuite><testcase classname=\"a\" name=\"caf\xe9\"/></testsuite></testsuites>";
+    let cases: [(&str, &[u8], String, &str); 5] = [
+        (
+            "truncated",
+            truncated,
+            // The end of the file, one past its last byte.
+            format!("bad.xml:1:{}:", truncated.len() + 1),
+            "never closed",
+        ),
+        ("empty", b"", "bad.xml:1:1:".into(), "empty file"),
+        (
+            "html",
+            html,
+            "bad.xml:1:1:".into(),
+            "root element is <html>",
+        ),
+        (
+            "entities",
+            entities,
+            format!("bad.xml:1:{}:", column(entities, b"<!DOCTYPE")),
+            "DTDs are not allowed",
+        ),
+        (
+            "latin1",
+            latin1,
+            format!("bad.xml:1:{}:", column(latin1, b"\xe9")),
+            "not valid UTF-8",
+        ),
     ];
-    for (name, bytes) in cases {
+    for (name, bytes, at, what) in cases {
         p.write("bad.xml", bytes);
         let run = p.guard(&["score", "--junit", "bad.xml"]);
-        assert_eq!(run.code, 2, "{name}: {}{}", run.stdout, run.stderr);
-        assert!(run.stderr.contains("bad.xml"), "{name}: {}", run.stderr);
-        assert!(!run.stderr.contains("panicked"), "{name}: {}", run.stderr);
+        assert_cannot_judge(&run, &[&format!("error: {at} ")]);
+        assert!(run.stderr.contains(what), "{name}: {}", run.stderr);
     }
+    // Where the truncated file's unclosed element opened is named too.
+    p.write("bad.xml", truncated);
+    let run = p.guard(&["score", "--junit", "bad.xml"]);
+    assert!(
+        run.stderr.contains(&format!(
+            "<testcase>, which is never closed (it opens at line 1, column {})",
+            column(truncated, b"<testcase")
+        )),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -207,16 +252,15 @@ fn malformed_coverage_and_collected_are_refused() {
 #[test]
 fn committed_bad_input_corpus_gives_exit_two() {
     let p = clean();
-    let mut seen = 0;
     for (kind, flag) in [
         ("junit", "--junit"),
         ("coverage", "--coverage"),
         ("collected", "--collected"),
     ] {
         let dir = data(&format!("bad/{kind}"));
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
+        let entries = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("the bad-input corpus {} is missing: {e}", dir.display()));
+        let mut seen_here = 0;
         for entry in entries {
             let path = entry.unwrap().path();
             let shown = path.to_str().unwrap().to_string();
@@ -226,10 +270,20 @@ fn committed_bad_input_corpus_gives_exit_two() {
             }
             let run = p.guard(&args);
             assert_cannot_judge(&run, &[path.file_name().unwrap().to_str().unwrap()]);
-            seen += 1;
+            seen_here += 1;
         }
+        // The corpus as committed: a folder that lost its files tests nothing.
+        let floor = match kind {
+            "junit" => 11,
+            "coverage" => 22,
+            _ => 14,
+        };
+        assert!(
+            seen_here >= floor,
+            "{}: {seen_here} files, fewer than the {floor} committed",
+            dir.display()
+        );
     }
-    assert!(seen >= 15, "the bad-input corpus has only {seen} files");
 }
 
 #[test]
@@ -276,4 +330,38 @@ fn closed_stdout_is_not_a_panic() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn blank_lease_fields_are_refused_with_file_and_position() {
+    // A lease must say which test, who owns it and why: blank text says none of it.
+    let p = clean();
+    for key in ["nodeid", "owner", "reason"] {
+        let good = freeze_toml("max_active_leases = 1", &[("a::b", "2099-01-31")]);
+        let text: String = good
+            .lines()
+            .map(|l| match l.split_once(" = ") {
+                Some((k, _)) if k == key => format!("{key} = \" \t \"\n"),
+                _ => format!("{l}\n"),
+            })
+            .collect();
+        assert_ne!(text, good, "{key} is in the lease");
+        let (line, column) = text
+            .lines()
+            .enumerate()
+            .find_map(|(i, l)| {
+                l.starts_with(key)
+                    .then(|| (i + 1, l.find('"').unwrap() + 1))
+            })
+            .unwrap();
+        use_freeze_toml(&p, &text);
+        assert_cannot_judge(
+            &score(&p),
+            &[&format!(
+                "error: qa/freeze.toml:{line}:{column}: lease `{key}` is empty"
+            )],
+        );
+        // lint reads the same file the same way.
+        assert_cannot_judge(&p.guard(&["lint"]), &["qa/freeze.toml:", "is empty"]);
+    }
 }

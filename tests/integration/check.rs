@@ -2443,3 +2443,179 @@ fn content_made_again_is_brought_by_its_newer_making() {
     expect(&run, 0, &[]);
     assert_eq!(changes_of(&run.json(), &tip), json!([]));
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 14: edits that surviving mutants of the judging code let through.
+
+#[test]
+fn agent_root_commit_brought_in_by_an_unrelated_history_is_judged() {
+    // A root commit has no parent: it is compared with the empty tree, not taken for a
+    // merge. Here an agent starts a history of its own with a deploy workflow (a [protect]
+    // path), and a human merges that history in: the merge itself takes the file as one side
+    // made it, so only the root commit carries the edit.
+    let (p, base) = repo();
+    p.git_cmd(&["checkout", "-q", "--orphan", "tools"]);
+    p.git_cmd(&["rm", "-rfq", "."]);
+    p.write(".github/workflows/deploy.yml", "on: push\n");
+    let root = p.commit_as(CURSOR, "Add a deploy workflow\n");
+    assert_eq!(
+        p.git_cmd(&["rev-list", "--parents", "-n1", &root]).trim(),
+        root
+    );
+    p.git_cmd(&["checkout", "-q", "main"]);
+    p.git_as(
+        HUMAN,
+        &[
+            "merge",
+            "-q",
+            "--allow-unrelated-histories",
+            "--no-edit",
+            "tools",
+        ],
+    );
+    let merge = p.rev("HEAD");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    let f = only(&json, "agent_edit_protected");
+    assert_eq!(f["path"], ".github/workflows/deploy.yml");
+    assert_eq!(f["commit"], p.short(&root));
+    assert_eq!(
+        changes_of(&json, &root),
+        json!([change(".github/workflows/deploy.yml", "added", "ledger")])
+    );
+    assert_eq!(changes_of(&json, &merge), json!([]));
+}
+
+#[test]
+fn agent_edit_earlier_in_the_range_than_the_ledger_change_that_protects_it() {
+    // The agent writes a lease file first; a human then points the ledger at it. What any
+    // ledger of the range protects is protected for the whole range, before the change too.
+    let (p, base) = repo();
+    p.write(
+        "qa/leases.toml",
+        freeze_toml(BUDGET, &[(LEASE, EXPIRES), (NEW_LEASE, EXPIRES)]),
+    );
+    let agent = p.commit_as(CURSOR, "Draft a lease file\n");
+    p.write(
+        "qa/merge_ledger.toml",
+        LEDGER.replace("file = \"qa/freeze.toml\"", "file = \"qa/leases.toml\""),
+    );
+    p.commit_as(HUMAN, "Use the new lease file\n\nLedger-Change: human\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    let f = only(&json, "agent_edit_protected");
+    assert_eq!(f["path"], "qa/leases.toml");
+    assert_eq!(f["commit"], p.short(&agent));
+    assert_eq!(
+        changes_of(&json, &agent),
+        json!([change("qa/leases.toml", "added", "freeze")])
+    );
+}
+
+#[test]
+fn protect_glob_added_in_the_range_beside_one_with_the_same_literal_prefix() {
+    // `.github/workflows/*.yaml` starts from the same directory as the base's
+    // `.github/workflows/*.yml`; it is a new rule all the same.
+    let (p, _) = repo();
+    p.write(
+        "qa/merge_ledger.toml",
+        protect_ledger(r#"".github/workflows/*.yml""#),
+    );
+    let base = p.commit_as(HUMAN, "Protect the workflows\n\nLedger-Change: human\n");
+    p.write(
+        "qa/merge_ledger.toml",
+        protect_ledger(r#"".github/workflows/*.yml", ".github/workflows/*.yaml""#),
+    );
+    p.commit_as(
+        HUMAN,
+        "Protect the .yaml spelling too\n\nLedger-Change: human\n",
+    );
+    p.write(".github/workflows/release.yaml", "on: push\n");
+    let agent = p.commit_as(CURSOR, "Add a release workflow\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    let f = only(&json, "agent_edit_protected");
+    assert_eq!(f["path"], ".github/workflows/release.yaml");
+    assert_eq!(f["commit"], p.short(&agent));
+
+    // Control: without the range's ledger change the file is not protected.
+    p.git_cmd(&["checkout", "-q", "-b", "control", &base]);
+    p.write(".github/workflows/release.yaml", "on: push\n");
+    p.commit_as(CURSOR, "Add a release workflow\n");
+    expect(&check(&p, &since(&base)), 0, &[]);
+}
+
+/// Writes a tree object whose entries are those of `tree`, in the order of `names` (git
+/// itself always sorts them; `git hash-object --literally` writes what it is given, as a
+/// pusher can when the server does not fsck).
+fn tree_in_order(p: &Project, tree: &str, names: &[&str]) -> String {
+    let listing = p.git_cmd(&["ls-tree", tree]);
+    let mut bytes = Vec::new();
+    for name in names {
+        let line = listing
+            .lines()
+            .find(|l| l.split('\t').nth(1) == Some(*name))
+            .unwrap_or_else(|| panic!("{name} in {listing}"));
+        let (meta, _) = line.split_once('\t').unwrap();
+        let fields: Vec<&str> = meta.split(' ').collect();
+        let (mode, id) = (fields[0].trim_start_matches('0'), fields[2]);
+        bytes.extend_from_slice(format!("{mode} {name}\0").as_bytes());
+        bytes.extend(
+            (0..id.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&id[i..i + 2], 16).unwrap()),
+        );
+    }
+    assert_eq!(names.len(), listing.lines().count(), "every entry, once");
+    let file = p.path(".git/guard-test-tree");
+    std::fs::write(&file, bytes).unwrap();
+    p.git_cmd(&[
+        "hash-object",
+        "--literally",
+        "-t",
+        "tree",
+        "-w",
+        file.to_str().unwrap(),
+    ])
+    .trim()
+    .to_string()
+}
+
+#[test]
+fn protected_directory_listed_out_of_order_in_a_tree_is_still_compared() {
+    // In a tree whose entries are not sorted, a binary search for a name can miss it (here
+    // `.github`, listed last); the entry is found by reading the tree, so the edit is the
+    // modification it is, not a deletion of the whole directory.
+    let (p, base) = repo();
+    p.write(".github/workflows/ci.yml", "on: never\n");
+    let sorted = p.commit_as(CURSOR, "Turn CI off\n");
+    let tree = tree_in_order(&p, &sorted, &["qa", "src", "tests", ".github"]);
+    let unsorted = p
+        .git_as(
+            CURSOR,
+            &["commit-tree", &tree, "-p", &base, "-m", "Turn CI off"],
+        )
+        .trim()
+        .to_string();
+    p.git_cmd(&["branch", "unsorted", &unsorted]);
+    let fsck = hermetic(std::process::Command::new("git"), p.root())
+        .args(["fsck", "--no-dangling"])
+        .current_dir(p.root())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&fsck.stdout).contains("treeNotSorted")
+            || String::from_utf8_lossy(&fsck.stderr).contains("treeNotSorted"),
+        "git sees the tree as unsorted: {fsck:?}"
+    );
+    let run = check(&p, &format!("{base}..{unsorted}"));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    assert_eq!(
+        changes_of(&json, &unsorted),
+        json!([change(".github/workflows/ci.yml", "modified", "ledger")])
+    );
+}

@@ -4,7 +4,7 @@
 //! afterwards); expected values come from git, not from guard.
 
 use std::io::Write as _;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
@@ -20,22 +20,6 @@ const ZERO_ID: &str = "0000000000000000000000000000000000000000";
 
 /// The `[agents]` table of the test ledger (without its header).
 const AGENTS: &str = "emails = ['cursoragent@cursor.com']";
-
-/// Forge variables that tell the hook who pushes; removed from every command so the
-/// surrounding environment cannot change a decision.
-const FORGE_VARS: &[&str] = &[
-    "GITHUB_USER_LOGIN",
-    "GL_USERNAME",
-    "GL_ID",
-    "GITEA_PUSHER_NAME",
-    "GIT_PUSH_CERT_SIGNER",
-    "GIT_PUSH_CERT_STATUS",
-    "GIT_PUSH_CERT_NONCE_STATUS",
-    "REMOTE_USER",
-    "GITHUB_PULL_REQUEST_AUTHOR_LOGIN",
-    "GITEA_PUSHER_EMAIL",
-    "GL_USER",
-];
 
 /// A small ledger: no property tests required (no test runs here), an agent e-mail,
 /// `agents` as the body of `[agents]`, then `extra` tables.
@@ -158,7 +142,7 @@ impl Server {
         self.tmp.root()
     }
 
-    /// `git` in `dir`, hermetic, without forge variables.
+    /// `git` in `dir`, hermetic (so without forge variables).
     fn git_cmd(&self, dir: &Path) -> Command {
         git_command(self.home(), dir)
     }
@@ -246,9 +230,6 @@ impl Server {
     /// Runs `guard hook pre-receive` directly on the bare repository with `stdin`.
     fn run_pre_receive(&self, stdin: &[u8], setup: impl FnOnce(&mut Command)) -> (i32, String) {
         let mut cmd = hermetic(Command::new(GUARD), self.home());
-        for v in FORGE_VARS {
-            cmd.env_remove(v);
-        }
         cmd.args(["hook", "pre-receive"])
             .current_dir(self.home())
             .env("GIT_DIR", &self.bare);
@@ -275,9 +256,6 @@ fn file_url(path: &Path) -> String {
 
 fn git_command(home: &Path, dir: &Path) -> Command {
     let mut cmd = hermetic(Command::new("git"), home);
-    for v in FORGE_VARS {
-        cmd.env_remove(v);
-    }
     cmd.current_dir(dir);
     cmd
 }
@@ -843,19 +821,37 @@ fn install_refuses_a_clone_for_server_and_bad_guard() {
         &["clone", "-q", &file_url(&bare), "clone"],
     );
     let out = run_install(&["--server", clone.to_str().unwrap()], true);
-    assert_eq!(out.status.code(), Some(2));
+    assert_refused(
+        &out,
+        &format!(
+            "error: {} is not a bare repository (use --hooks for a clone)",
+            clone.display()
+        ),
+    );
     assert!(!clone.join(".git/hooks/pre-receive").exists());
+    let missing = tmp.path("no-such-guard");
     let out = run_install(
         &[
             "--server",
             bare.to_str().unwrap(),
             "--guard",
-            tmp.path("no-such-guard").to_str().unwrap(),
+            missing.to_str().unwrap(),
         ],
         false,
     );
-    assert_eq!(out.status.code(), Some(2));
+    assert_refused(
+        &out,
+        &format!("error: {} is not an executable guard", missing.display()),
+    );
     assert!(!bare.join("hooks/pre-receive").exists());
+}
+
+/// install.sh refused with exit 2 and exactly `line` on stderr.
+#[track_caller]
+fn assert_refused(out: &Output, line: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().collect::<Vec<_>>(), vec![line]);
 }
 
 #[test]
@@ -952,15 +948,17 @@ fn install_quotes_an_unusual_guard_path_and_a_missing_guard_fails_closed() {
     let (code, stderr) = run_with_stdin(cmd, b"garbage\n");
     assert_eq!(code, 2, "guard itself judged the input: {stderr}");
 
-    // The binary the shim names is gone: every push is rejected.
+    // The binary the shim names is gone: every push is rejected, and the shell says which
+    // program it could not run (127: command not found).
     std::fs::remove_file(&guard).unwrap();
     let mut cmd = hermetic(Command::new(&hook), tmp.root());
     cmd.env("GIT_DIR", &bare);
-    let (code, _) = run_with_stdin(
+    let (code, stderr) = run_with_stdin(
         cmd,
         format!("{ZERO_ID} {UNKNOWN_ID} refs/heads/main\n").as_bytes(),
     );
-    assert_ne!(code, 0);
+    assert_eq!(code, 127, "{stderr}");
+    assert!(stderr.contains(guard.to_str().unwrap()), "{stderr}");
 }
 
 #[test]
@@ -1563,19 +1561,28 @@ fn guard_timeout_fails_closed() {
 
 #[test]
 fn repository_owned_by_another_user() {
-    // Only root can hand a repository to another user; elsewhere there is nothing to test.
+    // Only root can hand a repository to another user. CI runs the suite as root; elsewhere
+    // this fails rather than passing without having tested anything.
     let uid = Command::new("id").arg("-u").output().unwrap();
-    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-        eprintln!("skipped: needs root to chown the repository");
-        return;
-    }
+    assert_eq!(
+        String::from_utf8_lossy(&uid.stdout).trim(),
+        "0",
+        "this test needs root (to chown the server repository to another user); run the suite as root as CI does, or leave it out by name: cargo test -- --skip repository_owned_by_another_user"
+    );
     let s = Server::new("");
+    // 65534 is `nobody` on most systems; a numeric id needs no account.
     let out = Command::new("chown")
         .args(["-R", "65534:65534"])
         .arg(&s.bare)
         .output()
         .unwrap();
-    assert!(out.status.success());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let owner = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&s.bare).unwrap());
+    assert_eq!(owner, 65534, "the repository now belongs to another user");
     // git itself refuses a repository owned by someone else unless it is a safe.directory
     // (protected config; for a local push only `--receive-pack` can carry it to the server).
     let receive_pack = "--receive-pack=git -c safe.directory=* receive-pack";
@@ -1606,6 +1613,7 @@ fn repository_owned_by_another_user() {
 /// A running `git daemon`, killed when dropped.
 struct Daemon {
     child: Child,
+    port: u16,
 }
 
 impl Drop for Daemon {
@@ -1615,50 +1623,82 @@ impl Drop for Daemon {
     }
 }
 
+impl Daemon {
+    /// Starts `git daemon` serving `root` (pushes allowed) on a free port of 127.0.0.1.
+    ///
+    /// Any way of picking a port races with other processes: a port found free (here by
+    /// binding port 0 and letting it go) may be taken before the daemon binds it. So the
+    /// daemon is started on it, and when it cannot bind (it exits, "Address already in
+    /// use") another port is tried. It is ready when it logs "Ready to rumble" (`--verbose`),
+    /// which it does only once it listens; a successful connect() alone could reach whoever
+    /// took the port. The daemon program is run itself, not through `git daemon`: killing
+    /// that wrapper would leave the daemon running.
+    fn start(home: &Path, root: &Path) -> Daemon {
+        let exec_path = git_ok(Path::new("/"), Path::new("/"), &["--exec-path"]);
+        let program = Path::new(&exec_path).join("git-daemon");
+        assert!(
+            program.is_file(),
+            "`git daemon` is not installed ({} missing): install it (it ships with git)",
+            program.display()
+        );
+        let log_path = home.join("daemon.log");
+        for _ in 0..20 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let log = std::fs::File::create(&log_path).unwrap();
+            let mut cmd = hermetic(Command::new(&program), home);
+            cmd.arg("--verbose")
+                .arg("--reuseaddr")
+                .arg(format!("--base-path={}", root.display()))
+                .arg("--export-all")
+                .arg("--enable=receive-pack")
+                .arg(format!("--port={port}"))
+                .arg("--listen=127.0.0.1")
+                .arg(root)
+                .current_dir(root)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log);
+            let mut daemon = Daemon {
+                child: cmd.spawn().expect("git daemon starts"),
+                port,
+            };
+            // Up to 60 s: a loaded machine may be slow to start it, and a late start is no
+            // failure.
+            for _ in 0..2400 {
+                let logged = std::fs::read_to_string(&log_path).unwrap_or_default();
+                if logged.contains("Ready to rumble") {
+                    return daemon;
+                }
+                if let Some(status) = daemon.child.try_wait().unwrap() {
+                    let logged = std::fs::read_to_string(&log_path).unwrap_or_default();
+                    assert!(
+                        logged.contains("Address already in use"),
+                        "git daemon exited ({status}): {logged}"
+                    );
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            if daemon.child.try_wait().unwrap().is_none() {
+                panic!(
+                    "git daemon did not get ready on port {port}: {}",
+                    std::fs::read_to_string(&log_path).unwrap_or_default()
+                );
+            }
+        }
+        panic!("git daemon found no free port in 20 tries");
+    }
+}
+
 #[test]
 fn pushes_over_git_daemon() {
-    let exec_path = git_ok(Path::new("/"), Path::new("/"), &["--exec-path"]);
-    assert!(
-        Path::new(&exec_path).join("git-daemon").is_file(),
-        "`git daemon` is not installed ({exec_path}/git-daemon missing): install it (it ships with git)"
-    );
     let s = Server::new("");
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let log = std::fs::File::create(s.tmp.path("daemon.log")).unwrap();
-    let mut cmd = git_command(s.home(), s.home());
-    cmd.arg("daemon")
-        .arg("--reuseaddr")
-        .arg(format!("--base-path={}", s.home().display()))
-        .arg("--export-all")
-        .arg("--enable=receive-pack")
-        .arg(format!("--port={port}"))
-        .arg("--listen=127.0.0.1")
-        .arg(s.home())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log);
-    let mut daemon = Daemon {
-        child: cmd.spawn().expect("git daemon starts"),
-    };
-    let mut up = false;
-    for _ in 0..200 {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            up = true;
-            break;
-        }
-        if let Some(status) = daemon.child.try_wait().unwrap() {
-            panic!(
-                "git daemon exited ({status}): {}",
-                std::fs::read_to_string(s.tmp.path("daemon.log")).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    assert!(up, "git daemon did not listen on 127.0.0.1:{port}");
+    let daemon = Daemon::start(s.home(), s.home());
+    let port = daemon.port;
     let url = format!("git://127.0.0.1:{port}/bare.git");
 
     s.agent_edits_freeze("Agent lease over git://");
@@ -1816,6 +1856,15 @@ fn fixtures_are_hashed_again_after_a_break_glass_push() {
 
     // The next ordinary push brings nothing protected, yet the drift is found again.
     s.human_change("NOTES.md", "Notes");
+    s.push(&["origin", "main"])
+        .assert_rejected_with("remote: error: refs/heads/main: [fixture_digest]");
+
+    // An audit log that exists but cannot be read cannot vouch that the old tip passed the
+    // gate: the fixtures are hashed again all the same.
+    let log = s.tmp.path("audit.log");
+    std::fs::rename(&log, s.tmp.path("audit.log.kept")).unwrap();
+    std::fs::create_dir(&log).unwrap();
+    assert!(std::fs::read_to_string(&log).is_err());
     s.push(&["origin", "main"])
         .assert_rejected_with("remote: error: refs/heads/main: [fixture_digest]");
 }
@@ -2537,5 +2586,101 @@ fn agent_push_of_attributes_beside_the_ledger_is_rejected() {
         pushed.stderr.contains("qa/.gitattributes"),
         "{}",
         pushed.stderr
+    );
+}
+
+// Issue 14: what surviving mutants of the hook let through.
+
+#[test]
+fn an_agents_first_push_into_an_empty_server_is_judged() {
+    // The first commit has no parent: it is compared with the empty tree, so everything it
+    // adds is its change.
+    let (tmp, bare) = bare_repo();
+    install(&["--server", bare.to_str().unwrap()]);
+    git_ok(tmp.root(), &bare, &["config", "guard.timeout", "300"]);
+    git_ok(
+        tmp.root(),
+        tmp.root(),
+        &["init", "-q", "-b", "main", "work"],
+    );
+    let work = tmp.path("work");
+    write_in(&work, "qa/merge_ledger.toml", &ledger(AGENTS, ""));
+    write_in(&work, "qa/freeze.toml", FREEZE);
+    write_in(&work, "qa/fixtures.lock.json", LOCKFILE);
+    git_ok(tmp.root(), &work, &["add", "-A"]);
+    let out = git_command(tmp.root(), &work)
+        .args(["commit", "-q", "-m", "Start the project"])
+        .env("GIT_AUTHOR_NAME", AGENT_NAME)
+        .env("GIT_AUTHOR_EMAIL", AGENT_EMAIL)
+        .env("GIT_COMMITTER_NAME", AGENT_NAME)
+        .env("GIT_COMMITTER_EMAIL", AGENT_EMAIL)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = git_command(tmp.root(), &work)
+        .args(["push", &file_url(&bare), "main"])
+        .output()
+        .unwrap();
+    let pushed = Pushed::from(out);
+    for path in [
+        "qa/fixtures.lock.json",
+        "qa/freeze.toml",
+        "qa/merge_ledger.toml",
+    ] {
+        assert!(
+            pushed.lines().iter().any(|l| l
+                .starts_with("remote: error: refs/heads/main: [agent_edit_protected]")
+                && l.contains(&format!("\" {path}: agent commit adds {path} "))),
+            "{path}:\n{}",
+            pushed.stderr
+        );
+    }
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    let main = git_command(tmp.root(), &bare)
+        .args(["rev-parse", "-q", "--verify", "refs/heads/main"])
+        .output()
+        .unwrap();
+    assert!(!main.status.success(), "the server has no main");
+}
+
+#[test]
+fn hook_input_over_64_mib_is_refused_whole() {
+    // git never writes that much. A hook that read only the first 64 MiB would judge the
+    // updates there and let the ones after them through unjudged.
+    let s = Server::new("");
+    let agent = s.agent_edits_freeze("Agent lease");
+    s.push(&["origin", "HEAD:refs/scratch/agent"])
+        .assert_accepted();
+    let last = format!("{} {agent} refs/heads/main\n", s.base);
+    // Alone, that update is judged and rejected.
+    let (code, stderr) = s.run_pre_receive(last.as_bytes(), |_| {});
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("error: refs/heads/main: [agent_edit_protected]")),
+        "{stderr}"
+    );
+    // Exactly 64 MiB of well-formed updates of a ref guard does not protect (each accepted
+    // at once), then that update.
+    const LIMIT: usize = 64 << 20;
+    let filler = format!("{ZERO_ID} {} refs/scratch/x\n", s.base);
+    let mut input = filler.repeat(LIMIT / filler.len() - 1);
+    let pad = "y".repeat(LIMIT - input.len() - filler.len());
+    input.push_str(&format!("{ZERO_ID} {} refs/scratch/x{pad}\n", s.base));
+    assert_eq!(input.len(), LIMIT);
+    input.push_str(&last);
+    let (code, stderr) = s.run_pre_receive(input.as_bytes(), |_| {});
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        stderr.lines().next(),
+        Some(
+            "error: guard: standard input is larger than 64 MiB; this is not git's pre-receive input"
+        ),
+        "{stderr}"
     );
 }

@@ -19,6 +19,20 @@ fn project(property_paths: &str, freeze: &str) -> Project {
     p
 }
 
+/// Asserts the exit code, the decision that goes with it and the exact (sorted) reasons of a
+/// JSON report.
+#[track_caller]
+fn expect(run: &Run, code: i32, reasons: &[&str]) {
+    assert_eq!(
+        run.code, code,
+        "exit code\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let decision = if code == 0 { "MERGE" } else { "REJECT" };
+    assert_eq!(run.json()["decision"], decision, "{}", run.stdout);
+    assert_eq!(run.reasons(), reasons, "reasons\nstdout:\n{}", run.stdout);
+}
+
 fn score(p: &Project, report: &str, extra: &[&str]) -> Run {
     let report = data(&format!("junit/{report}"));
     let mut args = vec![
@@ -43,7 +57,7 @@ fn pytest_reports_merge_when_the_failures_are_frozen() {
         let p = project("\"tests/properties/\"", PYTEST_FLAKES);
         let collected = data("junit/pytest-collected.txt");
         let run = score(&p, report, &["--collected", collected.to_str().unwrap()]);
-        assert_eq!(run.code, 0, "{report}: {}{}", run.stdout, run.stderr);
+        expect(&run, 0, &[]);
         let json = run.json();
         assert_eq!(json["collected_tests"], 17);
         assert_eq!(json["active_leases"], 2);
@@ -58,8 +72,7 @@ fn pytest_reports_merge_when_the_failures_are_frozen() {
 fn pytest_report_rejects_unfrozen_failures_by_name() {
     let p = project("\"tests/properties/\"", "");
     let run = score(&p, "pytest-xunit2.xml", &[]);
-    assert_eq!(run.code, 1);
-    assert_eq!(run.reasons(), vec!["test_failures"]);
+    expect(&run, 1, &["test_failures"]);
     let json = run.json();
     let names: Vec<String> = json["findings"]
         .as_array()
@@ -84,7 +97,7 @@ fn pytest_frozen_test_with_escaped_param_that_passes_is_caught() {
         &format!("{PYTEST_FLAKES}tests/test_billing.py::test_rounding[net<gross]\n"),
     );
     let run = score(&p, "pytest-xunit2.xml", &[]);
-    assert_eq!(run.reasons(), vec!["frozen_test_passed"]);
+    expect(&run, 1, &["frozen_test_passed"]);
     assert_eq!(
         run.json()["findings"][0]["test"],
         "tests/test_billing.py::test_rounding[net<gross]"
@@ -95,12 +108,11 @@ fn pytest_frozen_test_with_escaped_param_that_passes_is_caught() {
 fn pytest_properties_are_found_by_path_in_dotted_classnames() {
     // The first article's scorer finds no property tests in real pytest output; guard must.
     let p = project("\"tests/properties/\"", PYTEST_FLAKES);
-    assert_eq!(score(&p, "pytest-xunit2.xml", &[]).code, 0);
+    let run = score(&p, "pytest-xunit2.xml", &[]);
+    expect(&run, 0, &[]);
+    assert_eq!(run.json()["property_failures"], 0);
     let p = project("\"tests/elsewhere/\"", PYTEST_FLAKES);
-    assert_eq!(
-        score(&p, "pytest-xunit2.xml", &[]).reasons(),
-        vec!["property_hold"]
-    );
+    expect(&score(&p, "pytest-xunit2.xml", &[]), 1, &["property_hold"]);
 }
 
 #[test]
@@ -108,7 +120,7 @@ fn pytest_rerun_pass_is_flaky_not_a_pass() {
     // pytest-rerunfailures writes the failed attempt and the passing rerun as two records.
     let p = project("\"tests/properties/\"", PYTEST_FLAKES);
     let run = score(&p, "pytest-rerun.xml", &[]);
-    assert_eq!(run.reasons(), vec!["test_failures"], "{}", run.stdout);
+    expect(&run, 1, &["test_failures"]);
     assert_eq!(
         run.json()["findings"][0]["test"],
         "flaky.test_flaky_network::test_fetch_eventually_succeeds"
@@ -117,11 +129,8 @@ fn pytest_rerun_pass_is_flaky_not_a_pass() {
         "\"tests/properties/\"",
         &format!("{PYTEST_FLAKES}flaky/test_flaky_network.py::test_fetch_eventually_succeeds\n"),
     );
-    assert_eq!(
-        score(&p, "pytest-rerun.xml", &[]).code,
-        0,
-        "a frozen flaky test is allowed"
-    );
+    // A frozen flaky test is allowed.
+    expect(&score(&p, "pytest-rerun.xml", &[]), 0, &[]);
 }
 
 // In the nextest sample: tests::escapes_quotes fails (with a rerun), tests::flaky::passes_on_retry
@@ -134,7 +143,7 @@ fn nextest_report_merges_with_cargo_and_nextest_ids_frozen() {
     let p = project("\"tests/properties.rs\"", NEXTEST_FLAKES);
     let list = data("junit/nextest-list.txt");
     let run = score(&p, "nextest.xml", &["--collected", list.to_str().unwrap()]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    expect(&run, 0, &[]);
     assert_eq!(run.json()["collected_tests"], 9);
     assert_eq!(run.json()["junit"]["cases"], 9);
 }
@@ -143,6 +152,7 @@ fn nextest_report_merges_with_cargo_and_nextest_ids_frozen() {
 fn nextest_flaky_and_failing_tests_reject_when_not_frozen() {
     let p = project("\"tests/properties.rs\"", "");
     let run = score(&p, "nextest.xml", &[]);
+    expect(&run, 1, &["test_failures"]);
     let json = run.json();
     let names: Vec<&str> = json["findings"]
         .as_array()
@@ -165,15 +175,14 @@ fn nextest_frozen_test_that_passes_is_caught() {
         "\"tests/properties.rs\"",
         &format!("{NEXTEST_FLAKES}nextest-sample tests::parses_seconds\n"),
     );
+    let run = score(&p, "nextest.xml", &[]);
+    expect(&run, 1, &["frozen_test_passed"]);
     assert_eq!(
-        score(&p, "nextest.xml", &[]).reasons(),
-        vec!["frozen_test_passed"]
+        run.json()["findings"][0]["test"],
+        "nextest-sample tests::parses_seconds"
     );
     let p = project("\"tests/elsewhere.rs\"", NEXTEST_FLAKES);
-    assert_eq!(
-        score(&p, "nextest.xml", &[]).reasons(),
-        vec!["property_hold"]
-    );
+    expect(&score(&p, "nextest.xml", &[]), 1, &["property_hold"]);
 }
 
 #[test]
@@ -204,16 +213,17 @@ fn live_pytest_run_is_scored() {
         String::from_utf8_lossy(&pytest.stderr)
     );
     let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    expect(&run, 0, &[]);
     assert_eq!(run.json()["junit"]["cases"], 17);
     p.write(
         "qa/flake_freeze.txt",
         "tests/test_billing.py::TestInvoice::test_discount_applies\n",
     );
+    let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+    expect(&run, 1, &["test_failures"]);
     assert_eq!(
-        p.guard(&["score", "--junit", "junit.xml", "--format", "json"])
-            .reasons(),
-        vec!["test_failures"]
+        run.json()["findings"][0]["test"],
+        "tests.test_billing::test_converts_currency"
     );
 }
 
@@ -334,9 +344,8 @@ fn first_article_ledger_and_freeze_list_merge_with_a_failing_and_a_skipped_flake
     assert_eq!(run_pytest(&p), Some(1), "the flake fails");
 
     let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    expect(&run, 0, &[]);
     let json = run.json();
-    assert_eq!(json["decision"], "MERGE");
     assert_eq!(json["active_leases"], 2);
     assert_eq!(
         json["junit"],
@@ -363,7 +372,7 @@ fn first_article_ledger_and_freeze_list_merge_with_a_failing_and_a_skipped_flake
         format!("{FIRST_ARTICLE_LEDGER}max_active_leases = 1\n"),
     );
     let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
-    assert_eq!(run.reasons(), vec!["freeze_budget"]);
+    expect(&run, 1, &["freeze_budget"]);
     assert!(
         run.json()["findings"][0]["message"]
             .as_str()
@@ -373,7 +382,9 @@ fn first_article_ledger_and_freeze_list_merge_with_a_failing_and_a_skipped_flake
         run.stdout
     );
     let lint = p.guard(&["lint", "--format", "json"]);
-    assert_eq!(lint.code, 1);
+    assert_eq!(lint.code, 1, "{}{}", lint.stdout, lint.stderr);
+    assert_eq!(lint.json()["ok"], false);
+    assert_eq!(lint.reasons(), vec!["freeze_budget"]);
     assert_eq!(lint.json()["warnings"], serde_json::json!([]));
 }
 
@@ -422,7 +433,7 @@ fn property_path_naming_one_file_matches_its_pytest_records() {
         "{junit}"
     );
     let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    expect(&run, 0, &[]);
     assert_eq!(run.json()["property_failures"], 0);
     let lint = p.guard(&["lint", "--format", "json"]);
     assert_eq!(lint.code, 0, "{}{}", lint.stdout, lint.stderr);
@@ -459,7 +470,7 @@ fn property_path_naming_one_file_matches_its_pytest_records() {
     );
     assert_eq!(run_pytest(&p), Some(1));
     let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
-    assert_eq!(run.reasons(), vec!["property_hold"], "{}", run.stdout);
+    expect(&run, 1, &["property_hold"]);
     assert_eq!(
         run.json()["findings"][0]["test"],
         "tests.test_recipes.TakeTests::test_take_prefix"
@@ -477,7 +488,7 @@ fn property_file_globs_narrow_which_records_are_properties() {
     );
     assert_eq!(run_pytest(&p), Some(0));
     let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    expect(&run, 0, &[]);
     assert_eq!(run.json()["property_failures"], 0);
 
     // A skipped test in a property file still breaks the hold.
@@ -487,7 +498,7 @@ fn property_file_globs_narrow_which_records_are_properties() {
     );
     assert_eq!(run_pytest(&p), Some(0));
     let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
-    assert_eq!(run.reasons(), vec!["property_hold"], "{}", run.stdout);
+    expect(&run, 1, &["property_hold"]);
     assert_eq!(
         run.json()["findings"][0]["test"],
         "tests.test_prop_codec::test_later"

@@ -210,25 +210,37 @@ impl Project {
     /// Runs guard in the project root twice: as the repository is, and with a commit-graph
     /// written (what `git gc` leaves), and asserts that both runs print the same. Without a
     /// commit-graph libgit2 walks the range; with one guard walks the graph itself.
+    ///
+    /// Both walks always run: a repository that already has a commit-graph, or in which git
+    /// writes none, fails the test (a test that cannot have both walks calls `guard`).
+    #[track_caller]
     pub fn guard_both_walks(&self, args: &[&str]) -> Run {
-        let plain = self.guard(args);
         let common = self.git_cmd(&["rev-parse", "--git-common-dir"]);
-        let graph = self
-            .root()
-            .join(common.trim())
-            .join("objects/info/commit-graph");
-        if graph.exists() {
-            return plain;
+        let info = self.root().join(common.trim()).join("objects/info");
+        let graph = info.join("commit-graph");
+        for existing in [&graph, &info.join("commit-graphs")] {
+            assert!(
+                !existing.exists(),
+                "{} exists before the run without a commit-graph",
+                existing.display()
+            );
         }
+        let plain = self.guard(args);
         let written = hermetic(Command::new("git"), self.root())
             .args(["commit-graph", "write", "--reachable"])
             .current_dir(self.root())
             .output()
             .unwrap();
-        if !written.status.success() {
-            return plain;
-        }
-        assert!(graph.exists(), "no commit-graph at {}", graph.display());
+        assert!(
+            written.status.success(),
+            "git commit-graph write failed: {}",
+            String::from_utf8_lossy(&written.stderr)
+        );
+        assert!(
+            graph.is_file(),
+            "git wrote no commit-graph at {} (replace refs or grafts stop it: call `guard` instead)",
+            graph.display()
+        );
         let with_graph = self.guard(args);
         std::fs::remove_file(&graph).unwrap();
         assert_eq!(
@@ -251,8 +263,29 @@ impl Project {
     }
 }
 
-/// No global or system git config, fixed identities and dates, a private HOME.
+/// Variables through which forges tell a hook who pushes. Every command runs without them,
+/// so the surrounding environment cannot change a decision; a test that plays a forge sets
+/// them itself.
+pub const FORGE_VARS: &[&str] = &[
+    "GITHUB_USER_LOGIN",
+    "GL_USERNAME",
+    "GL_ID",
+    "GITEA_PUSHER_NAME",
+    "GIT_PUSH_CERT_SIGNER",
+    "GIT_PUSH_CERT_STATUS",
+    "GIT_PUSH_CERT_NONCE_STATUS",
+    "REMOTE_USER",
+    "GITHUB_PULL_REQUEST_AUTHOR_LOGIN",
+    "GITEA_PUSHER_EMAIL",
+    "GL_USER",
+];
+
+/// No global or system git config, fixed identities and dates, a private HOME, no forge
+/// identities.
 pub fn hermetic(mut cmd: Command, home: &Path) -> Command {
+    for v in FORGE_VARS {
+        cmd.env_remove(v);
+    }
     cmd.env("HOME", home)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
