@@ -2611,8 +2611,9 @@ fn protected_directory_listed_out_of_order_in_a_tree_is_still_compared() {
             || String::from_utf8_lossy(&fsck.stderr).contains("treeNotSorted"),
         "git sees the tree as unsorted: {fsck:?}"
     );
+    // The unsorted root is itself refused (`malformed_tree`), and the edit is still named.
     let run = check(&p, &format!("{base}..{unsorted}"));
-    expect(&run, 1, &["agent_edit_protected"]);
+    expect(&run, 1, &["agent_edit_protected", "malformed_tree"]);
     let json = run.json();
     assert_eq!(
         changes_of(&json, &unsorted),
