@@ -186,7 +186,7 @@ fn judge(
     };
     let policy_tree = policy_tree.as_ref().or(base_tree.as_ref());
     let protected = ProtectedSet::new(&policy, &ledger_path);
-    let restore_from = base_short.clone().unwrap_or_else(|| "HEAD~".to_string());
+    let restore_from = base_short.clone().unwrap_or_else(|| "--root".to_string());
 
     let mut findings = Vec::new();
     let mut summaries = Vec::new();

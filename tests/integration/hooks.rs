@@ -2640,6 +2640,12 @@ fn an_agents_first_push_into_an_empty_server_is_judged() {
         );
     }
     pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    // A root commit has no base to rebase onto: the advice names `--root`.
+    assert!(
+        pushed.stderr.contains("`git rebase -i --root`") && !pushed.stderr.contains("HEAD~"),
+        "{}",
+        pushed.stderr
+    );
     let main = git_command(tmp.root(), &bare)
         .args(["rev-parse", "-q", "--verify", "refs/heads/main"])
         .output()
