@@ -549,6 +549,44 @@ fn setup_cfg_tricks_that_hide_pytest_options_from_a_plain_ini_reader_are_caught(
     }
 }
 
+#[test]
+fn setup_cfg_header_with_text_after_it_hides_addopts_from_guard_not_from_pytest() {
+    // `[x]y` is a section header to configparser (Python's and guard's: the text after `]` is
+    // ignored) but a value line to pytest's reader, which takes a header only when the line
+    // ends with `]`: to pytest the lines after it stay in [tool:pytest].
+    let old = "[metadata]\nname = calc\n\n[tool:pytest]\npythonpath = .\ntestpaths =\n    tests\n";
+    let (p, base) = repo(&[("setup.cfg", old)]);
+    let before = pytest_view(p.root());
+    let new = format!("{old}[x]y\naddopts = {DESELECT}\n");
+    p.write("setup.cfg", &new);
+    let after = pytest_view(p.root());
+    assert!(
+        before.contains("testpaths") && !before.contains("addopts") && after.contains(DESELECT),
+        "pytest reads the option in [tool:pytest]: {before} -> {after}"
+    );
+    p.write(
+        "calc.py",
+        "def add(a, b):\n    return a + b + (1 if a > b != 0 else 0)\n",
+    );
+    p.commit_as(CURSOR, "Name the project\n");
+    // Real pytest runs the unit test and one property test, and not the one that fails.
+    let out = tempfile::tempdir().unwrap();
+    let junit = out.path().join("junit.xml");
+    assert_eq!(
+        pytest(p.root(), &junit, &[]),
+        0,
+        "the failing property is deselected"
+    );
+    let report = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        report.contains("test_zero_is_identity") && !report.contains("test_add_is_commutative"),
+        "{report}"
+    );
+
+    let run = check(&p, &base, &[]);
+    expect_agent_edit(&run, &["setup.cfg"]);
+}
+
 // ---------------------------------------------------------------------------------------
 // Who may change the harness.
 
