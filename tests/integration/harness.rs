@@ -587,6 +587,32 @@ fn setup_cfg_header_with_text_after_it_hides_addopts_from_guard_not_from_pytest(
     expect_agent_edit(&run, &["setup.cfg"]);
 }
 
+#[test]
+#[ignore = "hole: an ordinary test module's `pytest_plugins` loads a plugin (and any module the tests import can patch pytest) that rewrites every outcome; only conftest.py and config files are harness"]
+fn agent_test_module_that_loads_a_plugin_turning_every_test_green_is_rejected() {
+    let (p, base) = repo(&[("pytest.ini", "[pytest]\npythonpath = .\n")]);
+    let out = tempfile::tempdir().unwrap();
+    let junit = out.path().join("junit.xml");
+    let junit_arg = junit.to_str().unwrap();
+    p.write("calc.py", CALC_BROKEN);
+    // pytest registers the plugins a test module names when it collects the module, before
+    // any test runs: the plugin is the conftest above under an ordinary name.
+    p.write(
+        "tests/test_helpers.py",
+        "pytest_plugins = [\"helpers_plugin\"]\n",
+    );
+    p.write("tests/helpers_plugin.py", EVIL_CONFTEST);
+    p.commit_as(CURSOR, "Share test helpers\n");
+    assert_eq!(pytest(p.root(), &junit, &[]), 0, "the plugin turns pytest green");
+    let report = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        report.contains("test_add_is_commutative") && !report.contains("<failure"),
+        "{report}"
+    );
+    let run = check(&p, &base, &["--junit", junit_arg]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+}
+
 // ---------------------------------------------------------------------------------------
 // Who may change the harness.
 
