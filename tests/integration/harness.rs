@@ -603,7 +603,11 @@ fn agent_test_module_that_loads_a_plugin_turning_every_test_green_is_rejected() 
     );
     p.write("tests/helpers_plugin.py", EVIL_CONFTEST);
     p.commit_as(CURSOR, "Share test helpers\n");
-    assert_eq!(pytest(p.root(), &junit, &[]), 0, "the plugin turns pytest green");
+    assert_eq!(
+        pytest(p.root(), &junit, &[]),
+        0,
+        "the plugin turns pytest green"
+    );
     let report = std::fs::read_to_string(&junit).unwrap();
     assert!(
         report.contains("test_add_is_commutative") && !report.contains("<failure"),
@@ -611,6 +615,57 @@ fn agent_test_module_that_loads_a_plugin_turning_every_test_green_is_rejected() 
     );
     let run = check(&p, &base, &["--junit", junit_arg]);
     assert_eq!(run.code, 1, "{}", run.stdout);
+}
+
+#[test]
+fn agent_edits_of_what_ci_runs_beside_the_workflows_are_rejected_under_the_starter_ledger() {
+    // Under `guard init`'s ledger. A workflow's test step often lives in a local action
+    // (`uses: ./.github/actions/test`), a nox session, or a Poetry plugin table: each decides
+    // which tests run, like the workflow, tox.ini and [project.entry-points.pytest11] do.
+    let pyproject = "[tool.poetry]\nname = \"calc\"\nversion = \"1.0\"\n";
+    let edits: [(&str, &str, &str); 3] = [
+        (
+            ".github/actions/test/action.yml",
+            "runs:\n  using: composite\n  steps:\n    - run: python -m pytest\n      shell: bash\n",
+            "runs:\n  using: composite\n  steps:\n    - run: python -m pytest --deselect=tests/properties/test_add_props.py::test_add_is_commutative\n      shell: bash\n",
+        ),
+        (
+            "noxfile.py",
+            "import nox\n\n\n@nox.session\ndef tests(session):\n    session.run(\"pytest\")\n",
+            "import nox\n\n\n@nox.session\ndef tests(session):\n    session.run(\"pytest\", \"-k\", \"not commutative\")\n",
+        ),
+        (
+            "pyproject.toml",
+            pyproject,
+            "[tool.poetry]\nname = \"calc\"\nversion = \"1.0\"\n\n[tool.poetry.plugins.pytest11]\nhelpers = \"calc\"\n",
+        ),
+    ];
+    for (path, old, new) in edits {
+        let p = Project::git();
+        p.write("calc.py", CALC)
+            .write("tests/properties/test_add_props.py", PROPERTY_TEST)
+            .write("tests/properties/seeds/pairs.txt", "1 2\n")
+            .write(path, old);
+        let init = p.guard(&["init"]);
+        assert_eq!(init.code, 0, "{}", init.stderr);
+        p.commit_as(
+            HUMAN,
+            "Add the merge ledger\n\nLedger-Change: human\nFreeze-Lease: human\nFixture-Lock: human\nTest-Harness: human\n",
+        );
+        let base = p.rev("HEAD");
+        p.write(path, new);
+        p.commit_as(CURSOR, "Speed up CI\n");
+        let run = check(&p, &base, &[]);
+        assert_eq!(run.code, 1, "{path}: {}", run.stdout);
+        expect_agent_edit(&run, &[path]);
+        // The same edit by a human who means it carries the trailer.
+        p.git_cmd(&["reset", "-q", "--soft", "HEAD~"]);
+        p.commit_as(
+            HUMAN,
+            "Speed up CI\n\nLedger-Change: human\nTest-Harness: human\n",
+        );
+        expect(&check(&p, &base, &[]), 0, &[]);
+    }
 }
 
 // ---------------------------------------------------------------------------------------
