@@ -623,7 +623,8 @@ fn parse_harness(
 
 /// The files that decide how tests run and what they report, wherever they are: pytest's
 /// own files (`pytest.ini`, and pytest 9's `pytest.toml`, hidden or not), `conftest.py`
-/// plugins, tox and nox sessions, coverage settings, and cargo-nextest's profile.
+/// plugins, tox and nox sessions, coverage settings, cargo-nextest's profile, and the
+/// submodules a checkout brings in (a submodule's `conftest.py` is collected like any other).
 const DEFAULT_HARNESS_PATHS: &[&str] = &[
     "**/conftest.py",
     "**/pytest.ini",
@@ -634,6 +635,7 @@ const DEFAULT_HARNESS_PATHS: &[&str] = &[
     "**/noxfile.py",
     "**/.coveragerc",
     "**/.config/nextest.toml",
+    ".gitmodules",
 ];
 
 /// Shared files whose harness sections only count: pytest and coverage options, tox's

@@ -668,6 +668,54 @@ fn agent_edits_of_what_ci_runs_beside_the_workflows_are_rejected_under_the_start
     }
 }
 
+#[test]
+fn agent_submodule_that_brings_a_conftest_into_the_test_run_is_rejected() {
+    // The agent's own repository holds a conftest whose hook, once collected, registers a
+    // plugin that turns every outcome in the run into a pass.
+    let plugin = Project::git();
+    plugin.write(
+        "conftest.py",
+        "import pytest\n\n\nclass Green:\n    @pytest.hookimpl(hookwrapper=True)\n    def pytest_runtest_makereport(self, item, call):\n        outcome = yield\n        report = outcome.get_result()\n        report.outcome = \"passed\"\n        report.longrepr = None\n\n\ndef pytest_collection_modifyitems(config, items):\n    config.pluginmanager.register(Green())\n",
+    );
+    plugin.commit_as(CURSOR, "Test helpers\n");
+    let (p, base) = repo(&[("pytest.ini", "[pytest]\npythonpath = .\n")]);
+    p.write("calc.py", CALC_BROKEN);
+    let file_allowed = "protocol.file.allow=always";
+    let url = plugin.root().to_str().unwrap();
+    p.git_as(
+        CURSOR,
+        &[
+            "-c",
+            file_allowed,
+            "submodule",
+            "add",
+            "-q",
+            url,
+            "tests/helpers",
+        ],
+    );
+    p.commit_as(CURSOR, "Vendor the test helpers\n");
+
+    // CI checks out with submodules, and pytest collects the submodule's conftest.
+    let ci = Project::clone_of(&p, false);
+    ci.git_cmd(&["-c", file_allowed, "submodule", "update", "-q", "--init"]);
+    let out = tempfile::tempdir().unwrap();
+    let junit = out.path().join("junit.xml");
+    assert_eq!(
+        pytest(ci.root(), &junit, &[]),
+        0,
+        "the plugin turns pytest green"
+    );
+    let report = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        report.contains("test_add_is_commutative") && !report.contains("<failure"),
+        "{report}"
+    );
+
+    let run = check(&p, &base, &["--junit", junit.to_str().unwrap()]);
+    expect_agent_edit(&run, &[".gitmodules"]);
+}
+
 // ---------------------------------------------------------------------------------------
 // Who may change the harness.
 
