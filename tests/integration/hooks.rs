@@ -1442,6 +1442,42 @@ fn a_finding_rejects_with_exit_one_beside_artifacts_that_cannot_be_read() {
     assert_eq!(code, 1, "{stderr}");
 }
 
+#[test]
+fn a_finding_rejects_with_exit_one_beside_a_ref_that_cannot_be_judged() {
+    let s = Server::new("");
+    let agent = s.agent_edits_freeze("Park a test");
+    s.push(&["origin", "HEAD:refs/scratch/agent"])
+        .assert_accepted();
+    // A tag of a tree is no commit guard can judge; it comes first in the push.
+    let tree = s.git(&["rev-parse", "HEAD^{tree}"]);
+    let stdin = format!(
+        "{ZERO_ID} {tree} refs/tags/tree\n{} {agent} refs/heads/main\n",
+        s.base
+    );
+    let (code, stderr) = s.run_pre_receive(stdin.as_bytes(), |_| {});
+    assert_eq!(code, 1, "the finding decides: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("error: refs/heads/main: [agent_edit_protected]")),
+        "{stderr}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("error: refs/tags/tree: cannot judge: ")
+                && l.contains("not a commit")),
+        "{stderr}"
+    );
+    // Alone, the tag cannot be judged: exit 2.
+    let (code, stderr) = s.run_pre_receive(
+        format!("{ZERO_ID} {tree} refs/tags/tree\n").as_bytes(),
+        |_| {},
+    );
+    assert_eq!(code, 2, "{stderr}");
+}
+
 const FAILURE: &str = "<failure message=\"assert 1 == 2\">AssertionError</failure>";
 
 fn junit(cases: &[(&str, &str)]) -> String {
