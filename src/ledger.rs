@@ -623,7 +623,8 @@ fn parse_harness(
 
 /// The files that decide how tests run and what they report, wherever they are: pytest's
 /// own files (`pytest.ini`, and pytest 9's `pytest.toml`, hidden or not), `conftest.py`
-/// plugins, tox and nox sessions, coverage settings, cargo-nextest's profile, and the
+/// plugins, tox and nox sessions, coverage settings, cargo-nextest's profile, Cargo's config
+/// (a target `runner` wraps every test binary, `[env]` sets the tests' environment), and the
 /// submodules a checkout brings in (a submodule's `conftest.py` is collected like any other).
 const DEFAULT_HARNESS_PATHS: &[&str] = &[
     "**/conftest.py",
@@ -635,6 +636,8 @@ const DEFAULT_HARNESS_PATHS: &[&str] = &[
     "**/noxfile.py",
     "**/.coveragerc",
     "**/.config/nextest.toml",
+    "**/.cargo/config.toml",
+    "**/.cargo/config",
     ".gitmodules",
 ];
 

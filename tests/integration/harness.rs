@@ -816,6 +816,27 @@ fn agent_nextest_config_is_rejected() {
 }
 
 #[test]
+fn agent_cargo_config_that_runs_tests_through_a_wrapper_or_sets_their_env_is_rejected() {
+    // Cargo reads `.cargo/config.toml` from the directory it runs in and every parent: a
+    // target `runner` wraps every test binary nextest runs (one that swallows the exit code
+    // turns every failure into a pass in nextest's JUnit report), and `[env]` sets the tests'
+    // environment (`PROPTEST_CASES = "1"` runs each property once).
+    for (path, text) in [
+        (
+            ".cargo/config.toml",
+            "[target.x86_64-unknown-linux-gnu]\nrunner = \"tools/run.sh\"\n",
+        ),
+        ("rust/.cargo/config.toml", "[env]\nPROPTEST_CASES = \"1\"\n"),
+        (".cargo/config", "[env]\nPROPTEST_CASES = \"1\"\n"),
+    ] {
+        let (p, base) = repo(&[]);
+        p.write(path, text);
+        p.commit_as(CURSOR, "Speed up the tests\n");
+        expect_agent_edit(&check(&p, &base, &[]), &[path]);
+    }
+}
+
+#[test]
 fn agent_attributes_beside_the_ledger_and_protected_globs_are_rejected() {
     for file in ["qa/.gitattributes", ".github/.gitattributes"] {
         let (p, base) = repo(&[]);
