@@ -642,8 +642,9 @@ const DEFAULT_HARNESS_PATHS: &[&str] = &[
 ];
 
 /// Shared files whose harness sections only count: pytest and coverage options, tox's
-/// table, pytest plugins registered by entry point (PEP 621's table, and Poetry's), and `[DEFAULT]`, whose values Python's
-/// `configparser` (coverage, setuptools) reads into every section.
+/// table, pytest plugins registered by entry point (PEP 621's table, and Poetry's), and
+/// `[DEFAULT]`, whose values Python's `configparser` (coverage, setuptools) reads into every
+/// section.
 const DEFAULT_HARNESS_SECTIONS: &[(&str, &[&str])] = &[
     (
         "**/pyproject.toml",
