@@ -391,25 +391,7 @@ fn judge_uncached(
     ctx: &CommitContext,
 ) -> anyhow::Result<Vec<CommitOutcome>> {
     let trees = Trees::new(repo);
-    let mut against_parents: Vec<Vec<Vec<Change>>> = Vec::with_capacity(commits.len());
-    for k in (0..commits.len()).rev() {
-        let (tree, parent_trees) = commits.trees(k);
-        // A root commit is compared with the empty tree.
-        let lists = if parent_trees.is_empty() {
-            vec![ctx.protected.changes(&trees, tree, None)?]
-        } else {
-            parent_trees
-                .iter()
-                .map(|&p| ctx.protected.changes(&trees, tree, Some(p)))
-                .collect::<Result<_, _>>()?
-        };
-        against_parents.push(if lists.iter().all(Vec::is_empty) {
-            Vec::new()
-        } else {
-            lists
-        });
-    }
-    against_parents.reverse();
+    let against_parents = changes_against_parents(&trees, commits, ctx.protected)?;
     let (mut lineage, own) = Lineage::resolve(repo, commits, against_parents)?;
     let mut judged = own
         .into_iter()
@@ -419,6 +401,36 @@ fn judge_uncached(
         .collect::<anyhow::Result<Vec<CommitOutcome>>>()?;
     judged.reverse();
     Ok(judged)
+}
+
+/// Each commit's protected changes against each of its parents, in order (one list, against
+/// the empty tree, for a root), or no list at all when it changes nothing: what
+/// `Lineage::resolve` takes. Compared newest first (see `judge_commits`).
+fn changes_against_parents(
+    trees: &Trees,
+    commits: &Commits,
+    protected: &ProtectedSet,
+) -> Result<Vec<Vec<Vec<Change>>>, git2::Error> {
+    let mut against_parents: Vec<Vec<Vec<Change>>> = Vec::with_capacity(commits.len());
+    for k in (0..commits.len()).rev() {
+        let (tree, parent_trees) = commits.trees(k);
+        // A root commit is compared with the empty tree.
+        let lists = if parent_trees.is_empty() {
+            vec![protected.changes(trees, tree, None)?]
+        } else {
+            parent_trees
+                .iter()
+                .map(|&p| protected.changes(trees, tree, Some(p)))
+                .collect::<Result<_, _>>()?
+        };
+        against_parents.push(if lists.iter().all(Vec::is_empty) {
+            Vec::new()
+        } else {
+            lists
+        });
+    }
+    against_parents.reverse();
+    Ok(against_parents)
 }
 
 /// Judges commit `k` of `commits`, whose own protected changes are `changes` (a merge's: its
@@ -738,10 +750,13 @@ fn test_file_candidates(id: &str) -> Vec<String> {
         .collect()
 }
 
-/// A non-fast-forward update drops commits. Protected paths those commits changed, which
-/// differ between the old and the new tip while no new commit changes them, are undone by
-/// the rewind itself: no commit carries that change, so no trailer or signature can approve
-/// it. (A rebase that re-applies a protected change is judged through its new commits.)
+/// A non-fast-forward update drops commits. A protected path that differs between the old
+/// and the new tip, where the new tip's content (or absence) was made by no commit the update
+/// brings but comes from history the old tip already had, is undone by the rewind itself: no
+/// commit carries that change, so no trailer or signature can approve it. (A rebase that
+/// re-applies a protected change is judged through its new commits.) Who made the new tip's
+/// content is `Lineage`'s answer, not a merge base's: a merge of two old commits has two
+/// bases, and against the wrong one an old content taken back looks brought.
 pub fn rewind_findings(
     repo: &Repository,
     policy: &Policy,
@@ -756,20 +771,28 @@ pub fn rewind_findings(
     let trees = Trees::new(repo);
     let old_tree = repo.find_commit(old)?.tree_id();
     let new_tree = repo.find_commit(new)?.tree_id();
-    let base_tree = match repo.merge_base(old, new) {
-        Ok(b) => Some(repo.find_commit(b)?.tree_id()),
-        Err(_) => None,
+    let differing = protected.changes(&trees, new_tree, Some(old_tree))?;
+    if differing.is_empty() {
+        return Ok(Vec::new());
+    }
+    // The commits the update brings, and who made the new tip's protected contents.
+    let commits = range::commits(repo, new, &[old])?;
+    let made_by_update: Vec<String> = match commits.ids().iter().position(|&id| id == new) {
+        None => Vec::new(),
+        Some(tip) => {
+            let against_parents = changes_against_parents(&trees, &commits, &protected)?;
+            let (lineage, _) = Lineage::resolve(repo, &commits, against_parents)?;
+            differing
+                .iter()
+                .filter(|c| lineage.made_in_range(tip, &c.path))
+                .map(|c| c.path.clone())
+                .collect()
+        }
     };
-    let brought: Vec<String> = protected
-        .changes(&trees, new_tree, base_tree)?
-        .into_iter()
-        .map(|c| c.path)
-        .collect();
     let old_short = git::short_id(repo, old);
-    Ok(protected
-        .changes(&trees, new_tree, Some(old_tree))?
+    Ok(differing
         .into_iter()
-        .filter(|c| !brought.contains(&c.path))
+        .filter(|c| !made_by_update.contains(&c.path))
         .map(|c| {
             Finding::new(
                 Code::ProtectedRewind,

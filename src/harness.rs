@@ -11,7 +11,8 @@
 //! - for INI files, anything pytest's reader (iniconfig) and Python's `configparser` split
 //!   into lines or sections differently from ours: control characters and Unicode line
 //!   separators (Python's `str.splitlines()` breaks lines at `\x1c`, `\x0c`, a lone `\r`, ...),
-//!   and indented lines that start with `[` (a header to one reader, a value to another).
+//!   and indented lines that start with `[`, or lines that start with `[` and do not end with
+//!   `]` (a header to one reader, a value to another).
 //!   Section names are matched loosely (case-insensitive, and also as iniconfig reads a header
 //!   with a comment after it), and lines before the first header always count.
 
@@ -201,6 +202,12 @@ impl Scope {
                     n + 1
                 ));
             }
+            if line.starts_with('[') && !iniconfig_header(line) {
+                return Err(format!(
+                    "line {}: a line starting with `[` that does not end with `]` is a section header to configparser and a value line to pytest's reader",
+                    n + 1
+                ));
+            }
         }
         let mut defaults = configparser::ini::IniDefault::default();
         defaults.default_section = BEFORE_ANY_HEADER.to_string();
@@ -237,6 +244,19 @@ impl Scope {
             Selector::Table { .. } => false,
         })
     }
+}
+
+/// Whether pytest's INI reader (iniconfig) takes a line starting with `[` as a section
+/// header: only when it ends with `]` once everything from the first `#` or `;` is cut off.
+/// Otherwise it continues the value before it, while configparser (Python's, coverage's and
+/// guard's) takes `[x]y` as the header `[x]`: the lines after it would be in [tool:pytest] to
+/// pytest and in [x] to guard.
+fn iniconfig_header(line: &str) -> bool {
+    let mut head = line.trim_end();
+    for c in ['#', ';'] {
+        head = head.split(c).next().unwrap_or("").trim_end();
+    }
+    head.ends_with(']')
 }
 
 /// The selected sections of one version of a file, by name.
@@ -441,6 +461,10 @@ mod tests {
             "name = x\u{85}[tool:pytest]",
             "name = x\x1f",
             "name =\n  [tool:pytest]",
+            // A value line to pytest (no `]` at its end), a header to configparser.
+            "name = x\n[x]y",
+            "name = x\n[x] y",
+            "name = x\n[tool:pytest;]",
         ] {
             let new = SETUP_CFG.replace("name = x", odd);
             assert!(

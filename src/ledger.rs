@@ -623,7 +623,9 @@ fn parse_harness(
 
 /// The files that decide how tests run and what they report, wherever they are: pytest's
 /// own files (`pytest.ini`, and pytest 9's `pytest.toml`, hidden or not), `conftest.py`
-/// plugins, tox and coverage settings, and cargo-nextest's profile.
+/// plugins, tox and nox sessions, coverage settings, cargo-nextest's profile, Cargo's config
+/// (a target `runner` wraps every test binary, `[env]` sets the tests' environment), and the
+/// submodules a checkout brings in (a submodule's `conftest.py` is collected like any other).
 const DEFAULT_HARNESS_PATHS: &[&str] = &[
     "**/conftest.py",
     "**/pytest.ini",
@@ -631,13 +633,18 @@ const DEFAULT_HARNESS_PATHS: &[&str] = &[
     "**/pytest.toml",
     "**/.pytest.toml",
     "**/tox.ini",
+    "**/noxfile.py",
     "**/.coveragerc",
     "**/.config/nextest.toml",
+    "**/.cargo/config.toml",
+    "**/.cargo/config",
+    ".gitmodules",
 ];
 
 /// Shared files whose harness sections only count: pytest and coverage options, tox's
-/// table, pytest plugins registered by entry point, and `[DEFAULT]`, whose values Python's
-/// `configparser` (coverage, setuptools) reads into every section.
+/// table, pytest plugins registered by entry point (PEP 621's table, and Poetry's), and
+/// `[DEFAULT]`, whose values Python's `configparser` (coverage, setuptools) reads into every
+/// section.
 const DEFAULT_HARNESS_SECTIONS: &[(&str, &[&str])] = &[
     (
         "**/pyproject.toml",
@@ -646,6 +653,7 @@ const DEFAULT_HARNESS_SECTIONS: &[(&str, &[&str])] = &[
             "tool.coverage",
             "tool.tox",
             "project.entry-points.pytest11",
+            "tool.poetry.plugins.pytest11",
         ],
     ),
     (

@@ -84,9 +84,10 @@ pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
         policy.trailers.fixtures,
     );
     outln!(
-        "\nFrom then on the test harness (conftest.py, pytest.ini, tox.ini, .coveragerc, the pytest and\n\
-         coverage sections of pyproject.toml and setup.cfg, .config/nextest.toml; see [harness]) is\n\
-         protected too: a human changes it in a commit with the trailer `{}`.",
+        "\nFrom then on the test harness (conftest.py, pytest.ini, tox.ini, noxfile.py, .coveragerc, the\n\
+         pytest and coverage sections of pyproject.toml and setup.cfg, .config/nextest.toml,\n\
+         .cargo/config.toml, .gitmodules; see [harness]) and the CI config ([protect]) are\n\
+         protected too: a human changes the harness in a commit with the trailer `{}`.",
         policy.trailers.harness,
     );
     Ok(exit::MERGE)

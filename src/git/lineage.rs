@@ -161,6 +161,16 @@ impl<'r> Lineage<'r> {
         Ok(current)
     }
 
+    /// Whether a judged commit of the range made what commit `k` holds at `path` (content, or
+    /// its absence); false when it comes unchanged from history outside the range.
+    pub fn made_in_range(&self, k: usize, path: &str) -> bool {
+        let Some(&id) = self.path_ids.get(path) else {
+            return false;
+        };
+        explicit(&self.states[k], id)
+            .is_some_and(|s| s.origins.iter().any(|o| matches!(o, Origin::Judged(_))))
+    }
+
     /// What a parent knows: a commit of the range's state, or an outside commit's own content.
     fn parent_state(&mut self, parent: Parent) -> State {
         match parent {

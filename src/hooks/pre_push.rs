@@ -120,6 +120,7 @@ fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<V
         .map(|c| c.id());
     let mut out = Vec::new();
     for line in lines {
+        // A ref that cannot be judged leaves the others judged: a finding on any rejects.
         let (findings, unjudged) = judge_line(
             &repo,
             remote,
@@ -128,7 +129,7 @@ fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<V
             (remote_default, ledger.as_deref()),
             today,
         )
-        .with_context(|| line.remote_ref.clone())?;
+        .unwrap_or_else(|e| (Vec::new(), Some(format!("{e:#}"))));
         out.push((line.remote_ref.clone(), findings, unjudged));
     }
     Ok(out)

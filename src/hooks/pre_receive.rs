@@ -361,7 +361,17 @@ fn judge_push(
     };
     let mut out = Vec::new();
     for update in updates {
-        let verdict = judge_ref(&repo, &ctx, update).with_context(|| update.name.clone())?;
+        // A ref that cannot be judged (a tag of a tree, a missing object) leaves the others
+        // judged: a finding on any of them rejects with exit 1 and is shown.
+        let verdict = judge_ref(&repo, &ctx, update).unwrap_or_else(|e| RefVerdict {
+            name: update.name.clone(),
+            findings: Vec::new(),
+            commits: 0,
+            unjudged: Some(format!("{e:#}")),
+            signers: Vec::new(),
+            warnings: Vec::new(),
+            deleted: None,
+        });
         out.push(verdict);
     }
     Ok(out)

@@ -549,6 +549,173 @@ fn setup_cfg_tricks_that_hide_pytest_options_from_a_plain_ini_reader_are_caught(
     }
 }
 
+#[test]
+fn setup_cfg_header_with_text_after_it_hides_addopts_from_guard_not_from_pytest() {
+    // `[x]y` is a section header to configparser (Python's and guard's: the text after `]` is
+    // ignored) but a value line to pytest's reader, which takes a header only when the line
+    // ends with `]`: to pytest the lines after it stay in [tool:pytest].
+    let old = "[metadata]\nname = calc\n\n[tool:pytest]\npythonpath = .\ntestpaths =\n    tests\n";
+    let (p, base) = repo(&[("setup.cfg", old)]);
+    let before = pytest_view(p.root());
+    let new = format!("{old}[x]y\naddopts = {DESELECT}\n");
+    p.write("setup.cfg", &new);
+    let after = pytest_view(p.root());
+    assert!(
+        before.contains("testpaths") && !before.contains("addopts") && after.contains(DESELECT),
+        "pytest reads the option in [tool:pytest]: {before} -> {after}"
+    );
+    p.write(
+        "calc.py",
+        "def add(a, b):\n    return a + b + (1 if a > b != 0 else 0)\n",
+    );
+    p.commit_as(CURSOR, "Name the project\n");
+    // Real pytest runs the unit test and one property test, and not the one that fails.
+    let out = tempfile::tempdir().unwrap();
+    let junit = out.path().join("junit.xml");
+    assert_eq!(
+        pytest(p.root(), &junit, &[]),
+        0,
+        "the failing property is deselected"
+    );
+    let report = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        report.contains("test_zero_is_identity") && !report.contains("test_add_is_commutative"),
+        "{report}"
+    );
+
+    let run = check(&p, &base, &[]);
+    expect_agent_edit(&run, &["setup.cfg"]);
+}
+
+#[test]
+#[ignore = "hole: an ordinary test module's `pytest_plugins` loads a plugin (and any module the tests import can patch pytest) that rewrites every outcome; only conftest.py and config files are harness"]
+fn agent_test_module_that_loads_a_plugin_turning_every_test_green_is_rejected() {
+    let (p, base) = repo(&[("pytest.ini", "[pytest]\npythonpath = .\n")]);
+    let out = tempfile::tempdir().unwrap();
+    let junit = out.path().join("junit.xml");
+    let junit_arg = junit.to_str().unwrap();
+    p.write("calc.py", CALC_BROKEN);
+    // pytest registers the plugins a test module names when it collects the module, before
+    // any test runs: the plugin is the conftest above under an ordinary name.
+    p.write(
+        "tests/test_helpers.py",
+        "pytest_plugins = [\"helpers_plugin\"]\n",
+    );
+    p.write("tests/helpers_plugin.py", EVIL_CONFTEST);
+    p.commit_as(CURSOR, "Share test helpers\n");
+    assert_eq!(
+        pytest(p.root(), &junit, &[]),
+        0,
+        "the plugin turns pytest green"
+    );
+    let report = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        report.contains("test_add_is_commutative") && !report.contains("<failure"),
+        "{report}"
+    );
+    let run = check(&p, &base, &["--junit", junit_arg]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+}
+
+#[test]
+fn agent_edits_of_what_ci_runs_beside_the_workflows_are_rejected_under_the_starter_ledger() {
+    // Under `guard init`'s ledger. A workflow's test step often lives in a local action
+    // (`uses: ./.github/actions/test`), a nox session, or a Poetry plugin table: each decides
+    // which tests run, like the workflow, tox.ini and [project.entry-points.pytest11] do.
+    let pyproject = "[tool.poetry]\nname = \"calc\"\nversion = \"1.0\"\n";
+    let edits: [(&str, &str, &str); 3] = [
+        (
+            ".github/actions/test/action.yml",
+            "runs:\n  using: composite\n  steps:\n    - run: python -m pytest\n      shell: bash\n",
+            "runs:\n  using: composite\n  steps:\n    - run: python -m pytest --deselect=tests/properties/test_add_props.py::test_add_is_commutative\n      shell: bash\n",
+        ),
+        (
+            "noxfile.py",
+            "import nox\n\n\n@nox.session\ndef tests(session):\n    session.run(\"pytest\")\n",
+            "import nox\n\n\n@nox.session\ndef tests(session):\n    session.run(\"pytest\", \"-k\", \"not commutative\")\n",
+        ),
+        (
+            "pyproject.toml",
+            pyproject,
+            "[tool.poetry]\nname = \"calc\"\nversion = \"1.0\"\n\n[tool.poetry.plugins.pytest11]\nhelpers = \"calc\"\n",
+        ),
+    ];
+    for (path, old, new) in edits {
+        let p = Project::git();
+        p.write("calc.py", CALC)
+            .write("tests/properties/test_add_props.py", PROPERTY_TEST)
+            .write("tests/properties/seeds/pairs.txt", "1 2\n")
+            .write(path, old);
+        let init = p.guard(&["init"]);
+        assert_eq!(init.code, 0, "{}", init.stderr);
+        p.commit_as(
+            HUMAN,
+            "Add the merge ledger\n\nLedger-Change: human\nFreeze-Lease: human\nFixture-Lock: human\nTest-Harness: human\n",
+        );
+        let base = p.rev("HEAD");
+        p.write(path, new);
+        p.commit_as(CURSOR, "Speed up CI\n");
+        let run = check(&p, &base, &[]);
+        assert_eq!(run.code, 1, "{path}: {}", run.stdout);
+        expect_agent_edit(&run, &[path]);
+        // The same edit by a human who means it carries the trailer.
+        p.git_cmd(&["reset", "-q", "--soft", "HEAD~"]);
+        p.commit_as(
+            HUMAN,
+            "Speed up CI\n\nLedger-Change: human\nTest-Harness: human\n",
+        );
+        expect(&check(&p, &base, &[]), 0, &[]);
+    }
+}
+
+#[test]
+fn agent_submodule_that_brings_a_conftest_into_the_test_run_is_rejected() {
+    // The agent's own repository holds a conftest whose hook, once collected, registers a
+    // plugin that turns every outcome in the run into a pass.
+    let plugin = Project::git();
+    plugin.write(
+        "conftest.py",
+        "import pytest\n\n\nclass Green:\n    @pytest.hookimpl(hookwrapper=True)\n    def pytest_runtest_makereport(self, item, call):\n        outcome = yield\n        report = outcome.get_result()\n        report.outcome = \"passed\"\n        report.longrepr = None\n\n\ndef pytest_collection_modifyitems(config, items):\n    config.pluginmanager.register(Green())\n",
+    );
+    plugin.commit_as(CURSOR, "Test helpers\n");
+    let (p, base) = repo(&[("pytest.ini", "[pytest]\npythonpath = .\n")]);
+    p.write("calc.py", CALC_BROKEN);
+    let file_allowed = "protocol.file.allow=always";
+    let url = plugin.root().to_str().unwrap();
+    p.git_as(
+        CURSOR,
+        &[
+            "-c",
+            file_allowed,
+            "submodule",
+            "add",
+            "-q",
+            url,
+            "tests/helpers",
+        ],
+    );
+    p.commit_as(CURSOR, "Vendor the test helpers\n");
+
+    // CI checks out with submodules, and pytest collects the submodule's conftest.
+    let ci = Project::clone_of(&p, false);
+    ci.git_cmd(&["-c", file_allowed, "submodule", "update", "-q", "--init"]);
+    let out = tempfile::tempdir().unwrap();
+    let junit = out.path().join("junit.xml");
+    assert_eq!(
+        pytest(ci.root(), &junit, &[]),
+        0,
+        "the plugin turns pytest green"
+    );
+    let report = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        report.contains("test_add_is_commutative") && !report.contains("<failure"),
+        "{report}"
+    );
+
+    let run = check(&p, &base, &["--junit", junit.to_str().unwrap()]);
+    expect_agent_edit(&run, &[".gitmodules"]);
+}
+
 // ---------------------------------------------------------------------------------------
 // Who may change the harness.
 
@@ -646,6 +813,27 @@ fn agent_nextest_config_is_rejected() {
     );
     p.commit_as(CURSOR, "Skip slow tests\n");
     expect_agent_edit(&check(&p, &base, &[]), &["rust/.config/nextest.toml"]);
+}
+
+#[test]
+fn agent_cargo_config_that_runs_tests_through_a_wrapper_or_sets_their_env_is_rejected() {
+    // Cargo reads `.cargo/config.toml` from the directory it runs in and every parent: a
+    // target `runner` wraps every test binary nextest runs (one that swallows the exit code
+    // turns every failure into a pass in nextest's JUnit report), and `[env]` sets the tests'
+    // environment (`PROPTEST_CASES = "1"` runs each property once).
+    for (path, text) in [
+        (
+            ".cargo/config.toml",
+            "[target.x86_64-unknown-linux-gnu]\nrunner = \"tools/run.sh\"\n",
+        ),
+        ("rust/.cargo/config.toml", "[env]\nPROPTEST_CASES = \"1\"\n"),
+        (".cargo/config", "[env]\nPROPTEST_CASES = \"1\"\n"),
+    ] {
+        let (p, base) = repo(&[]);
+        p.write(path, text);
+        p.commit_as(CURSOR, "Speed up the tests\n");
+        expect_agent_edit(&check(&p, &base, &[]), &[path]);
+    }
 }
 
 #[test]

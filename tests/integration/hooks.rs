@@ -1440,6 +1440,42 @@ fn a_finding_rejects_with_exit_one_beside_artifacts_that_cannot_be_read() {
     assert_eq!(code, 1, "{stderr}");
 }
 
+#[test]
+fn a_finding_rejects_with_exit_one_beside_a_ref_that_cannot_be_judged() {
+    let s = Server::new("");
+    let agent = s.agent_edits_freeze("Park a test");
+    s.push(&["origin", "HEAD:refs/scratch/agent"])
+        .assert_accepted();
+    // A tag of a tree is no commit guard can judge; it comes first in the push.
+    let tree = s.git(&["rev-parse", "HEAD^{tree}"]);
+    let stdin = format!(
+        "{ZERO_ID} {tree} refs/tags/tree\n{} {agent} refs/heads/main\n",
+        s.base
+    );
+    let (code, stderr) = s.run_pre_receive(stdin.as_bytes(), |_| {});
+    assert_eq!(code, 1, "the finding decides: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("error: refs/heads/main: [agent_edit_protected]")),
+        "{stderr}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("error: refs/tags/tree: cannot judge: ")
+                && l.contains("not a commit")),
+        "{stderr}"
+    );
+    // Alone, the tag cannot be judged: exit 2.
+    let (code, stderr) = s.run_pre_receive(
+        format!("{ZERO_ID} {tree} refs/tags/tree\n").as_bytes(),
+        |_| {},
+    );
+    assert_eq!(code, 2, "{stderr}");
+}
+
 const FAILURE: &str = "<failure message=\"assert 1 == 2\">AssertionError</failure>";
 
 fn junit(cases: &[(&str, &str)]) -> String {
@@ -2689,4 +2725,61 @@ fn hook_input_over_64_mib_is_refused_whole() {
         ),
         "{stderr}"
     );
+}
+
+// Rewinds that a merge base misjudges.
+
+/// A human's commit of everything in the working clone, dated `date`.
+fn commit_dated(s: &Server, message: &str, date: &str) -> String {
+    s.git(&["add", "-A"]);
+    let out = s
+        .git_cmd(&s.work)
+        .args(["commit", "-q", "-m", message])
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    s.git(&["rev-parse", "HEAD"])
+}
+
+#[test]
+fn agent_force_push_of_a_merge_of_two_old_commits_that_undoes_a_lease_removal_is_rejected() {
+    // main: a side branch from the first commit, a lease (H1), the side branch merged, the
+    // lease removed (T). The agent force-pushes main to a new merge of H1 and the side
+    // branch: it drops T, and H1 and the side branch are both merge bases of T and it.
+    // Judged against the side branch's tree, the lease looks brought by the merge; it is T's
+    // removal undone. The side branch's date decides which base libgit2 returns.
+    for side_date in ["2025-06-01T00:00:00Z", "2026-06-01T00:00:00Z"] {
+        for h1_first in [true, false] {
+            let s = Server::new("");
+            s.git(&["checkout", "-q", "-b", "side"]);
+            s.write("docs/side.md", "Side work.\n");
+            let side = commit_dated(&s, "Side work", side_date);
+            s.git(&["checkout", "-q", "main"]);
+            append_in(&s.work, "qa/freeze.toml", LEASE_BLOCK);
+            let h1 = s.commit("Freeze the unicode test\n\nFreeze-Lease: human\n");
+            s.git(&["merge", "-q", "--no-ff", "-m", "Merge side", "side"]);
+            s.write("qa/freeze.toml", FREEZE);
+            let t = s.commit("Unfreeze the unicode test\n\nFreeze-Lease: human\n");
+            s.push(&["origin", "main"]).assert_accepted();
+
+            let tree = tree_with(&s, &h1, &[("docs/side.md", &side)]);
+            let parents: [&str; 2] = if h1_first { [&h1, &side] } else { [&side, &h1] };
+            let merge =
+                agent_commit_tree(&s, &tree, &parents, "Merge side", "2026-01-01T00:00:00Z");
+            let pushed = s.push(&["--force", "origin", &format!("{merge}:refs/heads/main")]);
+            pushed.assert_rejected_with("remote: error: refs/heads/main: [protected_rewind]");
+            assert!(
+                pushed.stderr.contains("qa/freeze.toml"),
+                "{side_date} {h1_first}: {}",
+                pushed.stderr
+            );
+            assert_eq!(s.server_ref("refs/heads/main"), Some(t));
+        }
+    }
 }
