@@ -4,6 +4,7 @@
 mod bad_input;
 mod check;
 mod commands;
+mod evidence;
 mod hooks;
 mod real_runners;
 mod scenario;
