@@ -329,6 +329,7 @@ fn judge(
         findings,
         stats,
         unjudged,
+        runner: None,
         history: Some(History {
             range: spec.to_string(),
             base: base.map(|b| b.to_string()),

@@ -1,6 +1,7 @@
 //! The command line, as typed arguments (clap). Resolving them into settings is the
 //! commands' job.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -15,7 +16,8 @@ use crate::report::Format;
     long_about = "guard scores test evidence (JUnit, coverage, collected ids) against a human-owned \
 merge ledger: properties hold, fixtures match their hashes, no frozen flaky test passes, \
 leases are valid and in budget, proven coverage meets the floor. Any failure rejects.\n\n\
-Exit codes: 0 MERGE, 1 REJECT, 2 the input could not be judged."
+Exit codes: 0 MERGE, 1 REJECT, 2 the input could not be judged (`guard run` too: its exit \
+code is guard's decision, never the test command's)."
 )]
 pub struct Cli {
     /// Run as if guard was started in DIR (like `git -C`).
@@ -32,6 +34,9 @@ pub enum Command {
     Check(CheckArgs),
     /// Score test artifacts against the ledger in the working tree.
     Score(ScoreArgs),
+    /// Run the test command, then score the reports it was told to write against its exit
+    /// status and the ledger.
+    Run(RunArgs),
     /// Print runner arguments that leave active frozen tests out of a run.
     Deselect(DeselectArgs),
     /// Rebuild the fixture lockfile from the fixture paths (a human's command).
@@ -97,6 +102,25 @@ pub struct ArtifactArgs {
     /// The proven-coverage floor in percent [default: the ledger's coverage.min_proven].
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
     pub min_proven: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+
+    /// The reports the command writes (`--junit` as `guard score` takes them).
+    #[command(flatten)]
+    pub artifacts: ArtifactArgs,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// The test command and its arguments, after `--`: `guard run --junit junit.xml --
+    /// python3 -m pytest --junitxml=junit.xml`. Its output goes to standard error.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]

@@ -39,7 +39,7 @@ codes! {
     FrozenTestPassed => "frozen_test_passed", "a frozen (leased) test passed: a blocker, not a win";
     FrozenTestMissing => "frozen_test_missing", "a frozen test id matches no test in the reports";
     LeaseNotCollected => "lease_not_collected", "a lease names a test that was not collected";
-    TestFailures => "test_failures", "an ordinary test (neither frozen nor a property) failed";
+    TestFailures => "test_failures", "an ordinary test (neither frozen nor a property) failed, or a suite reports an error";
     JunitMissing => "junit_missing", "no JUnit report was given, so nothing proves the tests ran";
     AgentEditProtected => "agent_edit_protected", "an agent commit changes a protected path";
     ForgedHumanTrailer => "forged_human_trailer", "an agent commit carries a human trailer";
@@ -63,6 +63,8 @@ codes! {
     FreezeFileInvalid => "freeze_file_invalid", "the tip's freeze file does not parse, while the base's does";
     FixtureNotRegular => "fixture_not_regular", "a fixture in the tip is a symlink, a submodule or a directory: git holds no bytes of it to verify";
     MalformedTree => "malformed_tree", "a pushed tree on the way to a protected path is one git's fsck calls malformed (duplicate or unsorted entries, `.`, `..`, `.git` or a variant, a bad mode)";
+    TestMissingFromReport => "test_missing_from_report", "a collected test has no record in the JUnit reports";
+    ReportMismatch => "report_mismatch", "the test runner exited non-zero while its reports show no failure";
 }
 
 impl Serialize for Code {

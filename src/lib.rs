@@ -5,6 +5,7 @@ pub mod agents;
 pub mod check;
 pub mod cli;
 pub mod commands;
+pub mod distinct_tests;
 pub mod error;
 pub mod evidence;
 pub mod exit;

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::check::History;
 use crate::error::ErrorReport;
 use crate::findings::{Code, Decision, Finding, reasons};
-use crate::score::Stats;
+use crate::score::{RunnerExit, Stats};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -28,6 +28,8 @@ pub struct Report {
     pub unjudged: Option<ErrorReport>,
     /// The judged commits, for `check` and the hooks.
     pub history: Option<History>,
+    /// How the test command ended, for `run`.
+    pub runner: Option<RunnerExit>,
 }
 
 #[derive(Serialize)]
@@ -47,15 +49,23 @@ struct JsonReport<'a> {
     tests_scored: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a ErrorReport>,
+    /// The test command `run` ran and how it ended: `run` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runner: Option<&'a RunnerExit>,
     #[serde(flatten)]
     stats: &'a Stats,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     history: Option<&'a History>,
 }
 
-/// The JSON object of a `score` or `check` run that stopped at `error` before judging
-/// anything: no decision, no findings, and only the figures in `stats` that are known.
-pub fn render_failure_json(stats: &Stats, error: &ErrorReport) -> String {
+/// The JSON object of a `score`, `check` or `run` that stopped at `error` before judging
+/// anything: no decision, no findings, and only the figures in `stats` that are known (and,
+/// for `run`, how the runner ended, once it did).
+pub fn render_failure_json(
+    stats: &Stats,
+    error: &ErrorReport,
+    runner: Option<&RunnerExit>,
+) -> String {
     pretty(&JsonReport {
         decision: None,
         score: None,
@@ -64,6 +74,7 @@ pub fn render_failure_json(stats: &Stats, error: &ErrorReport) -> String {
         policy: None,
         tests_scored: None,
         error: Some(error),
+        runner,
         stats,
         history: None,
     })
@@ -107,6 +118,7 @@ impl Report {
             policy: self.history.as_ref().map(|_| self.policy.as_str()),
             tests_scored: self.history.as_ref().map(|_| self.stats.tests_scored()),
             error: self.unjudged.as_ref(),
+            runner: self.runner.as_ref(),
             stats: &self.stats,
             history: self.history.as_ref(),
         })
@@ -175,6 +187,14 @@ impl Report {
         }
         let s = &self.stats;
         let _ = writeln!(out, "policy: {}", self.policy);
+        if let Some(runner) = &self.runner {
+            let _ = writeln!(
+                out,
+                "runner: `{}` {}",
+                runner.command_line(),
+                runner.describe()
+            );
+        }
         match &s.junit {
             // `check` scores tests only when given reports: say so when it was not.
             Some(j) if j.files == 0 && self.history.is_some() => {
@@ -183,8 +203,8 @@ impl Report {
             Some(j) => {
                 let _ = writeln!(
                     out,
-                    "junit: {} files, {} cases ({} passed, {} failed, {} errors, {} skipped)",
-                    j.files, j.cases, j.passed, j.failed, j.errors, j.skipped
+                    "junit: {} files, {} cases, {} tests ({} passed, {} failed, {} errors, {} skipped)",
+                    j.files, j.cases, j.tests, j.passed, j.failed, j.errors, j.skipped
                 );
             }
             None => {

@@ -8,17 +8,21 @@ use std::path::{Path, PathBuf};
 use jiff::civil::Date;
 use serde::Serialize;
 
-use crate::error::InputError;
+use crate::distinct_tests::DistinctTests;
+use crate::error::{InputError, Location};
 use crate::evidence::collected::read_collected;
 use crate::evidence::coverage::{Coverage, read_coverage};
-use crate::evidence::junit::{JunitCounts, Outcome, TestCase, read_junit};
+use crate::evidence::junit::{JunitCounts, Outcome, SuiteFailure, TestCase, read_junit};
 use crate::findings::{Code, Finding};
 use crate::fixtures::lockfile::{LockFormat, Lockfile};
 use crate::freeze::{FreezeFile, Lease};
 use crate::ledger::{Policy, PropertiesPolicy};
 use crate::rules;
 use crate::source::Source;
-use crate::testid::{PathMatcher, Place, collected_keys, id_key, possible_names, record_keys};
+use crate::testid::{
+    PathMatcher, Place, collected_keys, for_each_record_key, id_key, id_key_into, possible_names,
+    record_keys,
+};
 
 /// Artifacts to score, as given on the command line.
 #[derive(Debug, Clone, Default)]
@@ -31,6 +35,40 @@ pub struct Artifacts {
     /// Whether missing evidence (no JUnit, a required coverage report absent) rejects.
     /// `score` always expects evidence; `check` only when some artifact was given.
     pub expect_evidence: bool,
+    /// How the test runner that wrote the reports ended, when guard ran it (`guard run`).
+    pub runner: Option<RunnerExit>,
+}
+
+/// How the test command `guard run` ran ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunnerExit {
+    /// The program and its arguments, as given.
+    pub command: Vec<String>,
+    /// Its exit status; `None` when a signal ended it.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it (Unix).
+    pub signal: Option<i32>,
+}
+
+impl RunnerExit {
+    pub fn succeeded(&self) -> bool {
+        self.exit_code == Some(0)
+    }
+
+    /// The command as a shell would take it, for messages.
+    pub fn command_line(&self) -> String {
+        shlex::try_join(self.command.iter().map(String::as_str))
+            .unwrap_or_else(|_| format!("{:?}", self.command))
+    }
+
+    /// `exited with status 3`, `was killed by signal 9`.
+    pub fn describe(&self) -> String {
+        match (self.exit_code, self.signal) {
+            (Some(code), _) => format!("exited with status {code}"),
+            (None, Some(signal)) => format!("was killed by signal {signal}"),
+            (None, None) => "ended without an exit status".to_string(),
+        }
+    }
 }
 
 impl Artifacts {
@@ -53,7 +91,22 @@ pub struct Stats {
     /// `None` when no JUnit report was scored: property outcomes were not judged.
     pub property_failures: Option<usize>,
     pub agent_added_leases: Option<usize>,
-    pub junit: Option<JunitCounts>,
+    pub junit: Option<JunitStats>,
+}
+
+/// The `junit` figures: what the reports hold as written, and the tests they are of.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct JunitStats {
+    pub files: u64,
+    /// `<testcase>` elements as written, every repeated record and rerun attempt included.
+    pub cases: u64,
+    /// Distinct test ids (classname and name) once duplicate records merge; `passed`,
+    /// `failed`, `errors` and `skipped` count these, each under its worst record's outcome.
+    pub tests: u64,
+    pub passed: u64,
+    pub failed: u64,
+    pub errors: u64,
+    pub skipped: u64,
 }
 
 impl Stats {
@@ -160,7 +213,7 @@ pub fn score_tree(
             .collect()
     });
 
-    let mut acc = Accumulator::new(&active, &policy.properties);
+    let mut acc = Accumulator::new(&active, &policy.properties, collected.as_deref());
     if artifacts.junit.is_empty() && artifacts.expect_evidence {
         findings.push(
             Finding::new(
@@ -173,8 +226,14 @@ pub fn score_tree(
         );
     }
     for path in &artifacts.junit {
-        let counts = read_junit(path, &mut |case| acc.add(case))?;
-        acc.add_counts(counts);
+        let read = read_junit(path, &mut |case| acc.add(case))?;
+        acc.add_counts(read.counts);
+        let shown = path.display().to_string();
+        acc.suite_failures.extend(
+            read.suite_failures
+                .into_iter()
+                .map(|failure| (located(&shown, failure.location), failure)),
+        );
     }
     let have_reports = !artifacts.junit.is_empty();
 
@@ -222,6 +281,31 @@ pub fn score_tree(
             &acc.failures,
             policy.tests.failures_reject,
         ));
+        findings.extend(rules::test_failures::judge_suites(
+            &acc.suite_failures,
+            policy.tests.failures_reject,
+        ));
+        if let (Some(ids), Some(index)) = (&collected, &acc.collected) {
+            // A frozen test missing from the reports is the freeze rule's to judge.
+            let lease_keys: HashSet<String> = active.iter().map(|l| id_key(&l.nodeid)).collect();
+            let missing: Vec<&str> = ids
+                .iter()
+                .zip(&index.found)
+                .filter(|(id, found)| {
+                    !**found && !collected_keys(id).iter().any(|k| lease_keys.contains(k))
+                })
+                .map(|(id, _)| id.as_str())
+                .collect();
+            findings.extend(rules::cross_checks::judge_collected(&missing));
+        }
+        if let Some(runner) = &artifacts.runner {
+            let reports_show_failure =
+                acc.counts.failed + acc.counts.errors > 0 || !acc.suite_failures.is_empty();
+            findings.extend(rules::cross_checks::judge_runner(
+                runner,
+                reports_show_failure,
+            ));
+        }
     }
     findings.extend(judge_property_files(source, policy, &prop_files)?);
 
@@ -282,7 +366,7 @@ pub fn score_tree(
             fixture_digest_delta: fixture_delta,
             property_failures,
             agent_added_leases: Some(0),
-            junit: Some(acc.counts),
+            junit: Some(acc.junit_stats()),
         },
     })
 }
@@ -554,9 +638,84 @@ pub fn judge_property_files(
     Ok(findings)
 }
 
+/// `path:line:column` (or `path:line`, `path` at a byte) for a finding's `path`.
+fn located(path: &str, location: Location) -> String {
+    match location {
+        Location::LineColumn(line, column) => format!("{path}:{line}:{column}"),
+        Location::Line(line) => format!("{path}:{line}"),
+        Location::Byte(byte) => format!("{path} (byte {byte})"),
+    }
+}
+
+/// Which collected ids have a record. Runners mostly write records in the order they
+/// collected the tests (pytest does), so each record is first compared with the id after the
+/// last one met; only a record out of that order looks the ids up by key, in an index built
+/// the first time one is needed.
+struct CollectedIndex<'a> {
+    ids: &'a [String],
+    /// Per collected id: whether a record of it was seen.
+    found: Vec<bool>,
+    /// The id after the last one a record met.
+    next: usize,
+    by_key: Option<foldhash::HashMap<String, Vec<usize>>>,
+    /// Reused for a record's keys and for the key of `ids[next]`.
+    record_key: String,
+    expected: String,
+}
+
+impl<'a> CollectedIndex<'a> {
+    fn new(ids: &'a [String]) -> CollectedIndex<'a> {
+        CollectedIndex {
+            ids,
+            found: vec![false; ids.len()],
+            next: 0,
+            by_key: None,
+            record_key: String::new(),
+            expected: String::new(),
+        }
+    }
+
+    fn see(&mut self, case: &TestCase) {
+        let CollectedIndex {
+            ids,
+            found,
+            next,
+            by_key,
+            record_key,
+            expected,
+        } = self;
+        if let Some(id) = ids.get(*next) {
+            id_key_into(id, expected);
+            let expected = expected.as_str();
+            if for_each_record_key(&case.classname, &case.name, record_key, |k| k == expected) {
+                found[*next] = true;
+                *next += 1;
+                return;
+            }
+        }
+        let by_key = by_key.get_or_insert_with(|| {
+            let mut by_key: foldhash::HashMap<String, Vec<usize>> = foldhash::HashMap::default();
+            for (i, id) in ids.iter().enumerate() {
+                for key in collected_keys(id) {
+                    by_key.entry(key).or_default().push(i);
+                }
+            }
+            by_key
+        });
+        for_each_record_key(&case.classname, &case.name, record_key, |key| {
+            for &i in by_key.get(key).into_iter().flatten() {
+                found[i] = true;
+                *next = i + 1;
+            }
+            false
+        });
+    }
+}
+
 /// Gathers what the rules need from the stream of testcase records, keeping only frozen,
-/// property and failing tests so a million-case report stays small in memory.
-struct Accumulator {
+/// property and failing tests (and a hash per record, to count distinct tests) so a
+/// million-case report stays small in memory.
+struct Accumulator<'a> {
     frozen_index: HashMap<String, Vec<usize>>,
     /// Record names that can meet a frozen key: a cheap exact pre-filter.
     frozen_names: foldhash::HashSet<String>,
@@ -567,10 +726,19 @@ struct Accumulator {
     property_sources: HashSet<(String, Option<String>)>,
     failures: BTreeMap<String, Outcome>,
     counts: JunitCounts,
+    distinct: DistinctTests,
+    /// With `--collected`: which collected tests have a record.
+    collected: Option<CollectedIndex<'a>>,
+    /// Failures written on suites, with where (`path:line:column`).
+    suite_failures: Vec<(String, SuiteFailure)>,
 }
 
-impl Accumulator {
-    fn new(active: &[&Lease], properties: &PropertiesPolicy) -> Self {
+impl<'a> Accumulator<'a> {
+    fn new(
+        active: &[&Lease],
+        properties: &PropertiesPolicy,
+        collected: Option<&'a [String]>,
+    ) -> Self {
         let mut frozen_index: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, lease) in active.iter().enumerate() {
             frozen_index
@@ -588,10 +756,17 @@ impl Accumulator {
             property_sources: HashSet::new(),
             failures: BTreeMap::new(),
             counts: JunitCounts::default(),
+            distinct: DistinctTests::new(),
+            collected: collected.map(CollectedIndex::new),
+            suite_failures: Vec::new(),
         }
     }
 
     fn add(&mut self, case: &TestCase) {
+        self.distinct.add(&case.classname, &case.name, case.outcome);
+        if let Some(collected) = &mut self.collected {
+            collected.see(case);
+        }
         if self.frozen_names.contains(case.name.as_str()) {
             let mut frozen = false;
             for key in record_keys(&case.classname, &case.name) {
@@ -636,6 +811,19 @@ impl Accumulator {
         self.counts.failed += c.failed;
         self.counts.errors += c.errors;
         self.counts.skipped += c.skipped;
+    }
+
+    fn junit_stats(&self) -> JunitStats {
+        let tests = self.distinct.counts();
+        JunitStats {
+            files: self.counts.files,
+            cases: self.counts.cases,
+            tests: tests.tests,
+            passed: tests.passed,
+            failed: tests.failed,
+            errors: tests.errors,
+            skipped: tests.skipped,
+        }
     }
 }
 
@@ -733,6 +921,38 @@ mod tests {
     }
 
     #[test]
+    fn collected_ids_are_met_in_order_and_out_of_it() {
+        let ids: Vec<String> = [
+            "tests/test_a.py::test_one",
+            "tests/test_a.py::TestB::test_two[x-1]",
+            "tests/test_a.py::test_three",
+            "tiny tests::it_works",
+            "tests::bare",
+            "tests/test_a.py::test_never_run",
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut index = CollectedIndex::new(&ids);
+        for (classname, name) in [
+            ("tests.test_a", "test_one"),
+            ("tests.test_a.TestB", "test_two[x-1]"),
+            // Out of order from here: looked up by key.
+            ("tiny", "tests::it_works"),
+            ("tests.test_a", "test_three"),
+            ("bin", "tests::bare"),
+            ("tests.test_a", "test_not_collected"),
+        ] {
+            index.see(&case(classname, name, Outcome::Passed));
+        }
+        assert_eq!(index.found, [true, true, true, true, true, false]);
+        // Only exact keys meet: a record of another test never counts for a collected one.
+        let mut index = CollectedIndex::new(&ids[5..]);
+        index.see(&case("tests.test_a", "test_never_run[1]", Outcome::Passed));
+        index.see(&case("tests.test_a.X", "test_never_run", Outcome::Passed));
+        assert_eq!(index.found, [false]);
+    }
+
+    #[test]
     fn accumulator_sorts_records_into_frozen_property_and_failures() {
         let lease = Lease {
             nodeid: "tests/test_retry.py::test_backoff".into(),
@@ -742,7 +962,7 @@ mod tests {
             line: 1,
         };
         let policy = Policy::embedded();
-        let mut acc = Accumulator::new(&[&lease], &policy.properties);
+        let mut acc = Accumulator::new(&[&lease], &policy.properties, None);
         acc.add(&case("tests.test_retry", "test_backoff", Outcome::Passed));
         acc.add(&case("tests.test_retry", "test_backoff", Outcome::Failed));
         acc.add(&case(

@@ -14,10 +14,19 @@
 
 /// The key a user-written id is looked up under.
 pub fn id_key(id: &str) -> String {
+    let mut key = String::new();
+    id_key_into(id, &mut key);
+    key
+}
+
+/// `id_key(id)`, written into `key` (cleared first), so a caller that reads many ids reuses
+/// one buffer.
+pub fn id_key_into(id: &str, key: &mut String) {
     let id = id.trim();
-    match pytest_dotted(id) {
-        Some(dotted) => dotted,
-        None => id.to_string(),
+    key.clear();
+    if !pytest_dotted_into(id, key) {
+        key.clear();
+        key.push_str(id);
     }
 }
 
@@ -25,16 +34,35 @@ pub fn id_key(id: &str) -> String {
 /// and the bare name when it is a Rust test path.
 pub fn record_keys(classname: &str, name: &str) -> Vec<String> {
     let mut keys = Vec::with_capacity(3);
-    if classname.is_empty() {
-        keys.push(name.to_string());
-        return keys;
-    }
-    keys.push(format!("{classname}::{name}"));
-    keys.push(format!("{classname} {name}"));
-    if split_params(name).0.contains("::") {
-        keys.push(name.to_string());
-    }
+    for_each_record_key(classname, name, &mut String::new(), |key| {
+        keys.push(key.to_string());
+        false
+    });
     keys
+}
+
+/// Calls `visit` with each of `record_keys(classname, name)`, built in `buf` (reused from
+/// record to record, so a report's records cost no allocation), until `visit` returns true.
+/// Returns whether it did.
+pub fn for_each_record_key(
+    classname: &str,
+    name: &str,
+    buf: &mut String,
+    mut visit: impl FnMut(&str) -> bool,
+) -> bool {
+    if classname.is_empty() {
+        return visit(name);
+    }
+    for separator in ["::", " "] {
+        buf.clear();
+        buf.push_str(classname);
+        buf.push_str(separator);
+        buf.push_str(name);
+        if visit(buf) {
+            return true;
+        }
+    }
+    split_params(name).0.contains("::") && visit(name)
 }
 
 /// The keys a collected id (a line of `pytest --collect-only -q` or `cargo nextest list`)
@@ -59,25 +87,34 @@ fn split_params(id: &str) -> (&str, &str) {
     }
 }
 
-/// `tests/test_x.py::TestC::test_y[p]` to `tests.test_x.TestC::test_y[p]`, or `None` when
-/// `id` is not a pytest node id.
-fn pytest_dotted(id: &str) -> Option<String> {
+/// Writes `tests/test_x.py::TestC::test_y[p]` as `tests.test_x.TestC::test_y[p]` into `out`;
+/// false (and `out` in any state) when `id` is not a pytest node id.
+fn pytest_dotted_into(id: &str, out: &mut String) -> bool {
     let (head, params) = split_params(id);
-    let mut parts = head.split("::");
-    let file = parts.next()?;
-    let module = file.strip_suffix(".py")?;
-    let rest: Vec<&str> = parts.collect();
-    let (function, classes) = rest.split_last()?;
+    let Some((file, rest)) = head.split_once("::") else {
+        return false;
+    };
+    let Some(module) = file.strip_suffix(".py") else {
+        return false;
+    };
+    let (classes, function) = match rest.rsplit_once("::") {
+        Some((classes, function)) => (Some(classes), function),
+        None => (None, rest),
+    };
     if module.is_empty() || function.is_empty() {
-        return None;
+        return false;
     }
-    let module = module.trim_start_matches("./").replace(['/', '\\'], ".");
-    let mut dotted = module;
-    for class in classes {
-        dotted.push('.');
-        dotted.push_str(class);
+    for c in module.trim_start_matches("./").chars() {
+        out.push(if c == '/' || c == '\\' { '.' } else { c });
     }
-    Some(format!("{dotted}::{function}{params}"))
+    for class in classes.into_iter().flat_map(|c| c.split("::")) {
+        out.push('.');
+        out.push_str(class);
+    }
+    out.push_str("::");
+    out.push_str(function);
+    out.push_str(params);
+    true
 }
 
 /// Whether a JUnit record belongs to a property path: a directory (`tests/properties/`) or one

@@ -24,6 +24,7 @@ mod deselect;
 mod init;
 mod lint;
 mod lock;
+mod run;
 mod score;
 
 /// Writes to standard output. A reader that closed the pipe early is not an error (the exit
@@ -48,6 +49,8 @@ pub struct Progress {
     pub policy: Option<String>,
     /// The proven-coverage floor, once `--min-proven` or the ledger gave it.
     pub floor: Option<f64>,
+    /// How the test command of `run` ended, once it did.
+    pub runner: Option<crate::score::RunnerExit>,
 }
 
 /// The JSON object a command prints with `--format json`.
@@ -72,12 +75,17 @@ pub fn run(cli: Cli) -> i32 {
             (a.format == Format::Json).then_some(JsonOutput::Report),
             a.artifacts.min_proven,
         ),
+        Command::Run(a) => (
+            (a.format == Format::Json).then_some(JsonOutput::Report),
+            a.artifacts.min_proven,
+        ),
         Command::Lint(a) => ((a.format == Format::Json).then_some(JsonOutput::Lint), None),
         _ => (None, None),
     };
     let mut progress = Progress {
         policy: None,
         floor,
+        runner: None,
     };
     match dispatch(cli, &mut progress) {
         Ok(code) => code,
@@ -88,6 +96,7 @@ pub fn run(cli: Cli) -> i32 {
                 Some(JsonOutput::Report) => emit(&render_failure_json(
                     &Stats::unknown(today_utc(), progress.floor),
                     &error,
+                    progress.runner.as_ref(),
                 )),
                 Some(JsonOutput::Lint) => emit(&lint::render_failure_json(&progress, &error)),
                 None => {}
@@ -111,6 +120,7 @@ fn dispatch(cli: Cli, progress: &mut Progress) -> anyhow::Result<i32> {
     match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Score(args) => score::run(&ws()?, &args, progress),
+        Command::Run(args) => run::run(&ws()?, &args, progress),
         Command::Deselect(args) => deselect::run(&ws()?, &args),
         Command::Lock(args) => lock::run(&ws()?, &args),
         Command::Lint(args) => lint::run(&ws()?, &args, progress),

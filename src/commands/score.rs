@@ -23,6 +23,7 @@ pub fn run(ws: &Workspace, args: &ScoreArgs, progress: &mut Progress) -> anyhow:
         stats: evaluation.stats,
         unjudged: None,
         history: None,
+        runner: None,
     };
     out!("{}", report.render(args.format));
     Ok(exit_code(&report))
@@ -36,6 +37,7 @@ pub fn artifacts(args: &ArtifactArgs, expect_evidence: bool) -> Artifacts {
         collected: args.collected.clone(),
         min_proven: args.min_proven,
         expect_evidence,
+        runner: None,
     }
 }
 

@@ -5,6 +5,11 @@
 //! Dialect notes that shape the code:
 //! - The root is `<testsuites>` or `<testsuite>`, suites may nest, and everything that is not a
 //!   suite, a testcase or an outcome element (`properties`, `system-out`, ...) is skipped.
+//! - Outcome elements are matched exactly, as every JUnit reader matches them. A spelling that
+//!   readers skip (`<Failure>`, `<x:failure>`) or an outcome element nested where readers do not
+//!   look (`<properties><failure/></properties>`) would turn a failure into a pass, so the report
+//!   is refused rather than read either way. A `<failure>` or `<error>` written on a suite
+//!   (a collection or setup error) is kept as a `SuiteFailure`.
 //! - Reruns are written two ways. Surefire and nextest put `<rerunFailure>`/`<flakyFailure>`
 //!   (and the `Error` forms) inside the one record of the test. pytest-rerunfailures (16.6.1
 //!   and later) instead repeats the whole `<testcase>` once per attempt, and the failed attempts
@@ -28,6 +33,7 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
 
 use crate::error::{InputError, Location};
+use crate::evidence::position::locate;
 
 /// The result of one `<testcase>` record, ordered so that merging duplicate records of one
 /// test keeps the worst: an error or failure wins over a flaky pass, a pass over a skip.
@@ -51,22 +57,47 @@ pub struct TestCase {
     pub outcome: Outcome,
 }
 
-/// Counts of testcase records in one or more reports (before duplicates are merged). The
-/// attempts of one test that a rerun plugin writes back to back count as one record.
+/// Counts of one or more reports, before duplicate records merge.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct JunitCounts {
     pub files: u64,
+    /// `<testcase>` elements as written, every attempt of a rerun included.
     pub cases: u64,
+    /// Records by outcome, the attempts of one test that a rerun plugin writes back to back
+    /// taken as one record (so these add up to `cases` less those repeated attempts).
     pub passed: u64,
     pub failed: u64,
     pub errors: u64,
     pub skipped: u64,
 }
 
+/// A `<failure>` or `<error>` written on a suite (`<testsuite>` or `<testsuites>`) rather
+/// than on a record: how some runners report a collection or setup error. It is no test's
+/// outcome, and a failure all the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuiteFailure {
+    /// The suite's `name`, empty when it has none.
+    pub suite: String,
+    /// `Failed` for `<failure>`, `Errored` for `<error>`.
+    pub outcome: Outcome,
+    /// The element's `message` attribute.
+    pub message: Option<String>,
+    /// Where the element opens.
+    pub location: Location,
+}
+
+/// What one report holds besides its records.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JunitFile {
+    /// This file's counts (`files` is 1).
+    pub counts: JunitCounts,
+    pub suite_failures: Vec<SuiteFailure>,
+}
+
 /// Reads the JUnit report at `path`, calling `sink` for each testcase record in document
-/// order. Returns the counts for this file (`files` is 1). The sink borrows each record: the
-/// reader reuses its buffers, so a million-record report costs no allocation per record.
-pub fn read_junit(path: &Path, sink: &mut dyn FnMut(&TestCase)) -> Result<JunitCounts, InputError> {
+/// order. The sink borrows each record: the reader reuses its buffers, so a million-record
+/// report costs no allocation per record.
+pub fn read_junit(path: &Path, sink: &mut dyn FnMut(&TestCase)) -> Result<JunitFile, InputError> {
     let file = File::open(path).map_err(|err| InputError::io(path, &err))?;
     // Bigger than the 8 KiB default: fewer read calls on reports of hundreds of megabytes.
     let mut input = BufReader::with_capacity(64 * 1024, file);
@@ -91,7 +122,22 @@ pub fn read_junit(path: &Path, sink: &mut dyn FnMut(&TestCase)) -> Result<JunitC
     reader.config_mut().check_end_names = false;
     let mut parser = Parser::new(sink);
     match parser.run(&mut reader) {
-        Ok(()) => Ok(parser.counts),
+        Ok(()) => {
+            let found = std::mem::take(&mut parser.suite_failures);
+            let offsets: Vec<u64> = found.iter().map(|(offset, _)| offset + bom).collect();
+            let suite_failures = found
+                .into_iter()
+                .zip(locate(path, &offsets))
+                .map(|((_, failure), location)| SuiteFailure {
+                    location,
+                    ..failure
+                })
+                .collect();
+            Ok(JunitFile {
+                counts: parser.counts,
+                suite_failures,
+            })
+        }
         Err(Failure::Io(err)) => Err(InputError::io(path, &err)),
         Err(Failure::Bad(bad)) => Err(bad.into_input_error(path, bom)),
     }
@@ -105,6 +151,10 @@ const HINT_MALFORMED: &str = "the report is not well-formed XML: regenerate it w
      runner rather than editing it by hand";
 const HINT_DTD: &str = "test runners never write a DTD; entity declarations are how \
      billion-laughs and XXE attacks work, so guard refuses them";
+const HINT_SPELLING: &str = "test runners write <testcase>, and <failure>, <error> and <skipped> \
+     inside it, exactly so: JUnit readers match these names case-sensitively, without a namespace \
+     prefix, and only there. A report that spells or places them otherwise was not written by the \
+     runner: run the tests again";
 
 /// JUnit nests suites a few levels at most; a deeper document is hostile or broken, and the
 /// limit bounds the memory the element stack can take.
@@ -181,74 +231,6 @@ fn skip_utf8_bom(input: &mut impl BufRead) -> io::Result<u64> {
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// The line and column (1-based, in bytes like `crate::error::line_column`) of each offset,
-/// reading `path` in blocks so that a 200 MB report is not loaded whole. Falls back to byte
-/// offsets if the file cannot be read again.
-fn locate(path: &Path, offsets: &[u64]) -> Vec<Location> {
-    let fallback = || offsets.iter().map(|&o| Location::Byte(o)).collect();
-    let Ok(mut file) = File::open(path) else {
-        return fallback();
-    };
-    let mut order: Vec<usize> = (0..offsets.len()).collect();
-    order.sort_by_key(|&i| offsets[i]);
-    let mut found = vec![None; offsets.len()];
-    let mut next = 0;
-    let mut lines = Lines {
-        line: 1,
-        line_start: 0,
-    };
-    let mut pos = 0u64;
-    let mut block = vec![0u8; 64 * 1024];
-    while next < order.len() {
-        let n = match file.read(&mut block) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => return fallback(),
-        };
-        let mut done = 0;
-        while next < order.len() && offsets[order[next]] < pos + n as u64 {
-            let offset = offsets[order[next]];
-            let upto = (offset - pos) as usize;
-            lines.advance(&block[done..upto], pos + done as u64);
-            done = upto;
-            found[order[next]] = Some(lines.at(offset));
-            next += 1;
-        }
-        lines.advance(&block[done..n], pos + done as u64);
-        pos += n as u64;
-    }
-    // Offsets at or past the end of the file point just after its last byte.
-    found
-        .into_iter()
-        .zip(offsets)
-        .map(|(loc, &offset)| loc.unwrap_or_else(|| lines.at(offset.min(pos))))
-        .collect()
-}
-
-/// The line count so far while reading a file front to back.
-struct Lines {
-    line: u64,
-    /// Offset of the first byte of the current line.
-    line_start: u64,
-}
-
-impl Lines {
-    /// Counts the newlines in `bytes`, which sit at file offset `base`.
-    fn advance(&mut self, bytes: &[u8], base: u64) {
-        for (i, &b) in bytes.iter().enumerate() {
-            if b == b'\n' {
-                self.line += 1;
-                self.line_start = base + i as u64 + 1;
-            }
-        }
-    }
-
-    fn at(&self, offset: u64) -> Location {
-        Location::LineColumn(self.line, offset - self.line_start + 1)
-    }
-}
-
 /// What an open element is to the reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -271,6 +253,29 @@ const FAILURE: u8 = 1;
 const ERROR: u8 = 2;
 const SKIPPED: u8 = 4;
 const RERUN: u8 = 8;
+
+/// The element names a JUnit reader acts on, as runners spell them.
+const JUNIT_NAMES: [&str; 10] = [
+    "failure",
+    "error",
+    "skipped",
+    "rerunFailure",
+    "rerunError",
+    "flakyFailure",
+    "flakyError",
+    "testcase",
+    "testsuite",
+    "testsuites",
+];
+
+/// The JUnit name `element` is a spelling of, ignoring case and a namespace prefix
+/// (`Failure`, `x:failure` and `failure` are all `failure`), if any.
+fn spelled_like(element: &str) -> Option<&'static str> {
+    let local = element.rsplit_once(':').map_or(element, |(_, local)| local);
+    JUNIT_NAMES
+        .into_iter()
+        .find(|known| known.eq_ignore_ascii_case(local))
+}
 
 fn outcome_mark(element: &str) -> u8 {
     match element {
@@ -334,6 +339,11 @@ struct Parser<'s> {
     suite_epoch: u64,
     /// A non-UTF-8 encoding named by the XML declaration, for the message when decoding fails.
     declared_encoding: Option<String>,
+    /// The `name` of each open suite that has content, innermost last.
+    suite_names: Vec<String>,
+    /// Suite-level failures read so far, each at its byte offset: lines and columns are
+    /// worked out once reading ends.
+    suite_failures: Vec<(u64, SuiteFailure)>,
 }
 
 impl<'s> Parser<'s> {
@@ -354,6 +364,8 @@ impl<'s> Parser<'s> {
             held_epoch: None,
             suite_epoch: 0,
             declared_encoding: None,
+            suite_names: Vec::new(),
+            suite_failures: Vec::new(),
         }
     }
 
@@ -458,7 +470,14 @@ impl<'s> Parser<'s> {
             }
         };
         let kind = match (parent, name) {
-            (Some(Kind::Other), _) => Kind::Other,
+            // Inside skipped content (captured output, properties, an outcome's text) nothing
+            // a reader acts on may hide.
+            (Some(Kind::Other), _) => {
+                if let Some(known) = spelled_like(name) {
+                    return Err(self.misplaced(name, known, start));
+                }
+                Kind::Other
+            }
             (Some(Kind::Case), "testcase") => {
                 // Skipping it would drop a record, and no runner writes this.
                 return Err(Bad::at(
@@ -468,13 +487,22 @@ impl<'s> Parser<'s> {
                 ));
             }
             (Some(Kind::Case), _) => {
-                if self.in_case {
-                    self.marks |= outcome_mark(name);
+                let mark = outcome_mark(name);
+                if mark != 0 {
+                    if self.in_case {
+                        self.marks |= mark;
+                    }
+                } else if let Some(known) = spelled_like(name) {
+                    return Err(self.misplaced(name, known, start));
                 }
                 Kind::Other
             }
             (_, "testsuites" | "testsuite") => {
                 self.suite_epoch += 1;
+                if !empty {
+                    self.suite_names
+                        .push(attribute(e, "name").unwrap_or_default());
+                }
                 Kind::Suite
             }
             (_, "testcase") => {
@@ -483,7 +511,26 @@ impl<'s> Parser<'s> {
                 self.marks = 0;
                 Kind::Case
             }
-            _ => Kind::Other,
+            (Some(Kind::Suite), "failure" | "error") => {
+                let failure = SuiteFailure {
+                    suite: self.suite_names.last().cloned().unwrap_or_default(),
+                    outcome: if name == "error" {
+                        Outcome::Errored
+                    } else {
+                        Outcome::Failed
+                    },
+                    message: attribute(e, "message"),
+                    location: Location::Byte(start),
+                };
+                self.suite_failures.push((start, failure));
+                Kind::Other
+            }
+            _ => {
+                if let Some(known) = spelled_like(name) {
+                    return Err(self.misplaced(name, known, start));
+                }
+                Kind::Other
+            }
         };
         if empty {
             self.close(kind);
@@ -522,8 +569,50 @@ impl<'s> Parser<'s> {
             ));
         }
         self.names.truncate(open.name_at);
+        if open.kind == Kind::Suite {
+            self.suite_names.pop();
+        }
         self.close(open.kind);
         Ok(())
+    }
+
+    /// The error for an element at `start` named `name`, a spelling of the JUnit name `known`
+    /// (or `known` itself) where no reader would act on it: a failure there reads as a pass.
+    fn misplaced(&self, name: &str, known: &str, start: u64) -> Failure {
+        let parent = self
+            .open
+            .last()
+            .map_or("", |open| &self.names[open.name_at..]);
+        let mut message = if name != known {
+            format!(
+                "<{name}> is not <{known}>: JUnit readers match element names exactly \
+                 (case and no namespace prefix), so they would skip it"
+            )
+        } else if matches!(known, "testcase" | "testsuite" | "testsuites") {
+            format!("<{name}> nested inside <{parent}>, where JUnit readers do not look for tests")
+        } else if self
+            .open
+            .last()
+            .is_some_and(|open| open.kind == Kind::Suite)
+        {
+            format!("<{name}> directly inside <{parent}> belongs to no test")
+        } else {
+            format!(
+                "<{name}> nested inside <{parent}>, where JUnit readers do not look for outcomes"
+            )
+        };
+        if self.in_case {
+            let case = &self.case;
+            if case.classname.is_empty() {
+                message.push_str(&format!(" (in the record of {})", case.name));
+            } else {
+                message.push_str(&format!(
+                    " (in the record of {}::{})",
+                    case.classname, case.name
+                ));
+            }
+        }
+        Bad::at(start, message, HINT_SPELLING)
     }
 
     fn close(&mut self, kind: Kind) {
@@ -532,6 +621,7 @@ impl<'s> Parser<'s> {
             Kind::Case => {
                 if self.in_case {
                     self.in_case = false;
+                    self.counts.cases += 1;
                     self.case.outcome = outcome_of(self.marks);
                     self.record();
                 }
@@ -559,7 +649,6 @@ impl<'s> Parser<'s> {
 
     fn emit_held(&mut self) {
         let case = &self.held;
-        self.counts.cases += 1;
         match case.outcome {
             Outcome::Passed | Outcome::Flaky => self.counts.passed += 1,
             Outcome::Failed => self.counts.failed += 1,
@@ -764,6 +853,13 @@ fn is_plain(value: &[u8]) -> bool {
     !blocks.remainder().iter().any(|&b| special(b))
 }
 
+/// The value of attribute `key` of `e`, for messages: `None` when it is absent or malformed.
+fn attribute(e: &BytesStart<'_>, key: &str) -> Option<String> {
+    let attribute = e.try_get_attribute(key).ok().flatten()?;
+    let value = attribute.normalized_value(XmlVersion::Implicit1_0).ok()?;
+    Some(value.into_owned())
+}
+
 /// Reads `classname`, `name` and `file` of a `<testcase>` starting at `start` into `case`,
 /// reusing its strings.
 fn read_case_attributes(
@@ -872,8 +968,8 @@ mod tests {
     /// Reads a report, returning its records in order and its counts.
     fn read(path: &Path) -> Result<(Vec<TestCase>, JunitCounts), InputError> {
         let mut cases = Vec::new();
-        let counts = read_junit(path, &mut |case| cases.push(case.clone()))?;
-        Ok((cases, counts))
+        let read = read_junit(path, &mut |case| cases.push(case.clone()))?;
+        Ok((cases, read.counts))
     }
 
     fn read_sample(name: &str) -> (Vec<TestCase>, JunitCounts) {
@@ -995,9 +1091,10 @@ mod tests {
     fn pytest_rerunfailures_repeated_records_are_one_flaky_or_failed_record() {
         let (cases, counts_read) = read_sample("pytest-rerun.xml");
         // The file holds 21 <testcase> elements for 18 tests: each of the three tests that was
-        // rerun once appears twice, its first (failed) attempt as a bare record.
+        // rerun once appears twice, its first (failed) attempt as a bare record. `cases` counts
+        // the elements; the outcomes, the 18 records they fold into.
         assert_eq!(cases.len(), 18);
-        assert_eq!(counts_read, counts(18, 14, 1, 1, 2));
+        assert_eq!(counts_read, counts(21, 14, 1, 1, 2));
         assert_eq!(
             outcome(
                 &cases,
@@ -1271,6 +1368,138 @@ mod tests {
     }
 
     #[test]
+    fn outcome_spellings_readers_skip_are_refused_at_the_element() {
+        for (name, at, message) in [
+            (
+                "capital-failure.xml",
+                (6, 7),
+                "<Failure> is not <failure>: JUnit readers match element names exactly \
+                 (case and no namespace prefix), so they would skip it \
+                 (in the record of tests.test_billing::test_discount)",
+            ),
+            (
+                "namespaced-failure.xml",
+                (6, 7),
+                "<x:failure> is not <failure>: JUnit readers match element names exactly \
+                 (case and no namespace prefix), so they would skip it \
+                 (in the record of tests.test_billing::test_discount)",
+            ),
+            (
+                "capital-skipped.xml",
+                (6, 7),
+                "<SKIPPED> is not <skipped>: JUnit readers match element names exactly \
+                 (case and no namespace prefix), so they would skip it \
+                 (in the record of tests.properties.test_codec::test_escapes)",
+            ),
+            (
+                "lowercase-rerun.xml",
+                (6, 7),
+                "<flakyfailure> is not <flakyFailure>: JUnit readers match element names \
+                 exactly (case and no namespace prefix), so they would skip it \
+                 (in the record of nextest-sample::tests::flaky::passes_on_retry)",
+            ),
+            (
+                "capital-testcase.xml",
+                (5, 5),
+                "<TestCase> is not <testcase>: JUnit readers match element names exactly \
+                 (case and no namespace prefix), so they would skip it",
+            ),
+        ] {
+            let (err, found) = bad(name);
+            assert_eq!(err.message, message, "{name}");
+            assert_eq!(found, at, "{name}");
+            assert_eq!(err.hint.as_deref(), Some(HINT_SPELLING), "{name}");
+        }
+    }
+
+    #[test]
+    fn outcomes_and_records_nested_where_readers_do_not_look_are_refused() {
+        for (name, at, message) in [
+            (
+                "failure-in-properties.xml",
+                (8, 9),
+                "<failure> nested inside <properties>, where JUnit readers do not look for \
+                 outcomes (in the record of tests.test_billing::test_discount)",
+            ),
+            (
+                "error-in-system-err.xml",
+                (7, 1),
+                "<error> nested inside <system-err>, where JUnit readers do not look for \
+                 outcomes (in the record of tests.test_billing::test_converts_currency)",
+            ),
+            (
+                "testcase-in-properties.xml",
+                (6, 7),
+                "<testcase> nested inside <properties>, where JUnit readers do not look for tests",
+            ),
+            (
+                "skipped-on-suite.xml",
+                (4, 5),
+                "<skipped> directly inside <testsuite> belongs to no test",
+            ),
+        ] {
+            let (err, found) = bad(name);
+            assert_eq!(err.message, message, "{name}");
+            assert_eq!(found, at, "{name}");
+        }
+        // Deeper, and inside an outcome's own content.
+        for text in [
+            &b"<testsuite><testcase name=\"a\"><properties><property name=\"k\"><Error/></property></properties></testcase></testsuite>"[..],
+            b"<testsuite><testcase name=\"a\"><skipped><failure/></skipped></testcase></testsuite>",
+            b"<testsuite><testcase name=\"a\"><rerunFailure><stackTrace/><ns:error/></rerunFailure></testcase></testsuite>",
+            b"<testsuite><testcase name=\"a\"><testsuite name=\"inner\"/></testcase></testsuite>",
+            b"<testsuite><system-out><testcase name=\"hidden\"/></system-out></testsuite>",
+            b"<testsuite><flakyError/><testcase name=\"a\"/></testsuite>",
+        ] {
+            let err = read_text_err(text);
+            assert_eq!(err.hint.as_deref(), Some(HINT_SPELLING), "{err}");
+        }
+        // What runners do write there is fine: surefire's stack traces and captured output
+        // inside a rerun, pytest's record properties.
+        let (cases, _) = read_text(
+            b"<testsuite><testcase name=\"a\"><properties><property name=\"k\" value=\"v\"/></properties>\
+              <flakyFailure message=\"m\"><stackTrace>t</stackTrace><system-out>o</system-out></flakyFailure>\
+              </testcase></testsuite>",
+        )
+        .unwrap();
+        assert_eq!(cases[0].outcome, Outcome::Flaky);
+    }
+
+    #[test]
+    fn suite_level_failures_and_errors_are_kept_with_suite_and_place() {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(
+            b"<testsuites name=\"run\">\n<failure message=\"internal error\"/>\n\
+              <testsuite name=\"outer\"><testsuite name=\"tests.test_setup\">\n  \
+              <error message=\"setup_module &amp; more\">trace</error>\
+              <testcase name=\"a\"/></testsuite>\n<testcase name=\"b\"/></testsuite></testsuites>",
+        )
+        .unwrap();
+        file.flush().unwrap();
+        let mut names = Vec::new();
+        let read = read_junit(file.path(), &mut |case| names.push(case.name.clone())).unwrap();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(read.counts, counts(2, 2, 0, 0, 0));
+        assert_eq!(
+            read.suite_failures,
+            vec![
+                SuiteFailure {
+                    suite: "run".into(),
+                    outcome: Outcome::Failed,
+                    message: Some("internal error".into()),
+                    location: Location::LineColumn(2, 1),
+                },
+                SuiteFailure {
+                    suite: "tests.test_setup".into(),
+                    outcome: Outcome::Errored,
+                    message: Some("setup_module & more".into()),
+                    location: Location::LineColumn(4, 3),
+                },
+            ]
+        );
+    }
+
+    #[test]
     fn cut_inside_a_tag() {
         let err = read_text_err(b"<testsuites>\n  <testsuite name=\"x\">\n    <testcase name=\"a");
         assert!(err.message.starts_with("malformed XML"), "{err}");
@@ -1407,7 +1636,7 @@ mod tests {
   <testcase classname="c" name="rerun-error"><rerunError/></testcase>
   <testcase classname="c" name="rerun-and-failure"><failure/><rerunFailure/></testcase>
   <testcase classname="c" name="flaky-and-error"><flakyFailure/><error/></testcase>
-  <testcase classname="c" name="output-only"><system-out>&lt;failure/&gt; <![CDATA[<error/>]]></system-out><system-err><failure/></system-err></testcase>
+  <testcase classname="c" name="output-only"><system-out>&lt;failure/&gt; <![CDATA[<error/>]]></system-out><system-err>&lt;error&gt;</system-err></testcase>
 </testsuite>"#,
         )
         .unwrap();
@@ -1597,32 +1826,8 @@ mod tests {
                 ("x", Outcome::Passed),
             ]
         );
-        assert_eq!(counts_read, counts(7, 6, 1, 0, 0));
-    }
-
-    #[test]
-    fn locate_agrees_with_line_column_across_blocks() {
-        let mut text = Vec::new();
-        for i in 0..20_000 {
-            text.extend_from_slice(format!("line {i}\n").as_bytes());
-        }
-        let mut file = tempfile::NamedTempFile::new().unwrap();
-        file.write_all(&text).unwrap();
-        file.flush().unwrap();
-        let offsets = [
-            150_000u64,
-            0,
-            65_535,
-            65_536,
-            65_537,
-            text.len() as u64,
-            text.len() as u64 + 10,
-        ];
-        let found = locate(file.path(), &offsets);
-        for (offset, location) in offsets.iter().zip(found) {
-            let (line, column) = line_column(&text, *offset as usize);
-            assert_eq!(location, Location::LineColumn(line, column), "{offset}");
-        }
+        // Nine elements, folded into seven records.
+        assert_eq!(counts_read, counts(9, 6, 1, 0, 0));
     }
 
     /// Writes a report of `cases` testcases in pytest's layout with some failures, skips,
@@ -1680,7 +1885,8 @@ mod tests {
             seen += 1;
             last = Some(case.clone());
         })
-        .unwrap();
+        .unwrap()
+        .counts;
         assert_eq!(counts_read, expected);
         assert_eq!(seen, 200_000);
         let last = last.unwrap();
@@ -1702,7 +1908,8 @@ mod tests {
         let counts_read = read_junit(path, &mut |case| {
             std::hint::black_box(case);
         })
-        .unwrap();
+        .unwrap()
+        .counts;
         let seconds = started.elapsed().as_secs_f64();
         println!(
             "{size:.0} MB in {seconds:.2} s: {:.0} MB/s, peak RSS {:.0} MB",

@@ -4,3 +4,4 @@
 pub mod collected;
 pub mod coverage;
 pub mod junit;
+pub mod position;

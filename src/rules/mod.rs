@@ -2,6 +2,7 @@
 //! environment: they get what they judge as arguments and return findings.
 
 pub mod coverage;
+pub mod cross_checks;
 pub mod fixtures;
 pub mod freeze;
 pub mod malformed;

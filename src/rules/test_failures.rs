@@ -1,9 +1,10 @@
 //! Ordinary tests (neither frozen nor property tests): in a hook the report is the only
-//! evidence, so a failing one rejects unless the ledger hands that job to CI.
+//! evidence, so a failing one rejects unless the ledger hands that job to CI. So does an error
+//! a suite reports outside any test (collection and setup errors).
 
 use std::collections::BTreeMap;
 
-use crate::evidence::junit::Outcome;
+use crate::evidence::junit::{Outcome, SuiteFailure};
 use crate::findings::{Code, Finding};
 
 /// `failures` maps a test's display id to its merged outcome (only tests that did not pass).
@@ -29,9 +30,60 @@ pub fn judge(failures: &BTreeMap<String, Outcome>, failures_reject: bool) -> Vec
         .collect()
 }
 
+/// `failures` are the `<failure>`/`<error>` elements written on suites, each with where it is
+/// (`report:line:column`).
+pub fn judge_suites(failures: &[(String, SuiteFailure)], failures_reject: bool) -> Vec<Finding> {
+    if !failures_reject {
+        return Vec::new();
+    }
+    failures
+        .iter()
+        .map(|(at, failure)| {
+            let what = match failure.outcome {
+                Outcome::Errored => "an error",
+                _ => "a failure",
+            };
+            let suite = if failure.suite.is_empty() {
+                "a suite without a name".to_string()
+            } else {
+                format!("suite {}", failure.suite)
+            };
+            let mut message = format!("{suite} reports {what} outside any test");
+            if let Some(text) = &failure.message {
+                message.push_str(&format!(": {text}"));
+            }
+            Finding::new(Code::TestFailures, message)
+                .path(at)
+                .test(&failure.suite)
+                .help("a suite-level error is a collection or setup failure (an import error, a failing module fixture or setUpClass): the tests under it did not run; fix it")
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Location;
+
+    #[test]
+    fn suite_failures_reject_unless_switched_off() {
+        let failure = SuiteFailure {
+            suite: "tests.test_setup".into(),
+            outcome: Outcome::Errored,
+            message: Some("setup_module failed".into()),
+            location: Location::LineColumn(3, 5),
+        };
+        let found = judge_suites(&[("junit.xml:3:5".into(), failure.clone())], true);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].code, Code::TestFailures);
+        assert_eq!(
+            found[0].message,
+            "suite tests.test_setup reports an error outside any test: setup_module failed"
+        );
+        assert_eq!(found[0].path.as_deref(), Some("junit.xml:3:5"));
+        assert_eq!(found[0].test.as_deref(), Some("tests.test_setup"));
+        assert!(judge_suites(&[("j".into(), failure)], false).is_empty());
+    }
 
     #[test]
     fn failures_reject_unless_switched_off() {

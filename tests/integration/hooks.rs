@@ -1408,6 +1408,37 @@ fn server_artifacts_are_required_and_scored() {
 }
 
 #[test]
+fn server_artifacts_are_held_against_the_collected_ids() {
+    // CI publishes a report whose failing record was cut out; the list of collected tests,
+    // written before the code under test ran, still names it.
+    let s = Server::new(
+        "[artifacts]\nrequired = true\njunit = [\"junit.xml\"]\ncollected = \"collected.txt\"\n",
+    );
+    let ci = s.tmp.path("ci");
+    s.config("guard.artifacts", &format!("{}/{{commit}}", ci.display()));
+    let commit = s.human_change("README.md", "Change with CI");
+    let dir = ci.join(&commit);
+    write_in(
+        &dir,
+        "collected.txt",
+        "tests/test_app.py::test_ok\ntests/test_app.py::test_broken\n",
+    );
+    write_in(&dir, "junit.xml", &junit(&[("test_ok", "")]));
+    s.push(&["origin", "main"]).assert_rejected_with(
+        "remote: error: refs/heads/main: [test_missing_from_report] test tests/test_app.py::test_broken was collected",
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    write_in(
+        &dir,
+        "junit.xml",
+        &junit(&[("test_ok", ""), ("test_broken", "")]),
+    );
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(commit));
+}
+
+#[test]
 fn a_finding_rejects_with_exit_one_beside_artifacts_that_cannot_be_read() {
     let s = Server::new("[artifacts]\njunit = [\"junit.xml\"]\n");
     let ci = s.tmp.path("ci");

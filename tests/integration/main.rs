@@ -4,6 +4,7 @@
 mod bad_input;
 mod check;
 mod commands;
+mod evidence;
 mod harness;
 mod hooks;
 mod real_runners;

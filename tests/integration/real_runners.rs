@@ -63,7 +63,7 @@ fn pytest_reports_merge_when_the_failures_are_frozen() {
         assert_eq!(json["active_leases"], 2);
         assert_eq!(
             json["junit"],
-            serde_json::json!({"files": 1, "cases": 17, "passed": 13, "failed": 1, "errors": 1, "skipped": 2})
+            serde_json::json!({"files": 1, "cases": 17, "tests": 17, "passed": 13, "failed": 1, "errors": 1, "skipped": 2})
         );
     }
 }
@@ -121,6 +121,12 @@ fn pytest_rerun_pass_is_flaky_not_a_pass() {
     let p = project("\"tests/properties/\"", PYTEST_FLAKES);
     let run = score(&p, "pytest-rerun.xml", &[]);
     expect(&run, 1, &["test_failures"]);
+    // 21 <testcase> elements (`grep -c` and ElementTree agree) of 18 tests: the three rerun
+    // tests are written twice each.
+    assert_eq!(
+        run.json()["junit"],
+        serde_json::json!({"files": 1, "cases": 21, "tests": 18, "passed": 14, "failed": 1, "errors": 1, "skipped": 2})
+    );
     assert_eq!(
         run.json()["findings"][0]["test"],
         "flaky.test_flaky_network::test_fetch_eventually_succeeds"
@@ -349,7 +355,7 @@ fn first_article_ledger_and_freeze_list_merge_with_a_failing_and_a_skipped_flake
     assert_eq!(json["active_leases"], 2);
     assert_eq!(
         json["junit"],
-        serde_json::json!({"files": 1, "cases": 4, "passed": 2, "failed": 1, "errors": 0, "skipped": 1})
+        serde_json::json!({"files": 1, "cases": 4, "tests": 4, "passed": 2, "failed": 1, "errors": 0, "skipped": 1})
     );
 
     // lint passes, and warns that the list has no budget.
@@ -503,4 +509,169 @@ fn property_file_globs_narrow_which_records_are_properties() {
         run.json()["findings"][0]["test"],
         "tests.test_prop_codec::test_later"
     );
+}
+
+const BILLING_TESTS: &str = r#"def line_total(price, quantity):
+    return price * quantity
+
+
+def test_total():
+    assert line_total(20, 2) == 40
+
+
+def test_discount():
+    assert line_total(20, 1) * 0.9 == 17
+"#;
+
+/// `pytest --collect-only -q` of `tests` in `p`, written to `collected.txt`.
+fn collect_pytest(p: &Project) {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--import-mode=importlib",
+            "tests",
+        ])
+        .current_dir(p.root())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    p.write("collected.txt", &out.stdout);
+}
+
+#[test]
+fn pytest_report_with_the_failing_record_removed_is_caught_by_the_collected_ids() {
+    let p = pytest_project("paths = [\"tests/properties/\"]");
+    p.write("tests/properties/test_codec.py", ROUNDTRIP_PROPERTY)
+        .write("tests/test_billing.py", BILLING_TESTS);
+    assert_eq!(run_pytest(&p), Some(1), "test_discount fails");
+    collect_pytest(&p);
+    assert!(
+        p.read("collected.txt")
+            .contains("tests/test_billing.py::test_discount\n"),
+        "{}",
+        p.read("collected.txt")
+    );
+
+    // The forgery: the failing record cut out, the suite's counts made to agree.
+    let junit = p.read("junit.xml");
+    let start = junit
+        .find(r#"<testcase classname="tests.test_billing" name="test_discount""#)
+        .expect("pytest wrote the failing record");
+    let end = start + junit[start..].find("</testcase>").unwrap() + "</testcase>".len();
+    let forged = format!("{}{}", &junit[..start], &junit[end..])
+        .replace("failures=\"1\"", "failures=\"0\"")
+        .replace("tests=\"3\"", "tests=\"2\"");
+    assert!(!forged.contains("<failure"), "{forged}");
+    p.write("junit.xml", &forged);
+
+    // Without the collected ids nothing contradicts it.
+    let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+
+    let run = p.guard(&[
+        "score",
+        "--junit",
+        "junit.xml",
+        "--collected",
+        "collected.txt",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.reasons(), vec!["test_missing_from_report"]);
+    let json = run.json();
+    assert_eq!(json["collected_tests"], 3);
+    assert_eq!(json["findings"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        json["findings"][0]["test"],
+        "tests/test_billing.py::test_discount"
+    );
+
+    // The honest report, with the same collected ids: the failure itself.
+    p.write("junit.xml", &junit);
+    let run = p.guard(&[
+        "score",
+        "--junit",
+        "junit.xml",
+        "--collected",
+        "collected.txt",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.reasons(), vec!["test_failures"], "{}", run.stdout);
+}
+
+/// `guard run` of real pytest in `p` (the JUnit report at `junit.xml`), as JSON.
+fn guard_run_pytest(p: &Project) -> crate::support::Run {
+    p.guard(&[
+        "run",
+        "--junit",
+        "junit.xml",
+        "--format",
+        "json",
+        "--",
+        "python3",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--import-mode=importlib",
+        "--junitxml=junit.xml",
+        "tests",
+    ])
+}
+
+#[test]
+fn guard_run_of_pytest_that_exits_1_after_a_clean_report_is_a_report_mismatch() {
+    let p = pytest_project("paths = [\"tests/properties/\"]");
+    p.write("tests/properties/test_codec.py", ROUNDTRIP_PROPERTY)
+        .write(
+            "tests/test_billing.py",
+            BILLING_TESTS.replace("* 0.9 == 17", "* 0.9 == 18"),
+        );
+    let run = guard_run_pytest(&p);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!(json["decision"], "MERGE");
+    assert_eq!(json["junit"]["cases"], 3);
+    assert_eq!(json["runner"]["exit_code"], 0);
+    assert_eq!(json["runner"]["command"][0], "python3");
+    // The runner's output goes to stderr: stdout is guard's report alone.
+    assert!(run.stderr.contains("3 passed"), "{}", run.stderr);
+
+    // The code under test ends the process with status 1 once pytest wrote its report.
+    p.write(
+        "conftest.py",
+        "import os\n\n\ndef pytest_unconfigure(config):\n    os._exit(1)\n",
+    );
+    let run = guard_run_pytest(&p);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.reasons(), vec!["report_mismatch"]);
+    let json = run.json();
+    assert_eq!(json["runner"]["exit_code"], 1);
+    assert!(
+        !p.read("junit.xml").contains("<failure"),
+        "the report shows no failure"
+    );
+    let message = json["findings"][0]["message"].as_str().unwrap();
+    assert!(message.contains("exited with status 1"), "{message}");
+
+    // A real failure: pytest exits 1 and its report shows it. Nothing contradicts anything.
+    p.remove("conftest.py");
+    p.write("tests/test_billing.py", BILLING_TESTS);
+    let run = guard_run_pytest(&p);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.reasons(), vec!["test_failures"]);
+    assert_eq!(run.json()["runner"]["exit_code"], 1);
 }

@@ -32,7 +32,7 @@ fn clean_project_merges_with_every_contract_key() {
     // 5 records: 3 passed, 1 failed (the frozen test), 1 skipped.
     assert_eq!(
         json["junit"],
-        serde_json::json!({"files": 1, "cases": 5, "passed": 3, "failed": 1, "errors": 0, "skipped": 1})
+        serde_json::json!({"files": 1, "cases": 5, "tests": 5, "passed": 3, "failed": 1, "errors": 0, "skipped": 1})
     );
     // Exactly the contract's keys plus `junit` (issue 2).
     let mut keys: Vec<&str> = json
