@@ -32,21 +32,21 @@ fn permissive_ledger() -> String {
 }
 
 const BUDGET: &str = "max_active_leases = 4";
-const LEASE: &str = "tests/test_retry.py::test_backoff";
-const EXPIRES: &str = "2099-01-31";
+pub(crate) const LEASE: &str = "tests/test_retry.py::test_backoff";
+pub(crate) const EXPIRES: &str = "2099-01-31";
 const LATER: &str = "2099-06-30";
-const NEW_LEASE: &str = "tests/test_parser.py::test_unicode";
+pub(crate) const NEW_LEASE: &str = "tests/test_parser.py::test_unicode";
 
-const INVOICE: &str = "{\"net\": 100, \"tax\": 19}\n";
-const INVOICE_V2: &str = "{\"net\": 100, \"tax\": 21}\n";
-const BATCH: &str = "{\"id\": 1}\n{\"id\": 2}\n";
+pub(crate) const INVOICE: &str = "{\"net\": 100, \"tax\": 19}\n";
+pub(crate) const INVOICE_V2: &str = "{\"net\": 100, \"tax\": 21}\n";
+pub(crate) const BATCH: &str = "{\"id\": 1}\n{\"id\": 2}\n";
 const RETRY_TEST: &str = "def test_backoff():\n    assert backoff(3) >= 0.4\n";
 
-const HUMAN: (&str, &str) = ("Human Dev", "dev@example.com");
-const CURSOR: (&str, &str) = ("Cursor Agent", "cursoragent@cursor.com");
+pub(crate) const HUMAN: (&str, &str) = ("Human Dev", "dev@example.com");
+pub(crate) const CURSOR: (&str, &str) = ("Cursor Agent", "cursoragent@cursor.com");
 
 /// The lockfile for `(path, contents)` pairs, hashed with coreutils `sha256sum`.
-fn lockfile(entries: &[(&str, &str)]) -> String {
+pub(crate) fn lockfile(entries: &[(&str, &str)]) -> String {
     let lines: Vec<String> = entries
         .iter()
         .map(|(path, text)| format!("    \"{path}\": \"{}\"", sha256sum(text.as_bytes())))
@@ -62,7 +62,7 @@ fn base_lockfile() -> String {
 }
 
 /// A repository whose first commit (the base) satisfies its own ledger, and the base's id.
-fn repo() -> (Project, String) {
+pub(crate) fn repo() -> (Project, String) {
     let p = Project::git();
     p.write("qa/merge_ledger.toml", LEDGER)
         .write("qa/freeze.toml", freeze_toml(BUDGET, &[(LEASE, EXPIRES)]))
@@ -79,16 +79,16 @@ fn repo() -> (Project, String) {
 }
 
 /// Writes the freeze file with `leases` (the budget unchanged).
-fn set_leases(p: &Project, leases: &[(&str, &str)]) {
+pub(crate) fn set_leases(p: &Project, leases: &[(&str, &str)]) {
     p.write("qa/freeze.toml", freeze_toml(BUDGET, leases));
 }
 
-fn extend_lease(p: &Project) {
+pub(crate) fn extend_lease(p: &Project) {
     set_leases(p, &[(LEASE, LATER)]);
 }
 
 /// An unprotected change.
-fn unrelated(p: &Project, file: &str, subject: &str) -> String {
+pub(crate) fn unrelated(p: &Project, file: &str, subject: &str) -> String {
     p.write(file, format!("# {subject}\n"));
     p.commit_as(HUMAN, format!("{subject}\n"))
 }
@@ -97,7 +97,7 @@ fn check(p: &Project, range: &str) -> Run {
     p.guard_both_walks(&["check", range, "--format", "json"])
 }
 
-fn since(base: &str) -> String {
+pub(crate) fn since(base: &str) -> String {
     format!("{base}..HEAD")
 }
 
@@ -543,7 +543,7 @@ fn three_dot_range_takes_the_policy_from_the_merge_base() {
 
 /// Branches `side` off HEAD, runs `on_side` there, adds an unrelated commit on main, and
 /// returns the side commit made by `on_side`.
-fn diverge(p: &Project, on_side: impl FnOnce(&Project) -> String) -> String {
+pub(crate) fn diverge(p: &Project, on_side: impl FnOnce(&Project) -> String) -> String {
     p.git_cmd(&["checkout", "-q", "-b", "side"]);
     let side = on_side(p);
     p.git_cmd(&["checkout", "-q", "main"]);

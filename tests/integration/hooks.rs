@@ -19,11 +19,11 @@ const UNKNOWN_ID: &str = "0123456789abcdef0123456789abcdef01234567";
 const ZERO_ID: &str = "0000000000000000000000000000000000000000";
 
 /// The `[agents]` table of the test ledger (without its header).
-const AGENTS: &str = "emails = ['cursoragent@cursor.com']";
+pub(crate) const AGENTS: &str = "emails = ['cursoragent@cursor.com']";
 
 /// A small ledger: no property tests required (no test runs here), an agent e-mail,
 /// `agents` as the body of `[agents]`, then `extra` tables.
-fn ledger(agents: &str, extra: &str) -> String {
+pub(crate) fn ledger(agents: &str, extra: &str) -> String {
     format!(
         "version = 1\n\n[properties]\nrequired = false\n\n[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\npaths = [\"tests/fixtures/\"]\n\n[freeze]\nfile = \"qa/freeze.toml\"\n\n[agents]\n{agents}\n\n{extra}\n"
     )
@@ -90,23 +90,23 @@ impl Pushed {
 
 /// A temp dir holding a bare repository with guard's pre-receive hook installed by
 /// `install.sh`, and a working clone of it (`work`) whose policy commit is on the server.
-struct Server {
-    tmp: Project,
+pub(crate) struct Server {
+    pub(crate) tmp: Project,
     bare: PathBuf,
-    work: PathBuf,
+    pub(crate) work: PathBuf,
     /// The bootstrap commit (the server's first `main`).
-    base: String,
+    pub(crate) base: String,
 }
 
 impl Server {
     /// A server whose ledger has the test agents and `extra` tables.
-    fn new(extra: &str) -> Server {
+    pub(crate) fn new(extra: &str) -> Server {
         Server::with_ledger(&ledger(AGENTS, extra), |_| {})
     }
 
     /// A server with `ledger`; `before_install` runs on the bare repository before
     /// `install.sh` does.
-    fn with_ledger(ledger: &str, before_install: impl FnOnce(&Path)) -> Server {
+    pub(crate) fn with_ledger(ledger: &str, before_install: impl FnOnce(&Path)) -> Server {
         let (tmp, bare) = bare_repo();
         before_install(&bare);
         install(&["--server", bare.to_str().unwrap()]);
@@ -143,7 +143,7 @@ impl Server {
     }
 
     /// `git` in `dir`, hermetic (so without forge variables).
-    fn git_cmd(&self, dir: &Path) -> Command {
+    pub(crate) fn git_cmd(&self, dir: &Path) -> Command {
         git_command(self.home(), dir)
     }
 
@@ -172,7 +172,7 @@ impl Server {
     }
 
     /// Commits everything in the working clone as the human; the new commit id.
-    fn commit(&self, message: &str) -> String {
+    pub(crate) fn commit(&self, message: &str) -> String {
         commit_in(self, &self.work, None, message)
     }
 
@@ -182,13 +182,13 @@ impl Server {
     }
 
     /// The agent parks a test: an edit of the protected freeze file.
-    fn agent_edits_freeze(&self, message: &str) -> String {
+    pub(crate) fn agent_edits_freeze(&self, message: &str) -> String {
         append_in(&self.work, "qa/freeze.toml", "# parked: flaky on CI\n");
         self.agent_commit(message)
     }
 
     /// A human change outside the protected paths.
-    fn human_change(&self, file: &str, message: &str) -> String {
+    pub(crate) fn human_change(&self, file: &str, message: &str) -> String {
         append_in(&self.work, file, "more text\n");
         self.commit(message)
     }
@@ -278,7 +278,7 @@ fn write_in(dir: &Path, rel: &str, contents: &str) {
     std::fs::write(path, contents).unwrap();
 }
 
-fn append_in(dir: &Path, rel: &str, line: &str) {
+pub(crate) fn append_in(dir: &Path, rel: &str, line: &str) {
     let path = dir.join(rel);
     let mut text = std::fs::read_to_string(&path).unwrap_or_default();
     text.push_str(line);

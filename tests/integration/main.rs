@@ -11,5 +11,6 @@ mod real_runners;
 mod scenario;
 mod score;
 mod signatures;
+mod snapshots;
 mod support;
 mod tree_names;
