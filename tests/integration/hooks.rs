@@ -2029,6 +2029,80 @@ fn a_new_branch_at_an_old_commit_is_not_a_rewind() {
         .assert_accepted();
 }
 
+/// Makes `count` lightweight tags `refs/tags/<prefix>NNNN` in `dir`, spread over `commits`.
+fn make_tags(s: &Server, dir: &Path, prefix: &str, count: usize, commits: &[String]) {
+    let mut stdin = String::new();
+    for k in 0..count {
+        let commit = &commits[k % commits.len()];
+        stdin.push_str(&format!("create refs/tags/{prefix}{k:04} {commit}\n"));
+    }
+    let mut cmd = s.git_cmd(dir);
+    cmd.args(["update-ref", "--stdin"]);
+    let (code, stderr) = run_with_stdin(cmd, stdin.as_bytes());
+    assert_eq!(code, 0, "git update-ref --stdin: {stderr}");
+}
+
+/// The tags of the server.
+fn server_tags(s: &Server) -> Vec<String> {
+    let out = s.bare_git(&["for-each-ref", "--format=%(refname)", "refs/tags/"]);
+    out.lines().map(str::to_string).collect()
+}
+
+#[test]
+fn five_thousand_tags_at_landed_commits_pass_within_the_default_timeout() {
+    let s = Server::new("");
+    // The default guard.timeout (4 s), not the tests' generous one: judged one by one, each
+    // tag cost a walk and a scoring of its commit, and a mirror or tag import of this size
+    // ran past it (even in a release build) and was rejected.
+    s.bare_git(&["config", "--unset", "guard.timeout"]);
+    let mut landed = vec![s.base.clone()];
+    for k in 0..20 {
+        landed.push(s.human_change("docs/log.md", &format!("Change {k}")));
+    }
+    s.push(&["origin", "main"]).assert_accepted();
+
+    // One bad tag among them, at an agent's edit of the freeze file that main never took:
+    // judged as ever, and it rejects the whole push.
+    s.git(&["checkout", "-q", "-b", "side"]);
+    let bad = s.agent_edits_freeze("Park a flaky test");
+    s.git(&["checkout", "-q", "main"]);
+    make_tags(&s, &s.work, "r", 5000, &landed);
+    s.git(&["tag", "bad", &bad]);
+    let pushed = s.push(&["origin", "refs/tags/*:refs/tags/*"]);
+    pushed.assert_rejected_with(&format!(
+        "remote: error: refs/tags/bad: [agent_edit_protected] {}",
+        s.short(&bad)
+    ));
+    assert!(
+        pushed.stderr.contains("qa/freeze.toml"),
+        "{}",
+        pushed.stderr
+    );
+    assert!(
+        !pushed.has_line_starting("remote: error: refs/tags/r"),
+        "only the bad tag has findings:\n{}",
+        pushed.stderr
+    );
+    assert_eq!(server_tags(&s), Vec::<String>::new());
+
+    // Without it, the 5,000 land: each tag's commit is on main, judged when it landed.
+    s.git(&["tag", "-d", "bad"]);
+    let pushed = s.push(&["origin", "refs/tags/*:refs/tags/*"]);
+    pushed.assert_accepted();
+    assert!(
+        pushed.has_line_starting("remote: guard: 5000 ref update(s) accepted, 0 commit(s) judged"),
+        "{}",
+        pushed.stderr
+    );
+    let tags = server_tags(&s);
+    assert_eq!(tags.len(), 5000);
+    assert_eq!(s.server_ref("refs/tags/r0000"), Some(landed[0].clone()));
+    assert_eq!(
+        s.server_ref("refs/tags/r4999"),
+        Some(landed[4999 % 21].clone())
+    );
+}
+
 #[test]
 fn deleting_a_protected_ref_without_an_audit_log_warns() {
     let s = Server::new("");
