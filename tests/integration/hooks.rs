@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use crate::support::{Project, hermetic};
+use crate::support::{Project, fixture_corpus, hermetic, sha256sum, sha256sum_lockfile};
 
 const GUARD: &str = env!("CARGO_BIN_EXE_guard");
 const AGENT_NAME: &str = "Cursor Agent";
@@ -1818,6 +1818,65 @@ fn fixtures_are_hashed_again_after_a_break_glass_push() {
     s.human_change("NOTES.md", "Notes");
     s.push(&["origin", "main"])
         .assert_rejected_with("remote: error: refs/heads/main: [fixture_digest]");
+}
+
+#[test]
+fn a_push_of_many_fixtures_is_hashed_from_quarantine_on_every_core() {
+    // 200 fixtures of about 8 KiB (1.6 MB: hashed on every core, each thread through its own
+    // repository handle, which must see the push's quarantined objects), in one push with
+    // their lockfile; one was regenerated after the lockfile was written.
+    let s = Server::new("");
+    let corpus = fixture_corpus("tests/fixtures/many", 200, 8192);
+    for (path, bytes) in &corpus {
+        let file = s.work.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, bytes).unwrap();
+    }
+    let rels: Vec<&str> = corpus.iter().map(|(path, _)| path.as_str()).collect();
+    write_in(
+        &s.work,
+        "qa/fixtures.lock.json",
+        &sha256sum_lockfile(&s.work, &rels),
+    );
+    let drifted = "tests/fixtures/many/f_063.bin";
+    let new_bytes = vec![b'y'; 5000];
+    std::fs::write(s.work.join(drifted), &new_bytes).unwrap();
+    s.commit("Add the golden corpus\n\nFixture-Lock: human\n");
+    // Over 100 objects arrive as a pack in the quarantine; with a higher unpack limit, git
+    // unpacks them there as loose objects.
+    for unpack_limit in ["100", "10000"] {
+        s.config("receive.unpackLimit", unpack_limit);
+        let pushed = s.push(&["origin", "main"]);
+        pushed.assert_rejected_with(&format!(
+            "remote: error: refs/heads/main: [fixture_digest] {drifted}"
+        ));
+        assert!(
+            pushed.stderr.contains(&sha256sum(&new_bytes)),
+            "{}",
+            pushed.stderr
+        );
+        assert_eq!(
+            pushed
+                .lines()
+                .iter()
+                .filter(|l| l.contains("[fixture_digest]"))
+                .count(),
+            1,
+            "{}",
+            pushed.stderr
+        );
+        assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+    }
+
+    // The lockfile made again: the push lands.
+    write_in(
+        &s.work,
+        "qa/fixtures.lock.json",
+        &sha256sum_lockfile(&s.work, &rels),
+    );
+    let fixed = s.commit("Lock the regenerated fixture\n\nFixture-Lock: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(fixed));
 }
 
 // Issue 10: what a push can change besides commits (replace refs, ref lifecycle, the ledger
