@@ -10,9 +10,21 @@
 #   push      `git push` of one commit into a bare clone with guard's pre-receive hook installed
 #             vs  the same push into a bare clone without it; and `guard hook pre-receive`
 #             alone on the same update
+#   tags      the same for a push of 5,000 new tags at commits main already holds (a mirror or
+#             a tag import)
 # each at two sizes (full: 100k and 1M cases, 256 MiB and 1 GiB of fixtures, 5,000 and 20,000
 # commits; --small: 10k and 100k cases, 16 and 64 MiB, 500 and 2,000 commits, under a minute);
-# the push into the larger repository only.
+# the push into the larger repository only. Then (issue 15):
+#   gitfixtures  `guard check A..B` where B adds the fixture corpus (hashed from git blobs)
+#             vs  `openssl dgst -sha256`, `sha256sum` over the same files
+#   articles  `guard check A..B` vs `git log --format=%H A..B -- <protected paths>` on the
+#             articles' layout (protected tests/fixtures/ and tests/properties/ beside 200
+#             busy test directories under tests/), 20,000 commits; with a commit-graph and
+#             without one (`-nograph`)
+#   rejecting the same history with protected edits that lack their trailers: guard REJECTs
+#   merges    the same on a merge-heavy history (every change a branch merged with --no-ff),
+#             20,000 and 200,000 commits
+# (--small: the same at a tenth of the files and 2,000 and 5,000 commits).
 #
 # Generated inputs live in target/bench-data/ (reused while the generators and sizes are
 # unchanged; delete the directory to regenerate). Results go to DIR (default
@@ -95,6 +107,14 @@ if [[ $small -eq 1 ]]; then
     junit_sizes=(10000 100000)
     fixture_sizes=("16 16" "64 64") # "MiB files"
     repo_sizes=("500 750" "2000 3000")  # "commits files"
+    # "name commits expected-exit generator options": issue 15's histories.
+    history_specs=(
+        "articles-2000 2000 0 --layout articles --shape linear --scale 0.1"
+        "rejecting-2000 2000 1 --layout articles --shape linear --scale 0.1 --reject"
+        "merges-2000 2000 0 --layout articles --shape merges --scale 0.1"
+        "merges-5000 5000 0 --layout articles --shape merges --scale 0.1"
+    )
+    tag_count=500
     runs=(--warmup 1 --runs 3)
     slow_runs=(--warmup 1 --runs 3)
     push_runs=(--warmup 1 --runs 3)
@@ -103,6 +123,13 @@ else
     junit_sizes=(100000 1000000)
     fixture_sizes=("256 250" "1024 1000")
     repo_sizes=("5000 7500" "20000 30000")
+    history_specs=(
+        "articles-20000 20000 0 --layout articles --shape linear"
+        "rejecting-20000 20000 1 --layout articles --shape linear --reject"
+        "merges-20000 20000 0 --layout articles --shape merges"
+        "merges-200000 200000 0 --layout articles --shape merges"
+    )
+    tag_count=5000
     runs=(--warmup 2 --runs 10)
     slow_runs=(--warmup 1 --runs 5) # the peers that take seconds per run
     push_runs=(--warmup 3 --runs 20) # a push runs eight processes: more runs against the noise
@@ -175,6 +202,52 @@ load_end() { # sets other_load: the others' load since load_start, in cores
 }
 
 q() { printf '%q' "$1"; } # quote a word for the command strings hyperfine runs in a shell
+
+# The paths every generated ledger protects: the peer's pathspec.
+# The ledger's protected paths: its policy files, corpora and attribute files, and the test
+# harness anywhere in the tree (the `[harness]` globs, which make git and guard alike walk every
+# directory a commit changes).
+protected=(qa/merge_ledger.toml qa/freeze.toml qa/fixtures.lock.json tests/fixtures tests/properties
+    .gitattributes .lfsconfig qa/.gitattributes tests/.gitattributes
+    ':(glob)**/conftest.py' ':(glob)**/pytest.ini' ':(glob)**/.pytest.ini' ':(glob)**/pytest.toml'
+    ':(glob)**/.pytest.toml' ':(glob)**/tox.ini' ':(glob)**/.coveragerc'
+    ':(glob)**/.config/nextest.toml' ':(glob)**/pyproject.toml' ':(glob)**/setup.cfg')
+
+# A copy of the repository REPO (its git directory GITDIR) without its commit-graph, as in
+# a clone nobody ran `git gc` in: hard links, so it costs no space; made again when REPO's
+# stamp is newer. Prints the copy's path.
+without_graph() {
+    local repo=$1 gitdir=$2 copy="$1-nograph"
+    if [[ ! -d $copy || $repo.stamp -nt $copy ]]; then
+        rm -rf "$copy"
+        cp -al "$repo" "$copy"
+        rm -rf "${copy:?}/${gitdir#"$repo"}/objects/info/commit-graph" \
+            "${copy:?}/${gitdir#"$repo"}/objects/info/commit-graphs"
+        touch "$copy"
+    fi
+    echo "$copy"
+}
+
+# history_bench NAME REPO A B EXIT DESCRIPTION: times `guard check A..B` (which must exit
+# EXIT) beside git's pathspec log, then takes the peak RSS of both. Correctness is checked by
+# the caller first.
+history_bench() {
+    local name=$1 repo=$2 a=$3 b=$4 want=$5 desc=$6
+    local ignore=() timing=("${runs[@]}")
+    [[ $want -eq 0 ]] || ignore=(--ignore-failure)
+    # The 200,000-commit histories take seconds per run.
+    [[ $(git -C "$repo" rev-list --count "$a..$b") -lt 100000 ]] || timing=("${slow_runs[@]}")
+    echo "== $name: $desc"
+    load_start
+    # No shell: these are plain commands, and both take only milliseconds on small repos.
+    hyperfine -N "${timing[@]}" "${ignore[@]}" --style basic --export-json "$out/$name.json" \
+        -n "guard check A..B" "$(q "$GUARD") -C $(q "$repo") check $a..$b" \
+        -n "git log -- <protected>" "git -C $(q "$repo") log --format=%H $a..$b -- ${protected[*]}"
+    load_end
+    printf '%s\t0\t%s\t%s\n' "$name" "$desc" "$other_load" >>"$out/groups.tsv"
+    RSS_EXIT=$want rss "$name guard check A..B" "$GUARD" -C "$repo" check "$a..$b"
+    rss "$name git log -- <protected>" git -C "$repo" log --format=%H "$a..$b" -- "${protected[@]}"
+}
 
 {
     echo "date_utc: $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -294,14 +367,6 @@ EOF
 done
 
 # --- 3. History scan: guard check vs git log over protected paths ---------------------------
-# The ledger's protected paths: its policy files, corpora and attribute files, and the test
-# harness anywhere in the tree (the `[harness]` globs, which make git and guard alike walk every
-# directory a commit changes).
-protected=(qa/merge_ledger.toml qa/freeze.toml qa/fixtures.lock.json tests/fixtures tests/properties
-    .gitattributes .lfsconfig qa/.gitattributes tests/.gitattributes
-    ':(glob)**/conftest.py' ':(glob)**/pytest.ini' ':(glob)**/.pytest.ini' ':(glob)**/pytest.toml'
-    ':(glob)**/.pytest.toml' ':(glob)**/tox.ini' ':(glob)**/.coveragerc'
-    ':(glob)**/.config/nextest.toml' ':(glob)**/pyproject.toml' ':(glob)**/setup.cfg')
 for spec in "${repo_sizes[@]}"; do
     read -r commits nfiles <<<"$spec"
     repo="$data/repo-$commits"
@@ -340,6 +405,13 @@ for spec in "${repo_sizes[@]}"; do
         "$commits" "$range_commits" "$hits" "$nfiles" "$other_load" >>"$out/groups.tsv"
     rss "history-$commits guard check A..B" "$GUARD" -C "$repo" check "$a..$b"
     rss "history-$commits git log -- <protected>" git -C "$repo" log --format=%H "$a..$b" -- "${protected[@]}"
+
+    # The same without a commit-graph: guard must print the same report.
+    nograph=$(without_graph "$repo" "$repo/.git")
+    [[ "$("$GUARD" -C "$nograph" check "$a..$b")" == "$report" ]] ||
+        fail "guard check $a..$b: the report without a commit-graph differs from the one with it"
+    history_bench "history-$commits-nograph" "$nograph" "$a" "$b" 0 \
+        "$range_commits commits in A..B ($hits with protected paths), $nfiles files, no commit-graph"
 done
 
 # --- 4. A single-commit push through the installed pre-receive hook ------------------------
@@ -410,6 +482,165 @@ load_end
 printf 'hook-%s\t0\tthe same update, guard hook pre-receive alone\t%s\n' \
     "$commits" "$other_load" >>"$out/groups.tsv"
 eval "$(reset_cmd hook)"
+
+# --- 5. A push of many tags at commits main already holds -------------------------------
+# A mirror or a tag import: $tag_count new lightweight tags at commits of main's first-parent
+# line, pushed at once into the same two servers. Before each timed push the server's tags
+# are deleted again. guard.timeout is left at its default.
+tags="$push/tags"
+git -C "$push/client" rev-list --first-parent main |
+    awk -v n="$tag_count" 'NR <= n {printf "create refs/tags/bench-tag-%05d %s\n", NR, $1}' >"$tags.create"
+[[ $(wc -l <"$tags.create") -eq $tag_count ]] || fail "main has fewer than $tag_count commits for the tags"
+git -C "$push/client" update-ref --stdin <"$tags.create" || fail "making the tags"
+sed 's/^create \([^ ]*\) .*/delete \1/' "$tags.create" >"$tags.delete"
+awk '{printf "0000000000000000000000000000000000000000 %s %s\n", $3, $2}' "$tags.create" >"$tags.updates"
+tag_push_cmd() {
+    echo "git -C $(q "$push/client") push -q file://$(q "$push/$1.git") 'refs/tags/bench-tag-*:refs/tags/bench-tag-*'"
+}
+untag_cmd() { echo "git -C $(q "$push/$1.git") update-ref --stdin < $(q "$tags.delete")"; }
+
+# Correctness first: the hook accepts the push within its default time, judging no commit.
+pushed=$(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+    git -C "$push/client" push file://"$push/hook.git" 'refs/tags/bench-tag-*:refs/tags/bench-tag-*' 2>&1) ||
+    fail "the push of $tag_count tags through the hook was rejected: $(grep -v '^ ! ' <<<"$pushed" | head -5)"
+grep -q "guard: $tag_count ref update(s) accepted, 0 commit(s) judged" <<<"$pushed" ||
+    fail "the hook did not judge the tags: $(head -5 <<<"$pushed")"
+for server in hook plain; do
+    eval "$(untag_cmd "$server")"
+done
+
+echo "== tags: $tag_count new tags into $commits commits"
+load_start
+# A shell: the tag deletion reads its standard input from a file.
+GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+    hyperfine "${slow_runs[@]}" --style basic --export-json "$out/tags-$commits.json" \
+    --prepare "$(untag_cmd hook)" -n "git push, guard's hook" "$(tag_push_cmd hook)" \
+    --prepare "$(untag_cmd plain)" -n "git push, no hook" "$(tag_push_cmd plain)"
+load_end
+printf 'tags-%s\t0\t%s new tags at commits main holds, pushed onto %s commits\t%s\n' \
+    "$commits" "$tag_count" "$commits" "$other_load" >>"$out/groups.tsv"
+for server in hook plain; do
+    eval "$(untag_cmd "$server")"
+done
+load_start
+GIT_DIR="$push/hook.git" hyperfine "${push_runs[@]}" --style basic --export-json "$out/taghook-$commits.json" \
+    -n "guard hook pre-receive" "$(q "$GUARD") hook pre-receive < $(q "$tags.updates")"
+load_end
+printf 'taghook-%s\t0\tthe same %s ref updates, guard hook pre-receive alone\t%s\n' \
+    "$commits" "$tag_count" "$other_load" >>"$out/groups.tsv"
+
+# --- 6. Fixtures from git: guard check vs openssl and sha256sum ----------------------------
+# A repository whose commit B adds group 2's corpus (the same files, hard-linked) with its
+# lockfile, on top of a commit A holding the policy and an empty lockfile: `guard check A..B`
+# hashes every fixture from its blob (inflated from a pack, as a push brings them), on every
+# core. The peers hash the same files in the checkout.
+for spec in "${fixture_sizes[@]}"; do
+    read -r mib nfiles <<<"$spec"
+    fproj="$data/fixtures-$mib"
+    grepo="$data/gitfixtures-$mib"
+    corpus=$(cut -c1-16 <<<"$(sha256sum <"$fproj.stamp")")
+    if ! fresh "$grepo.stamp" gitfixtures "$mib" "$nfiles" "$corpus"; then
+        echo "== generating $grepo (the $mib MiB corpus committed)"
+        rm -rf "$grepo"
+        (
+            export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+            export GIT_AUTHOR_NAME="Alice Moreau" GIT_AUTHOR_EMAIL=alice@example.com
+            export GIT_COMMITTER_NAME="Alice Moreau" GIT_COMMITTER_EMAIL=alice@example.com
+            git init -q -b main "$grepo"
+            mkdir -p "$grepo/qa"
+            printf 'version = 1\n\n[fixtures]\nlockfile = "qa/fixtures.lock.json"\npaths = ["tests/fixtures/"]\n' \
+                >"$grepo/qa/merge_ledger.toml"
+            printf 'version = 1\n' >"$grepo/qa/freeze.toml"
+            echo '{"files": {}}' >"$grepo/qa/fixtures.lock.json"
+            git -C "$grepo" add -A
+            git -C "$grepo" commit -q -m "Start the project" -m "Ledger-Change: human
+Freeze-Lease: human
+Fixture-Lock: human"
+            git -C "$grepo" tag bench/A
+            cp -al "$fproj/tests" "$grepo/tests"
+            cp "$fproj/qa/fixtures.lock.json" "$grepo/qa/fixtures.lock.json"
+            git -C "$grepo" add -A
+            git -C "$grepo" commit -q -m "Add the fixture corpus" -m "Fixture-Lock: human"
+            git -C "$grepo" repack -q -ad
+        ) || fail "making $grepo"
+        stamp_of gitfixtures "$mib" "$nfiles" "$corpus" >"$grepo.stamp"
+    fi
+    list="$grepo.files"
+    (cd "$grepo" && find tests/fixtures -type f | LC_ALL=C sort) >"$list"
+    bytes=$(cd "$grepo" && xargs -d '\n' stat -c %s <"$list" | awk '{s += $1} END {print s}')
+    pack=$(du -cb "$grepo"/.git/objects/pack/*.pack | awk 'END {print $1}')
+
+    # Warm the page cache for both sides, then check guard's answer.
+    (cd "$grepo" && xargs -d '\n' cat <"$list" >/dev/null && cat .git/objects/pack/*.pack >/dev/null)
+    report=$("$GUARD" -C "$grepo" check bench/A..main) || fail "guard check in $grepo exited $?"
+    grep -qx 'decision: MERGE.*' <<<"$report" || fail "guard check in $grepo did not say MERGE"
+
+    echo "== gitfixtures: $nfiles files, $bytes bytes, a $pack-byte pack"
+    load_start
+    cdp="cd $(q "$grepo") &&"
+    hyperfine "${slow_runs[@]}" --style basic --export-json "$out/gitfixtures-$mib.json" \
+        -n "guard check A..B" "$(q "$GUARD") -C $(q "$grepo") check bench/A..main" \
+        -n "openssl dgst -sha256" "$cdp xargs -d '\\n' openssl dgst -sha256 < $(q "$list") > /dev/null" \
+        -n "sha256sum" "$cdp xargs -d '\\n' sha256sum < $(q "$list") > /dev/null"
+    load_end
+    printf 'gitfixtures-%s\t%s\t%s files from git blobs\t%s\n' "$mib" "$bytes" "$nfiles" "$other_load" >>"$out/groups.tsv"
+    rss "gitfixtures-$mib guard check A..B" "$GUARD" -C "$grepo" check bench/A..main
+done
+
+# --- 7. History scan on the articles' layout and on merge-heavy histories (issue 15) -------
+for spec in "${history_specs[@]}"; do
+    read -r name commits want gen_args <<<"$spec"
+    repo="$data/$name.git"
+    # shellcheck disable=SC2086 # the generator's options, one word each
+    if ! fresh "$repo.stamp" history "$commits" $gen_args; then
+        echo "== generating $repo ($commits commits: $gen_args)"
+        rm -rf "$repo" "$repo-nograph"
+        "$here/gen_history.sh" "$repo" "$commits" $gen_args
+        stamp_of history "$commits" $gen_args >"$repo.stamp"
+    fi
+    a=$(git -C "$repo" rev-parse bench/A)
+    b=$(git -C "$repo" rev-parse main)
+    range_commits=$(git -C "$repo" rev-list --count "$a..$b")
+    merges=$(git -C "$repo" rev-list --merges --count "$a..$b")
+    hits=$(git -C "$repo" log --format=%H "$a..$b" -- "${protected[@]}" | wc -l)
+    [[ $hits -gt 0 ]] || fail "git log found no protected-path commits in $repo"
+
+    # Correctness first: guard must decide as the generator meant (MERGE; with --reject,
+    # REJECT for missing trailers), and the commits that are not merges and change protected
+    # paths must be git's (what a merge brings is judged by guard's own rules, so merges are
+    # left out of the comparison).
+    json="$out/$name.report.json"
+    status=0
+    "$GUARD" -C "$repo" check "$a..$b" --format json >"$json" || status=$?
+    [[ $status -eq $want ]] || fail "guard check $a..$b in $repo exited $status, expected $want"
+    git -C "$repo" log --no-merges --format=%H "$a..$b" -- "${protected[@]}" >"$json.git"
+    git -C "$repo" rev-list --merges "$a..$b" >"$json.merges"
+    python3 - "$json" "$want" <<'PY' || fail "guard check $a..$b in $repo: wrong answer (above)"
+import json, sys
+report, want = sys.argv[1], int(sys.argv[2])
+d = json.load(open(report))
+git = set(open(report + ".git").read().split())
+merges = set(open(report + ".merges").read().split())
+guard = {c["id"] for c in d["commits"] if c.get("protected_changes") and c["id"] not in merges}
+expected = ("MERGE", []) if want == 0 else ("REJECT", ["missing_human_trailer"])
+ok = (d["decision"], d["reasons"]) == expected and guard == git
+if not ok:
+    print(f"decision {d['decision']} {d['reasons']}, expected {expected}; "
+          f"{len(guard)} non-merge commits change protected paths, git says {len(git)}: "
+          f"only guard {sorted(guard - git)[:3]}, only git {sorted(git - guard)[:3]}", file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+    rm -f "$json" "$json.git" "$json.merges"
+    nograph=$(without_graph "$repo" "$repo")
+    cmp -s <("$GUARD" -C "$repo" check "$a..$b") <("$GUARD" -C "$nograph" check "$a..$b") ||
+        fail "guard check $a..$b: the report without a commit-graph differs from the one with it"
+
+    verdict=MERGE
+    [[ $want -eq 0 ]] || verdict=REJECT
+    desc="$range_commits commits in A..B ($merges merges; $hits in git's log), guard says $verdict"
+    history_bench "$name" "$repo" "$a" "$b" "$want" "$desc"
+    history_bench "$name-nograph" "$nograph" "$a" "$b" "$want" "$desc, no commit-graph"
+done
 
 python3 "$here/summarize.py" "$out" | tee "$out/summary.md"
 echo "results: $out"

@@ -19,11 +19,24 @@ JUNIT_RSS_MIB = 64.0
 FIXTURES_VS_OPENSSL = 1.8
 HISTORY_VS_GIT = 1.5
 PUSH_MS = 50.0
+# Issue 15's.
+SCAN_VS_GIT = 1.2
+SCAN_RSS_MIB = 256.0
+GIT_FIXTURES_VS_OPENSSL = 1.8
+TAGS_PUSH_S = 1.0
 
-GUARD = {"junit": "guard score", "fixtures": "guard lock --check", "history": "guard check A..B",
-         "push": "git push, guard's hook", "hook": "guard hook pre-receive"}
-PEER = {"junit": "ElementTree", "fixtures": "openssl dgst -sha256",
-        "history": "git log -- <protected>", "push": "git push, no hook"}
+CHECK = "guard check A..B"
+GIT_LOG = "git log -- <protected>"
+GUARD = {"junit": "guard score", "fixtures": "guard lock --check", "history": CHECK,
+         "push": "git push, guard's hook", "hook": "guard hook pre-receive",
+         "tags": "git push, guard's hook", "taghook": "guard hook pre-receive",
+         "gitfixtures": CHECK, "articles": CHECK, "rejecting": CHECK, "merges": CHECK}
+PEER = {"junit": "ElementTree", "fixtures": "openssl dgst -sha256", "history": GIT_LOG,
+        "push": "git push, no hook", "tags": "git push, no hook",
+        "gitfixtures": "openssl dgst -sha256", "articles": GIT_LOG, "rejecting": GIT_LOG,
+        "merges": GIT_LOG}
+# The history scans, named KIND-COMMITS, and KIND-COMMITS-nograph without a commit-graph.
+SCANS = ("history", "articles", "rejecting", "merges")
 
 
 def load(results):
@@ -97,7 +110,7 @@ def main() -> int:
         print()
 
     def largest(kind):
-        found = [g for g in groups if g["kind"] == kind]
+        found = [g for g in groups if g["kind"] == kind and not g["name"].endswith("-nograph")]
         return max(found, key=lambda g: g["bytes"] or int(g["name"].split("-")[1])) if found else None
 
     print("| target (issue 6) | measured | verdict |")
@@ -141,24 +154,71 @@ def main() -> int:
               f"| {verdict(hooked['median'] * 1e3 <= PUSH_MS)} |")
     print()
 
-    print("Growth between the two sizes (time ratio for the input ratio):")
-    print()
-    for kind in ("junit", "fixtures", "history"):
-        gs = [g for g in groups if g["kind"] == kind]
-        if len(gs) < 2:
+    issue15 = []
+    for g in groups:
+        if g["kind"] not in SCANS:
             continue
-        lo, hi = gs[0], gs[-1]
-        if kind == "history":
-            scale = int(hi["name"].split("-")[1]) / int(lo["name"].split("-")[1])
-            what = "commits"
-        else:
-            scale = hi["bytes"] / lo["bytes"]
-            what = "bytes"
-        parts = []
-        for cmd in hi["runs"]:
-            if cmd in lo["runs"]:
-                parts.append(f"`{cmd}` x{hi['runs'][cmd]['median'] / lo['runs'][cmd]['median']:.1f}")
-        print(f"- {kind}: {lo['name']} -> {hi['name']}, {what} x{scale:.1f}: " + ", ".join(parts))
+        guard, git = g["runs"].get(CHECK), g["runs"].get(GIT_LOG)
+        if not guard or not git:
+            continue
+        ratio = guard["median"] / git["median"]
+        issue15.append(f"| history scan within {SCAN_VS_GIT}x of git log ({g['name']}) "
+                       f"| {guard['median'] * 1e3:,.0f} ms, {ratio:.2f}x git's "
+                       f"{git['median'] * 1e3:,.0f} ms | {verdict(ratio <= SCAN_VS_GIT)} |")
+        mem = rss.get(f"{g['name']} {CHECK}")
+        if mem is not None and int(g["name"].split("-")[1]) >= 100_000:
+            issue15.append(f"| peak RSS under {SCAN_RSS_MIB:.0f} MB ({g['name']}) | {mem:.1f} MiB "
+                           f"| {verdict(mem * 1.048576 < SCAN_RSS_MIB)} |")
+    f = largest("gitfixtures")
+    if f:
+        guard, ossl = f["runs"][CHECK], f["runs"][PEER["gitfixtures"]]
+        ratio = ossl["median"] / guard["median"]
+        issue15.append(f"| fixtures from git blobs >= {GIT_FIXTURES_VS_OPENSSL}x single-core "
+                       f"openssl ({f['name']}) | {ratio:.2f}x "
+                       f"| {verdict(ratio >= GIT_FIXTURES_VS_OPENSSL)} |")
+    t = largest("tags")
+    if t:
+        hooked, plain = t["runs"][GUARD["tags"]], t["runs"][PEER["tags"]]
+        hook = next((g for g in groups if g["kind"] == "taghook"), None)
+        alone = ""
+        if hook:
+            alone = f"; the hook alone {hook['runs'][GUARD['taghook']]['median'] * 1e3:.1f} ms"
+        issue15.append(f"| a push of many tags lands within {TAGS_PUSH_S:.0f} s ({t['name']}: "
+                       f"{t['desc'].split(' new tags')[0]} tags) | {hooked['median']:.2f} s; "
+                       f"without the hook {plain['median']:.2f} s{alone} "
+                       f"| {verdict(hooked['median'] <= TAGS_PUSH_S)} |")
+    if issue15:
+        print("| target (issue 15) | measured | verdict |")
+        print("|---|---|---|")
+        for row in issue15:
+            print(row)
+        print()
+
+    print("Growth between the sizes (time ratio for the input ratio; for the history scans,")
+    print("peak RSS too):")
+    print()
+    for kind in ("junit", "fixtures", "gitfixtures") + SCANS:
+        for variant in ("", "-nograph"):
+            gs = [g for g in groups if g["kind"] == kind and g["name"].endswith("-nograph") == bool(variant)]
+            if len(gs) < 2:
+                continue
+            lo, hi = gs[0], gs[-1]
+            if kind in SCANS:
+                scale = int(hi["name"].split("-")[1]) / int(lo["name"].split("-")[1])
+                what = "commits"
+            else:
+                scale = hi["bytes"] / lo["bytes"]
+                what = "bytes"
+            parts = []
+            for cmd in hi["runs"]:
+                if cmd in lo["runs"]:
+                    part = f"`{cmd}` x{hi['runs'][cmd]['median'] / lo['runs'][cmd]['median']:.1f}"
+                    m_lo, m_hi = rss.get(f"{lo['name']} {cmd}"), rss.get(f"{hi['name']} {cmd}")
+                    if kind in SCANS and m_lo and m_hi:
+                        part += f" (RSS {m_lo:.1f} to {m_hi:.1f} MiB)"
+                    parts.append(part)
+            print(f"- {kind}{variant}: {lo['name']} -> {hi['name']}, {what} x{scale:.1f}: "
+                  + ", ".join(parts))
     return 0
 
 

@@ -48,6 +48,20 @@ pub fn open() -> anyhow::Result<Repository> {
     Ok(repo)
 }
 
+/// Another handle on the repository whose git directory is `git_dir` (`Repository::path`;
+/// libgit2's `Repository` is not `Sync`: each thread that reads objects needs its own),
+/// opened as [`open`] opens one: from git's environment, so that a hook's quarantined objects
+/// and alternate object directories are visible through it too. `None` when it cannot be
+/// opened.
+pub fn reopen(git_dir: &std::path::Path) -> Option<Repository> {
+    Repository::open_ext(
+        git_dir,
+        git2::RepositoryOpenFlags::FROM_ENV | git2::RepositoryOpenFlags::NO_SEARCH,
+        std::iter::empty::<&std::ffi::OsStr>(),
+    )
+    .ok()
+}
+
 /// The abbreviated id git would show, at least 7 hex digits.
 pub fn short_id(repo: &Repository, id: Oid) -> String {
     match repo.find_object(id, None) {

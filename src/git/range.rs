@@ -7,7 +7,7 @@
 //! relying on commit dates. Commits the graph lacks (new pushes, in quarantine) are read from
 //! the object database. Without a usable graph, libgit2's revision walk does the work.
 
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::PathBuf;
 
@@ -210,6 +210,54 @@ pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Comm
         Ok(info)
     })?;
     Ok(commits)
+}
+
+/// Which of `candidates` are reachable from `from` (are `from` or one of its ancestors). One
+/// walk answers for all of them: a push of thousands of refs at commits the default branch
+/// already holds costs one walk, not one per ref. With a commit-graph the answer is exact.
+/// Without one, libgit2's walk stops by commit dates, and when those lie it may miss a
+/// reachable candidate; it never names one that is not reachable (a commit is hidden only by
+/// a walk down from `from`), so a caller that takes the slow road for the others stays right.
+pub fn reachable_from(
+    repo: &Repository,
+    from: Oid,
+    candidates: &[Oid],
+) -> anyhow::Result<HashSet<Oid>> {
+    if candidates.is_empty() {
+        return Ok(HashSet::new());
+    }
+    // The commits reachable from a candidate and not from `from`: every candidate outside
+    // that set is reachable from `from`.
+    let mut outside: HashSet<Oid, OidHash> = HashSet::default();
+    let mut walked = false;
+    if let Some(graph) = CommitGraph::open(&objects_dirs(repo)) {
+        let mut walk = GraphWalk::new(repo, &graph);
+        match walk.run_many(candidates, &[from]) {
+            Ok(found) => {
+                outside.extend(found.iter().map(|&i| walk.nodes[i].id));
+                walked = true;
+            }
+            Err(WalkError::Unordered) => {}
+            Err(WalkError::Git(e)) => {
+                return Err(anyhow::Error::new(e).context("walking the commit graph"));
+            }
+        }
+    }
+    if !walked {
+        let mut walk = repo.revwalk()?;
+        for &c in candidates {
+            walk.push(c)?;
+        }
+        walk.hide(from)?;
+        for id in walk {
+            outside.insert(id.context("walking the commit graph")?);
+        }
+    }
+    Ok(candidates
+        .iter()
+        .copied()
+        .filter(|c| !outside.contains(c))
+        .collect())
 }
 
 /// Where git would look for a commit-graph: the object directory the environment names (a
@@ -424,11 +472,17 @@ impl<'a> GraphWalk<'a> {
     /// The range, as node indices in the order the walk left them (highest generation
     /// first); `topological` orders them.
     fn run(&mut self, tip: Oid, hide: &[Oid]) -> Result<Vec<usize>, WalkError> {
+        self.run_many(&[tip], hide)
+    }
+
+    /// `run` from several tips: the commits reachable from any of `tips` and from none of
+    /// `hide`.
+    fn run_many(&mut self, tips: &[Oid], hide: &[Oid]) -> Result<Vec<usize>, WalkError> {
         let mut queue: BinaryHeap<(u32, usize)> = BinaryHeap::new();
-        // Queued commits reached from the tip and from no hidden commit: the walk ends when
+        // Queued commits reached from a tip and from no hidden commit: the walk ends when
         // none is left, since everything below the queue is then reachable from a hidden one.
         let mut interesting = 0usize;
-        let mut starts = vec![(tip, INTERESTING)];
+        let mut starts: Vec<(Oid, u8)> = tips.iter().map(|&t| (t, INTERESTING)).collect();
         starts.extend(hide.iter().map(|&h| (h, HIDDEN)));
         for (id, flag) in starts {
             let i = self.node(id)?;
@@ -575,7 +629,6 @@ impl<'a> GraphWalk<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashSet;
     use std::io::Write as _;
     use std::path::Path;
     use std::process::{Command, Stdio};
@@ -808,6 +861,54 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Checks `reachable_from` on every commit of a `dag`, all at once and one at a time,
+    /// from several commits: the answer is always a subset of the reachable commits, and
+    /// the whole set when `exact`.
+    fn check_reachable(repo: &Repository, n: usize, exact: bool) {
+        let all: Vec<Oid> = (1..=n).map(|k| id(repo, k)).collect();
+        for from in [1, n / 5, n / 2, n - 1, n] {
+            let from = id(repo, from);
+            let ancestors = ancestors(repo, &[from]);
+            let want: HashSet<Oid> = all
+                .iter()
+                .copied()
+                .filter(|c| ancestors.contains(c))
+                .collect();
+            let at_once = reachable_from(repo, from, &all).unwrap();
+            let one_by_one: HashSet<Oid> = all
+                .iter()
+                .copied()
+                .filter(|&c| reachable_from(repo, from, &[c]).unwrap().contains(&c))
+                .collect();
+            for got in [at_once, one_by_one] {
+                assert!(
+                    got.is_subset(&want),
+                    "from {from}: not reachable: {:?}",
+                    got.difference(&want)
+                );
+                if exact {
+                    assert_eq!(got, want, "from {from}");
+                }
+            }
+        }
+        assert!(reachable_from(repo, all[0], &[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn reachable_from_answers_for_many_commits_at_once() {
+        // Commit dates in order: libgit2's walk is exact.
+        let t = dag(150, 13, false);
+        let repo = Repository::open(t.path()).unwrap();
+        check_reachable(&repo, 150, true);
+        // Dates that lie: libgit2's walk, which stops by them, may miss some; the
+        // commit-graph's walk goes by generation numbers and is exact.
+        let t = dag(150, 13, true);
+        let repo = Repository::open(t.path()).unwrap();
+        check_reachable(&repo, 150, false);
+        write_graph(t.path(), &["--reachable"]);
+        check_reachable(&repo, 150, true);
     }
 
     #[test]

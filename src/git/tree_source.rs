@@ -1,5 +1,6 @@
 //! A commit's tree as a `Source`, so the scorer judges what a push would merge without a
-//! checkout (this works in a bare repository).
+//! checkout (this works in a bare repository). Fixture blobs are hashed on every core, each
+//! thread through its own repository handle.
 //!
 //! Every tree read is checked against git's fsck rules once. A malformed tree is read as a
 //! checkout writes it (of two same-named entries, the last), and is kept for the caller to
@@ -11,13 +12,17 @@ use std::collections::{BTreeMap, HashMap};
 use git2::{ObjectType, Oid, Repository, Tree, TreeEntry};
 
 use crate::error::InputError;
-use crate::fixtures::hash::sha256_bytes;
+use crate::fixtures::hash::{cores, parallel, sha256_bytes};
 use crate::git::fsck::{self, MalformedTree};
 use crate::rules::fixtures::FixtureState;
 use crate::source::{Listing, Source};
 use crate::workspace::check_relative;
 
 const SYMLINK_MODE: i32 = 0o120000;
+
+/// Below this many bytes of blobs to hash, one thread hashes them sooner than a handle per
+/// core is opened (about a millisecond of SHA-256).
+const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
 /// The tree of one commit.
 pub struct GitTree<'r> {
@@ -259,6 +264,51 @@ impl<'r> GitTree<'r> {
     }
 }
 
+/// The SHA-256 of each blob of `ids`, in order. Above [`PARALLEL_MIN_BYTES`], on every core,
+/// largest first, each thread reading through its own handle on the repository (inflating
+/// from the pack costs about as much as hashing, so both run in parallel). A blob no thread
+/// could read is read again through `repo`: only its own error counts.
+fn hash_blobs(repo: &Repository, ids: &[Oid]) -> Vec<Result<String, git2::Error>> {
+    let mut hashed: Vec<Option<String>> = vec![None; ids.len()];
+    let threads = cores();
+    if ids.len() > 1 && threads > 1 {
+        // The object headers give the sizes without reading the blobs.
+        let sizes: Vec<usize> = match repo.odb() {
+            Ok(odb) => ids
+                .iter()
+                .map(|&id| odb.read_header(id).map_or(0, |(size, _)| size))
+                .collect(),
+            Err(_) => vec![0; ids.len()],
+        };
+        if sizes.iter().sum::<usize>() >= PARALLEL_MIN_BYTES {
+            let mut order: Vec<usize> = (0..ids.len()).collect();
+            order.sort_by_key(|&i| std::cmp::Reverse(sizes[i]));
+            let git_dir = repo.path().to_path_buf();
+            let done = parallel(
+                order.len(),
+                threads,
+                || crate::git::reopen(&git_dir),
+                |handle, k| hash_blob(handle, ids[order[k]]).ok(),
+            );
+            for (k, digest) in done.into_iter().enumerate() {
+                hashed[order[k]] = digest.flatten();
+            }
+        }
+    }
+    hashed
+        .into_iter()
+        .zip(ids)
+        .map(|(digest, &id)| match digest {
+            Some(d) => Ok(d),
+            None => hash_blob(repo, id),
+        })
+        .collect()
+}
+
+fn hash_blob(repo: &Repository, id: Oid) -> Result<String, git2::Error> {
+    Ok(sha256_bytes(repo.find_blob(id)?.content()))
+}
+
 fn git_error(rel: &str, e: &git2::Error) -> InputError {
     InputError::new(rel, format!("cannot read from git: {}", e.message()))
 }
@@ -303,6 +353,10 @@ impl Source for GitTree<'_> {
         rels: &[String],
     ) -> Result<BTreeMap<String, FixtureState>, InputError> {
         let mut states = BTreeMap::new();
+        // The blobs to hash, each once, whatever number of paths hold it.
+        let mut blobs: Vec<Oid> = Vec::new();
+        let mut blob_paths: Vec<(String, usize)> = Vec::new();
+        let mut blob_index: HashMap<Oid, usize> = HashMap::new();
         for rel in rels {
             let state = match self
                 .find(rel)
@@ -315,11 +369,83 @@ impl Source for GitTree<'_> {
                 Found::NotRegular(e) => FixtureState::NotRegular(e.message),
                 Found::File(entry) => match self.trusted.get(rel) {
                     Some((id, digest)) if *id == entry.id() => FixtureState::Digest(digest.clone()),
-                    _ => FixtureState::Digest(sha256_bytes(&self.blob(rel, &entry)?)),
+                    _ => {
+                        let k = *blob_index.entry(entry.id()).or_insert_with(|| {
+                            blobs.push(entry.id());
+                            blobs.len() - 1
+                        });
+                        blob_paths.push((rel.clone(), k));
+                        continue;
+                    }
                 },
             };
             states.insert(rel.clone(), state);
         }
+        let digests = hash_blobs(self.repo, &blobs);
+        for (rel, k) in blob_paths {
+            let digest = digests[k].as_ref().map_err(|e| git_error(&rel, e))?;
+            states.insert(rel, FixtureState::Digest(digest.clone()));
+        }
         Ok(states)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::{Digest, Sha256};
+    use std::process::Command;
+
+    fn git(dir: &std::path::Path) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null");
+        cmd
+    }
+
+    #[test]
+    fn blobs_hashed_on_every_core_come_back_in_order() {
+        let t = tempfile::tempdir().unwrap();
+        assert!(
+            git(t.path())
+                .args(["init", "-q"])
+                .status()
+                .unwrap()
+                .success()
+        );
+        // 40 blobs of 16 to 56 KiB (1.4 MiB: past the size hashed in parallel), written by
+        // git; the first again at the end, and an id the repository does not hold.
+        let mut contents: Vec<Vec<u8>> = (0..40u32)
+            .map(|i| (0..(16 + i) * 1024).map(|j| (j * 7 + i) as u8).collect())
+            .collect();
+        contents.push(contents[0].clone());
+        let mut ids = Vec::new();
+        for bytes in &contents {
+            let file = t.path().join("blob");
+            std::fs::write(&file, bytes).unwrap();
+            let out = git(t.path())
+                .args(["hash-object", "-w", "blob"])
+                .output()
+                .unwrap();
+            ids.push(Oid::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap());
+        }
+        let missing = Oid::from_str("0123456789abcdef0123456789abcdef01234567").unwrap();
+        ids.insert(7, missing);
+        contents.insert(7, Vec::new());
+        let repo = Repository::open(t.path()).unwrap();
+        let got = hash_blobs(&repo, &ids);
+        assert_eq!(got.len(), ids.len());
+        for (k, (digest, bytes)) in got.iter().zip(&contents).enumerate() {
+            if k == 7 {
+                assert!(digest.is_err(), "a blob the repository lacks has no digest");
+            } else {
+                assert_eq!(
+                    digest.as_deref().unwrap(),
+                    hex::encode(Sha256::digest(bytes))
+                );
+            }
+        }
+        assert!(hash_blobs(&repo, &[]).is_empty());
     }
 }

@@ -7,6 +7,7 @@
 //! (break-glass pushes, and deletions of protected refs so that re-creating one is judged as
 //! the rewind it is).
 
+use std::collections::HashMap;
 use std::io::{BufRead, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -303,8 +304,12 @@ struct PushContext<'a> {
     policy_ref: (Option<String>, Option<Oid>),
     /// The ledger at the policy ref's tip: in force for every ref.
     policy: Policy,
-    /// The audit log's text, when it is configured and the push creates a ref.
-    audit_log: Option<String>,
+    /// Per ref name, the tip it had when the audit log last saw it deleted (read when the
+    /// push creates a ref).
+    deleted: HashMap<String, String>,
+    /// The new ids of judged updates whose commits the default branch already holds (judged
+    /// when they landed there): the id as pushed (a commit or a tag), to the commit.
+    landed: HashMap<Oid, Oid>,
     identities: &'a [String],
     today: Date,
     now: jiff::Timestamp,
@@ -338,27 +343,29 @@ fn judge_push(
     // ledger on the policy ref itself is judged by the ledger it replaces: its old tip.
     let policy = policy_at(&repo, policy_ref.1, config.ledger.as_deref())?;
     let creates = updates.iter().any(|u| u.old.is_none() && u.new.is_some());
-    let audit_log = match &config.audit_log {
+    let deleted = match &config.audit_log {
         Some(log) if creates => match std::fs::read_to_string(log) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
+            Ok(text) => deleted_tips(&text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => HashMap::new(),
             Err(e) => bail!(
                 "cannot read the audit log {} ({e}), which says which refs were deleted",
                 log.display()
             ),
         },
-        _ => None,
+        _ => HashMap::new(),
     };
-    let ctx = PushContext {
+    let mut ctx = PushContext {
         config,
         default,
         policy_ref,
         policy,
-        audit_log,
+        deleted,
+        landed: HashMap::new(),
         identities,
         today,
         now: jiff::Timestamp::now(),
     };
+    ctx.landed = landed_commits(&repo, &ctx, updates)?;
     let mut out = Vec::new();
     for update in updates {
         // A ref that cannot be judged (a tag of a tree, a missing object) leaves the others
@@ -375,6 +382,63 @@ fn judge_push(
         out.push(verdict);
     }
     Ok(out)
+}
+
+/// Whether `update` goes through [`judge_ref`]'s judging at all: a new commit for a protected
+/// ref (replace refs are refused before this, unprotected refs pass).
+fn judged_ref(ctx: &PushContext, update: &RefUpdate) -> bool {
+    update.new.is_some()
+        && !is_replace_ref(&update.name)
+        && (ctx.policy.refs.protected.set.is_match(&update.name)
+            || is_default_or_policy(ctx, &update.name))
+}
+
+fn is_default_or_policy(ctx: &PushContext, name: &str) -> bool {
+    ctx.default.0.as_deref() == Some(name) || ctx.policy_ref.0.as_deref() == Some(name)
+}
+
+/// The new ids of the judged updates (other than of the default branch and the policy ref)
+/// whose commits the default branch's current tip already holds, with those commits, found
+/// in one walk. A mirror or a tag import pushes thousands of refs at such commits: each is
+/// then settled by a lookup, where judging it alone would walk and score it once per ref.
+fn landed_commits(
+    repo: &Repository,
+    ctx: &PushContext,
+    updates: &[RefUpdate],
+) -> anyhow::Result<HashMap<Oid, Oid>> {
+    let Some(default_tip) = ctx.default.1 else {
+        return Ok(HashMap::new());
+    };
+    // A lightweight tag or a branch names its commit: the object's header says so, without
+    // inflating it. Anything else is peeled; what cannot be is left to `judge_ref` to report.
+    let odb = repo.odb()?;
+    let mut commit_of: HashMap<Oid, Oid> = HashMap::new();
+    for update in updates {
+        if !judged_ref(ctx, update) || is_default_or_policy(ctx, &update.name) {
+            continue;
+        }
+        let Some(new) = update.new.as_deref() else {
+            continue;
+        };
+        let Ok(id) = Oid::from_str(new) else {
+            continue;
+        };
+        if commit_of.contains_key(&id) {
+            continue;
+        }
+        let commit = match odb.read_header(id) {
+            Ok((_, git2::ObjectType::Commit)) => id,
+            _ => match peel_commit(repo, new, "new") {
+                Ok(c) => c,
+                Err(_) => continue,
+            },
+        };
+        commit_of.insert(id, commit);
+    }
+    let candidates: Vec<Oid> = commit_of.values().copied().collect();
+    let reachable = range::reachable_from(repo, default_tip, &candidates)?;
+    commit_of.retain(|_, commit| reachable.contains(commit));
+    Ok(commit_of)
 }
 
 /// `main` is `refs/heads/main`; a name starting `refs/` is taken as it is.
@@ -493,6 +557,26 @@ fn judge_ref(
         Some(id) => Some(peel_commit(repo, id, "old")?),
         None => None,
     };
+    let landed = Oid::from_str(new_id)
+        .ok()
+        .and_then(|id| ctx.landed.get(&id).copied())
+        .filter(|_| !is_default && !is_policy);
+    if let Some(new) = landed {
+        // The default branch holds the new commit, so every commit the update brings was
+        // judged when it landed there; the ref's new tip brings nothing the repository's
+        // history does not already show. What is left is whether the update undoes a
+        // protected change the ref held.
+        let mut v = verdict(Vec::new(), 0, None);
+        match (old, ctx.deleted.get(&update.name)) {
+            (Some(old), _) => v.findings = rewind_findings(repo, policy, old, new, ledger)?,
+            (None, Some(deleted)) => {
+                v.findings =
+                    recreation_findings(repo, policy, deleted, new, ledger, &mut v.warnings)?;
+            }
+            (None, None) => {}
+        }
+        return Ok(v);
+    }
     let new = peel_commit(repo, new_id, "new")?;
     let base = old.or(default_tip);
     let hide: Vec<Oid> = base.into_iter().collect();
@@ -502,15 +586,11 @@ fn judge_ref(
     let mut warnings = Vec::new();
     if let Some(old) = old {
         findings.extend(rewind_findings(repo, policy, old, new, ledger)?);
-    } else if let Some(deleted) = ctx
-        .audit_log
-        .as_deref()
-        .and_then(|log| deleted_tip(log, &update.name))
-    {
+    } else if let Some(deleted) = ctx.deleted.get(&update.name) {
         findings.extend(recreation_findings(
             repo,
             policy,
-            &deleted,
+            deleted,
             new,
             ledger,
             &mut warnings,
@@ -560,25 +640,27 @@ fn judge_ref(
     Ok(v)
 }
 
-/// Where the audit log last saw the ref `name` deleted: its tip then. A ref moved or made
-/// after that (by break-glass) was not deleted since, as far as guard knows. Lines that are
-/// not JSON are skipped: only guard writes the log, one whole line per write.
-fn deleted_tip(log: &str, name: &str) -> Option<String> {
-    let mut last = None;
+/// Per ref, where the audit log last saw it deleted: its tip then. A ref moved or made after
+/// that (by break-glass) was not deleted since, as far as guard knows. Lines that are not
+/// JSON are skipped: only guard writes the log, one whole line per write. Read once per push,
+/// however many refs it creates.
+fn deleted_tips(log: &str) -> HashMap<String, String> {
+    let mut deleted = HashMap::new();
     for line in log.lines() {
         let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };
         for r in entry["refs"].as_array().into_iter().flatten() {
-            if r["ref"].as_str() == Some(name) {
-                last = match (r["old"].as_str(), r["new"].as_str()) {
-                    (Some(old), None) => Some(old.to_string()),
-                    _ => None,
-                };
-            }
+            let Some(name) = r["ref"].as_str() else {
+                continue;
+            };
+            match (r["old"].as_str(), r["new"].as_str()) {
+                (Some(old), None) => deleted.insert(name.to_string(), old.to_string()),
+                _ => deleted.remove(name),
+            };
         }
     }
-    last
+    deleted
 }
 
 /// A ref made again after a deletion: judged as a force push from the tip it was deleted at,
@@ -853,14 +935,17 @@ mod tests {
             deleted("refs/heads/x", &a),
             deleted("refs/heads/y", &b)
         );
-        assert_eq!(deleted_tip(&log, "refs/heads/x"), Some(a.clone()));
-        assert_eq!(deleted_tip(&log, "refs/heads/z"), None);
+        let tip = |log: &str, name: &str| deleted_tips(log).get(name).cloned();
+        assert_eq!(tip(&log, "refs/heads/x"), Some(a.clone()));
+        assert_eq!(tip(&log, "refs/heads/y"), Some(b.clone()));
+        assert_eq!(tip(&log, "refs/heads/z"), None);
         // Deleted again later: that tip counts.
         let log = format!("{log}{}", deleted("refs/heads/x", &b));
-        assert_eq!(deleted_tip(&log, "refs/heads/x"), Some(b.clone()));
+        assert_eq!(tip(&log, "refs/heads/x"), Some(b.clone()));
         // Made again by break-glass after the deletion: no deletion since.
         let log = format!("{log}{}", moved("refs/heads/x", &a));
-        assert_eq!(deleted_tip(&log, "refs/heads/x"), None);
+        assert_eq!(tip(&log, "refs/heads/x"), None);
+        assert_eq!(tip(&log, "refs/heads/y"), Some(b.clone()));
     }
 
     #[test]

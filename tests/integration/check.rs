@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::scenario::{PASS, PROPERTY_FILE, freeze_toml, junit};
-use crate::support::{Project, Run, hermetic, sha256sum};
+use crate::support::{Project, Run, fixture_corpus, hermetic, sha256sum, sha256sum_lockfile};
 
 /// The base ledger: the embedded default's layout, no `[agents]` section (so the built-in
 /// agent identities apply), and a `[protect]` glob over CI config.
@@ -1338,6 +1338,44 @@ fn fixture_and_lockfile_updated_together_by_a_human_merge() {
             }],
         }])
     );
+}
+
+#[test]
+fn many_fixtures_hashed_on_every_core_name_the_one_that_drifted() {
+    let (p, base) = repo();
+    // 200 fixtures of 8 KiB, 1.6 MB in all: past the size where guard hashes the tip's blobs
+    // on every core, each thread through its own repository handle. Two hold the same bytes.
+    let corpus = fixture_corpus("tests/fixtures/many", 200, 8192);
+    for (path, bytes) in &corpus {
+        p.write(path, bytes);
+    }
+    let mut rels: Vec<&str> = vec!["tests/fixtures/batch.ndjson", "tests/fixtures/invoice.json"];
+    rels.extend(corpus.iter().map(|(path, _)| path.as_str()));
+    p.write("qa/fixtures.lock.json", sha256sum_lockfile(p.root(), &rels));
+    // One fixture regenerated after the lockfile was written.
+    let drifted = "tests/fixtures/many/f_137.bin";
+    let new_bytes = vec![b'x'; 8192];
+    p.write(drifted, &new_bytes);
+    p.commit_as(HUMAN, "Regenerate the fixtures\n\nFixture-Lock: human\n");
+
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["fixture_digest"]);
+    let json = run.json();
+    assert_eq!(json["fixture_digest_delta"], 1);
+    let f = only(&json, "fixture_digest");
+    assert_eq!(f["path"], drifted);
+    let message = f["message"].as_str().unwrap();
+    assert!(message.contains(&sha256sum(&new_bytes)), "{message}");
+
+    // The lockfile made again: every digest matches.
+    p.write("qa/fixtures.lock.json", sha256sum_lockfile(p.root(), &rels));
+    p.commit_as(
+        HUMAN,
+        "Lock the regenerated fixture\n\nFixture-Lock: human\n",
+    );
+    let run = check(&p, &since(&base));
+    expect(&run, 0, &[]);
+    assert_eq!(run.json()["fixture_digest_delta"], 0);
 }
 
 #[test]

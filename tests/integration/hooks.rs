@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use crate::support::{Project, hermetic};
+use crate::support::{Project, fixture_corpus, hermetic, sha256sum, sha256sum_lockfile};
 
 const GUARD: &str = env!("CARGO_BIN_EXE_guard");
 const AGENT_NAME: &str = "Cursor Agent";
@@ -1936,6 +1936,65 @@ fn fixtures_are_hashed_again_after_a_break_glass_push() {
         .assert_rejected_with("remote: error: refs/heads/main: [fixture_digest]");
 }
 
+#[test]
+fn a_push_of_many_fixtures_is_hashed_from_quarantine_on_every_core() {
+    // 200 fixtures of about 8 KiB (1.6 MB: hashed on every core, each thread through its own
+    // repository handle, which must see the push's quarantined objects), in one push with
+    // their lockfile; one was regenerated after the lockfile was written.
+    let s = Server::new("");
+    let corpus = fixture_corpus("tests/fixtures/many", 200, 8192);
+    for (path, bytes) in &corpus {
+        let file = s.work.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, bytes).unwrap();
+    }
+    let rels: Vec<&str> = corpus.iter().map(|(path, _)| path.as_str()).collect();
+    write_in(
+        &s.work,
+        "qa/fixtures.lock.json",
+        &sha256sum_lockfile(&s.work, &rels),
+    );
+    let drifted = "tests/fixtures/many/f_063.bin";
+    let new_bytes = vec![b'y'; 5000];
+    std::fs::write(s.work.join(drifted), &new_bytes).unwrap();
+    s.commit("Add the golden corpus\n\nFixture-Lock: human\n");
+    // Over 100 objects arrive as a pack in the quarantine; with a higher unpack limit, git
+    // unpacks them there as loose objects.
+    for unpack_limit in ["100", "10000"] {
+        s.config("receive.unpackLimit", unpack_limit);
+        let pushed = s.push(&["origin", "main"]);
+        pushed.assert_rejected_with(&format!(
+            "remote: error: refs/heads/main: [fixture_digest] {drifted}"
+        ));
+        assert!(
+            pushed.stderr.contains(&sha256sum(&new_bytes)),
+            "{}",
+            pushed.stderr
+        );
+        assert_eq!(
+            pushed
+                .lines()
+                .iter()
+                .filter(|l| l.contains("[fixture_digest]"))
+                .count(),
+            1,
+            "{}",
+            pushed.stderr
+        );
+        assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+    }
+
+    // The lockfile made again: the push lands.
+    write_in(
+        &s.work,
+        "qa/fixtures.lock.json",
+        &sha256sum_lockfile(&s.work, &rels),
+    );
+    let fixed = s.commit("Lock the regenerated fixture\n\nFixture-Lock: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(fixed));
+}
+
 // Issue 10: what a push can change besides commits (replace refs, ref lifecycle, the ledger
 // itself), the forge's identities, and the server's own object checks.
 
@@ -2143,6 +2202,80 @@ fn a_new_branch_at_an_old_commit_is_not_a_rewind() {
         .assert_accepted();
     s.push(&["origin", &format!("{}:refs/tags/v1.0", s.base)])
         .assert_accepted();
+}
+
+/// Makes `count` lightweight tags `refs/tags/<prefix>NNNN` in `dir`, spread over `commits`.
+fn make_tags(s: &Server, dir: &Path, prefix: &str, count: usize, commits: &[String]) {
+    let mut stdin = String::new();
+    for k in 0..count {
+        let commit = &commits[k % commits.len()];
+        stdin.push_str(&format!("create refs/tags/{prefix}{k:04} {commit}\n"));
+    }
+    let mut cmd = s.git_cmd(dir);
+    cmd.args(["update-ref", "--stdin"]);
+    let (code, stderr) = run_with_stdin(cmd, stdin.as_bytes());
+    assert_eq!(code, 0, "git update-ref --stdin: {stderr}");
+}
+
+/// The tags of the server.
+fn server_tags(s: &Server) -> Vec<String> {
+    let out = s.bare_git(&["for-each-ref", "--format=%(refname)", "refs/tags/"]);
+    out.lines().map(str::to_string).collect()
+}
+
+#[test]
+fn five_thousand_tags_at_landed_commits_pass_within_the_default_timeout() {
+    let s = Server::new("");
+    // The default guard.timeout (4 s), not the tests' generous one: judged one by one, each
+    // tag cost a walk and a scoring of its commit, and a mirror or tag import of this size
+    // ran past it (even in a release build) and was rejected.
+    s.bare_git(&["config", "--unset", "guard.timeout"]);
+    let mut landed = vec![s.base.clone()];
+    for k in 0..20 {
+        landed.push(s.human_change("docs/log.md", &format!("Change {k}")));
+    }
+    s.push(&["origin", "main"]).assert_accepted();
+
+    // One bad tag among them, at an agent's edit of the freeze file that main never took:
+    // judged as ever, and it rejects the whole push.
+    s.git(&["checkout", "-q", "-b", "side"]);
+    let bad = s.agent_edits_freeze("Park a flaky test");
+    s.git(&["checkout", "-q", "main"]);
+    make_tags(&s, &s.work, "r", 5000, &landed);
+    s.git(&["tag", "bad", &bad]);
+    let pushed = s.push(&["origin", "refs/tags/*:refs/tags/*"]);
+    pushed.assert_rejected_with(&format!(
+        "remote: error: refs/tags/bad: [agent_edit_protected] {}",
+        s.short(&bad)
+    ));
+    assert!(
+        pushed.stderr.contains("qa/freeze.toml"),
+        "{}",
+        pushed.stderr
+    );
+    assert!(
+        !pushed.has_line_starting("remote: error: refs/tags/r"),
+        "only the bad tag has findings:\n{}",
+        pushed.stderr
+    );
+    assert_eq!(server_tags(&s), Vec::<String>::new());
+
+    // Without it, the 5,000 land: each tag's commit is on main, judged when it landed.
+    s.git(&["tag", "-d", "bad"]);
+    let pushed = s.push(&["origin", "refs/tags/*:refs/tags/*"]);
+    pushed.assert_accepted();
+    assert!(
+        pushed.has_line_starting("remote: guard: 5000 ref update(s) accepted, 0 commit(s) judged"),
+        "{}",
+        pushed.stderr
+    );
+    let tags = server_tags(&s);
+    assert_eq!(tags.len(), 5000);
+    assert_eq!(s.server_ref("refs/tags/r0000"), Some(landed[0].clone()));
+    assert_eq!(
+        s.server_ref("refs/tags/r4999"),
+        Some(landed[4999 % 21].clone())
+    );
 }
 
 #[test]

@@ -320,6 +320,48 @@ pub fn sha256sum(bytes: &[u8]) -> String {
         .to_string()
 }
 
+/// `count` fixture files of pseudo-random bytes, `(path under dir/, bytes)`, of sizes from
+/// `size / 2` to `size * 3 / 2` in no order: the same arguments give the same bytes, and
+/// files 10 and 11 hold the same bytes (one blob at two paths).
+pub fn fixture_corpus(dir: &str, count: usize, size: usize) -> Vec<(String, Vec<u8>)> {
+    (0..count)
+        .map(|i| {
+            let seed = if i == 11 { 10 } else { i };
+            let len = size / 2 + (seed * 7919) % size.max(1);
+            let mut x = (seed as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let bytes = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            (format!("{dir}/f_{i:03}.bin"), bytes)
+        })
+        .collect()
+}
+
+/// The JSON lockfile coreutils `sha256sum` gives for the files `rels` under `root`, in one run.
+pub fn sha256sum_lockfile(root: &Path, rels: &[&str]) -> String {
+    let out = Command::new("sha256sum")
+        .args(rels)
+        .current_dir(root)
+        .output()
+        .expect("sha256sum (coreutils) is installed");
+    assert!(out.status.success(), "sha256sum {rels:?}");
+    let lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let (digest, path) = line.split_once("  ").expect("sha256sum output");
+            format!("    \"{path}\": \"{digest}\"")
+        })
+        .collect();
+    assert_eq!(lines.len(), rels.len());
+    format!("{{\n  \"files\": {{\n{}\n  }}\n}}\n", lines.join(",\n"))
+}
+
 /// A directory of committed test data.
 pub fn data(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
