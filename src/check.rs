@@ -844,7 +844,6 @@ fn attribute_baseline_findings(
         if let Some(commit) = named {
             let short = git::object_short_id(commit.as_object());
             finding = finding.commit(&short, git::summary(commit));
-            finding.message = format!("{} ({file} changed by {short})", finding.message);
             finding.help = Some(match &agent {
                 Some((_, why)) => format!(
                     "an agent may not remove or skip a test (the commit is an agent's: {why}); drop or rewrite the commit (`git rebase -i {base_name}`) and restore the test, or a human makes the change with `{trailer}`"
