@@ -284,8 +284,28 @@ fn judge(
     let scored = Scored::RangeTip {
         base: base_tree.as_ref().map(|t| t as &dyn Source),
     };
+    let judge_who = WhoContext {
+        policy: &policy,
+        needs_proof,
+        signers: signers.as_ref(),
+        pusher: opts.pusher.as_deref(),
+        signatures_valid_at: opts.signatures_valid_at,
+    };
+    let mut warnings = Vec::new();
     let (stats, unjudged) = match score_tree(&tip_tree, scored, &policy, &artifacts, today) {
         Ok(mut evaluation) => {
+            for list in [&mut evaluation.findings, &mut evaluation.warnings] {
+                attribute_baseline_findings(
+                    repo,
+                    commits,
+                    &judge_who,
+                    base_tree.as_ref(),
+                    &tip_tree,
+                    &restore_from,
+                    list,
+                )?;
+            }
+            warnings = evaluation.warnings;
             if let Some(base_tree) = &base_tree {
                 mark_rewritten_frozen_tests(
                     &mut evaluation.findings,
@@ -330,6 +350,7 @@ fn judge(
         stats,
         unjudged,
         runner: None,
+        warnings,
         history: Some(History {
             range: spec.to_string(),
             base: base.map(|b| b.to_string()),
@@ -732,6 +753,113 @@ fn mark_rewritten_frozen_tests(
             base_name,
         ));
     }
+}
+
+/// What deciding whether a commit is an agent's needs.
+struct WhoContext<'a> {
+    policy: &'a Policy,
+    needs_proof: bool,
+    signers: Option<&'a AllowedSigners>,
+    pusher: Option<&'a str>,
+    signatures_valid_at: Option<jiff::Timestamp>,
+}
+
+impl WhoContext<'_> {
+    /// Why `commit` counts as an agent's (`None`: a human's), as `judge_commit` decides it.
+    fn agent(&self, repo: &Repository, commit: &git2::Commit) -> Option<String> {
+        let who = git::identity(commit, self.pusher);
+        if let Some(why) = self.policy.agents.matched_agent(&who) {
+            return Some(why);
+        }
+        let verified = self.signers.is_some_and(|s| {
+            commit_signature(repo, commit, s, self.signatures_valid_at).is_verified()
+        });
+        (self.needs_proof && !verified).then(|| "not proven human".to_string())
+    }
+}
+
+/// `test_vanished` and `test_newly_skipped` in `findings`: the commits of the range that
+/// changed the test's file (merges aside: the commits they bring are in the range). A human
+/// commit with the `trailers.test_removal` trailer among them, and no agent commit, waives the
+/// finding; otherwise it names the last agent commit (or the last commit) that changed it.
+fn attribute_baseline_findings(
+    repo: &Repository,
+    commits: &Commits,
+    who: &WhoContext,
+    base: Option<&GitTree>,
+    tip: &GitTree,
+    base_name: &str,
+    findings: &mut Vec<Finding>,
+) -> anyhow::Result<()> {
+    let trailer = &who.policy.trailers.test_removal;
+    let mut kept = Vec::with_capacity(findings.len());
+    for mut finding in std::mem::take(findings) {
+        if !matches!(finding.code, Code::TestVanished | Code::TestNewlySkipped) {
+            kept.push(finding);
+            continue;
+        }
+        let candidates = match &finding.path {
+            Some(file) => vec![file.clone()],
+            None => test_file_candidates(finding.test.as_deref().unwrap_or_default()),
+        };
+        // The first candidate that exists on either side is the test's file.
+        let file = candidates.into_iter().find(|file| {
+            base.is_some_and(|b| b.read(file).ok().flatten().is_some())
+                || tip.read(file).ok().flatten().is_some()
+        });
+        let Some(file) = file else {
+            kept.push(finding);
+            continue;
+        };
+        let mut changing = Vec::new();
+        for (k, &id) in commits.ids().iter().enumerate() {
+            let (tree, parents) = commits.trees(k);
+            if parents.len() > 1 {
+                continue;
+            }
+            let entry = |tree: Oid| -> anyhow::Result<Option<Oid>> {
+                let tree = repo.find_tree(tree)?;
+                Ok(tree.get_path(Path::new(&file)).ok().map(|e| e.id()))
+            };
+            let before = match parents.first() {
+                Some(&p) => entry(p)?,
+                None => None,
+            };
+            if entry(tree)? != before {
+                changing.push(repo.find_commit(id)?);
+            }
+        }
+        let agent = changing
+            .iter()
+            .rev()
+            .find_map(|c| who.agent(repo, c).map(|why| (c, why)));
+        if agent.is_none()
+            && changing
+                .iter()
+                .any(|c| trailer.present_in(&git::identity(c, who.pusher).trailers.block))
+        {
+            continue;
+        }
+        let named = agent.as_ref().map(|(c, _)| *c).or(changing.last());
+        if let Some(commit) = named {
+            let short = git::object_short_id(commit.as_object());
+            finding = finding.commit(&short, git::summary(commit));
+            finding.help = Some(match &agent {
+                Some((_, why)) => format!(
+                    "an agent may not remove or skip a test (the commit is an agent's: {why}); drop or rewrite the commit (`git rebase -i {base_name}`) and restore the test, or a human makes the change with `{trailer}`"
+                ),
+                None => format!(
+                    "restore the test, or reword the commit's message to end with `{trailer}` if a human means to remove or skip it"
+                ),
+            });
+        }
+        if finding.path.is_none() {
+            finding.path = Some(file);
+        }
+        kept.push(finding);
+    }
+    *findings = kept;
+    Ok(())
 }
 
 /// Files a test id may live in: the file of a pytest node id, or the modules a dotted

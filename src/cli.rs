@@ -90,6 +90,11 @@ pub struct ArtifactArgs {
     #[arg(long, value_name = "PATH")]
     pub junit: Vec<PathBuf>,
 
+    /// A JUnit report of the base revision (repeatable): a test that passed there and is
+    /// absent or skipped now is a finding (`[baseline]` in the ledger).
+    #[arg(long, value_name = "PATH")]
+    pub baseline_junit: Vec<PathBuf>,
+
     /// A coverage report of the run with frozen tests deselected (coverage.py JSON, LCOV or
     /// Cobertura XML).
     #[arg(long, value_name = "PATH")]

@@ -65,6 +65,8 @@ codes! {
     MalformedTree => "malformed_tree", "a pushed tree on the way to a protected path is one git's fsck calls malformed (duplicate or unsorted entries, `.`, `..`, `.git` or a variant, a bad mode)";
     TestMissingFromReport => "test_missing_from_report", "a collected test has no record in the JUnit reports";
     ReportMismatch => "report_mismatch", "the test runner exited non-zero while its reports show no failure";
+    TestVanished => "test_vanished", "a test that passed in the baseline's reports is absent from the reports now";
+    TestNewlySkipped => "test_newly_skipped", "a test that passed in the baseline's reports is skipped or xfailed now";
 }
 
 impl Serialize for Code {

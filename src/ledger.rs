@@ -55,6 +55,28 @@ pub struct Policy {
     pub artifacts: ArtifactsPolicy,
     pub humans: HumansPolicy,
     pub harness: HarnessPolicy,
+    pub baseline: BaselinePolicy,
+}
+
+/// What a rule comparing with the base revision's reports does with what it finds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Reject,
+    /// Reported as a warning; the decision does not change.
+    Warn,
+    /// Not computed.
+    Off,
+}
+
+/// `[baseline]`: the evidence compared with the base revision's.
+#[derive(Debug, Clone)]
+pub struct BaselinePolicy {
+    pub vanished: Severity,
+    pub newly_skipped: Severity,
+    /// Test ids that may come and go, as written (for messages).
+    pub ignore: Vec<String>,
+    /// `ignore`, normalised like freeze entries and compiled.
+    pub ignore_set: GlobSet,
 }
 
 /// The test harness: files that decide how tests run and what they report.
@@ -110,6 +132,7 @@ pub struct TrailerPolicy {
     pub properties: HumanTrailer,
     pub ledger: HumanTrailer,
     pub harness: HumanTrailer,
+    pub test_removal: HumanTrailer,
 }
 
 /// Extra protected paths, as globs over repository-relative paths.
@@ -369,6 +392,7 @@ impl Policy {
             properties: trailer(&t.properties, "properties", "Property-Seeds: human")?,
             ledger: trailer(&t.ledger, "ledger", "Ledger-Change: human")?,
             harness: trailer(&t.harness, "harness", "Test-Harness: human")?,
+            test_removal: trailer(&t.test_removal, "test_removal", "Test-Removal: human")?,
         };
         let protect_paths: Vec<Spanned<String>> = raw.protect.paths.clone().unwrap_or_default();
         let mut protect_set = GlobSetBuilder::new();
@@ -466,7 +490,10 @@ impl Policy {
             require_signature: h.require_signature.unwrap_or(false),
         };
 
+        let baseline = parse_baseline(&raw.baseline, &invalid)?;
+
         Ok(Policy {
+            baseline,
             humans,
             harness,
             source,
@@ -790,6 +817,60 @@ struct RawLedger {
     humans: RawHumans,
     #[serde(default)]
     harness: RawHarness,
+    #[serde(default)]
+    baseline: RawBaseline,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBaseline {
+    vanished: Option<Spanned<String>>,
+    newly_skipped: Option<Spanned<String>>,
+    ignore: Option<Vec<Spanned<String>>>,
+}
+
+fn parse_baseline(
+    raw: &RawBaseline,
+    invalid: &dyn Fn(std::ops::Range<usize>, String) -> InputError,
+) -> Result<BaselinePolicy, InputError> {
+    let severity = |v: &Option<Spanned<String>>, key: &str| match v {
+        None => Ok(Severity::Reject),
+        Some(v) => match v.get_ref().as_str() {
+            "reject" => Ok(Severity::Reject),
+            "warn" => Ok(Severity::Warn),
+            "off" => Ok(Severity::Off),
+            other => Err(invalid(
+                v.span(),
+                format!("`baseline.{key}` must be \"reject\", \"warn\" or \"off\", not {other:?}"),
+            )),
+        },
+    };
+    let mut set = GlobSetBuilder::new();
+    let mut ignore = Vec::new();
+    for v in raw.ignore.iter().flatten() {
+        let glob = crate::testid::id_glob(v.get_ref()).map_err(|e| {
+            invalid(
+                v.span(),
+                format!("`baseline.ignore` pattern {:?}: {e}", v.get_ref()),
+            )
+        })?;
+        set.add(glob);
+        ignore.push(v.get_ref().clone());
+    }
+    Ok(BaselinePolicy {
+        vanished: severity(&raw.vanished, "vanished")?,
+        newly_skipped: severity(&raw.newly_skipped, "newly_skipped")?,
+        ignore,
+        ignore_set: set.build().map_err(|e| {
+            let first = raw
+                .ignore
+                .iter()
+                .flatten()
+                .next()
+                .map_or(0..0, |p| p.span());
+            invalid(first, format!("`baseline.ignore`: {e}"))
+        })?,
+    })
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -841,6 +922,7 @@ struct RawTrailers {
     properties: Option<Spanned<String>>,
     ledger: Option<Spanned<String>>,
     harness: Option<Spanned<String>>,
+    test_removal: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -30,6 +30,8 @@ pub struct Report {
     pub history: Option<History>,
     /// How the test command ended, for `run`.
     pub runner: Option<RunnerExit>,
+    /// Findings the ledger asks to show without rejecting.
+    pub warnings: Vec<Finding>,
 }
 
 #[derive(Serialize)]
@@ -39,6 +41,9 @@ struct JsonReport<'a> {
     score: Option<u8>,
     reasons: Vec<Code>,
     findings: &'a [Finding],
+    /// Findings shown without rejecting (a `[baseline]` rule set to "warn"); only when any.
+    #[serde(skip_serializing_if = "<[Finding]>::is_empty")]
+    warnings: &'a [Finding],
     /// Where the policy came from: `check` and the hooks only (`score`'s keys are exactly
     /// the contract's plus `junit`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -71,6 +76,7 @@ pub fn render_failure_json(
         score: None,
         reasons: Vec::new(),
         findings: &[],
+        warnings: &[],
         policy: None,
         tests_scored: None,
         error: Some(error),
@@ -115,6 +121,7 @@ impl Report {
             score: decision.map(|d| u8::from(d == Decision::Merge)),
             reasons: reasons(&self.findings),
             findings: &self.findings,
+            warnings: &self.warnings,
             policy: self.history.as_ref().map(|_| self.policy.as_str()),
             tests_scored: self.history.as_ref().map(|_| self.stats.tests_scored()),
             error: self.unjudged.as_ref(),
@@ -153,6 +160,11 @@ impl Report {
         let mut out = String::new();
         for f in &self.findings {
             render_finding(&mut out, f);
+        }
+        for w in &self.warnings {
+            let mut line = String::new();
+            render_finding(&mut line, w);
+            out.push_str(&line.replacen("error[", "warning[", 1));
         }
         if let Some(h) = &self.history {
             for fc in &h.policy_changes {

@@ -16,7 +16,7 @@ use crate::evidence::junit::{JunitCounts, Outcome, SuiteFailure, TestCase, read_
 use crate::findings::{Code, Finding};
 use crate::fixtures::lockfile::{LockFormat, Lockfile};
 use crate::freeze::{FreezeFile, Lease};
-use crate::ledger::{Policy, PropertiesPolicy};
+use crate::ledger::{Policy, PropertiesPolicy, Severity};
 use crate::rules;
 use crate::source::Source;
 use crate::testid::{
@@ -28,6 +28,8 @@ use crate::testid::{
 #[derive(Debug, Clone, Default)]
 pub struct Artifacts {
     pub junit: Vec<PathBuf>,
+    /// The JUnit reports of the base revision, to compare the tests with (`[baseline]`).
+    pub baseline_junit: Vec<PathBuf>,
     pub coverage: Option<PathBuf>,
     pub collected: Option<PathBuf>,
     /// Overrides the ledger's `coverage.min_proven`.
@@ -140,6 +142,8 @@ pub struct Evaluation {
     /// Active leases whose test passed, whether or not that rejects by itself
     /// (`passing_frozen_is_error`): `check` asks whether the range rewrote their tests.
     pub passing_frozen: Vec<Lease>,
+    /// Findings the ledger asks to show without rejecting (`[baseline]` set to "warn").
+    pub warnings: Vec<Finding>,
 }
 
 /// What the scored tree is, which decides what a broken policy file in it means.
@@ -214,6 +218,16 @@ pub fn score_tree(
     });
 
     let mut acc = Accumulator::new(&active, &policy.properties, collected.as_deref());
+    let compare_baseline = !artifacts.baseline_junit.is_empty()
+        && (policy.baseline.vanished != Severity::Off
+            || policy.baseline.newly_skipped != Severity::Off);
+    let mut baseline_tests = rules::baseline::Tests::new();
+    if compare_baseline {
+        acc.all = Some(rules::baseline::Tests::new());
+        for path in &artifacts.baseline_junit {
+            read_junit(path, &mut |case| record(&mut baseline_tests, case))?;
+        }
+    }
     if artifacts.junit.is_empty() && artifacts.expect_evidence {
         findings.push(
             Finding::new(
@@ -308,6 +322,12 @@ pub fn score_tree(
         }
     }
     findings.extend(judge_property_files(source, policy, &prop_files)?);
+    let mut warnings = Vec::new();
+    if let Some(current) = acc.all.as_ref().filter(|_| have_reports) {
+        let judged = rules::baseline::judge(&baseline_tests, current, &policy.baseline);
+        findings.extend(judged.rejects);
+        warnings = judged.warnings;
+    }
 
     let mut fixture_delta = None;
     match load_in(
@@ -356,6 +376,7 @@ pub fn score_tree(
     Ok(Evaluation {
         findings,
         passing_frozen,
+        warnings,
         stats: Stats {
             today_utc: today.to_string(),
             collected_tests: collected.as_ref().map(Vec::len),
@@ -731,6 +752,8 @@ struct Accumulator<'a> {
     collected: Option<CollectedIndex<'a>>,
     /// Failures written on suites, with where (`path:line:column`).
     suite_failures: Vec<(String, SuiteFailure)>,
+    /// Every test and its outcome, when a baseline is compared.
+    all: Option<rules::baseline::Tests>,
 }
 
 impl<'a> Accumulator<'a> {
@@ -759,11 +782,15 @@ impl<'a> Accumulator<'a> {
             distinct: DistinctTests::new(),
             collected: collected.map(CollectedIndex::new),
             suite_failures: Vec::new(),
+            all: None,
         }
     }
 
     fn add(&mut self, case: &TestCase) {
         self.distinct.add(&case.classname, &case.name, case.outcome);
+        if let Some(all) = &mut self.all {
+            record(all, case);
+        }
         if let Some(collected) = &mut self.collected {
             collected.see(case);
         }
@@ -891,6 +918,24 @@ impl PropertyRecords {
             Some(Place::Dotted(rest)) => rest.split('.').any(|part| named(part, true)),
             Some(Place::Nextest(target)) => named(target, true) || named("main.rs", false),
         })
+    }
+}
+
+/// Adds a record to `tests`, merging it with earlier records of the same test.
+fn record(tests: &mut rules::baseline::Tests, case: &TestCase) {
+    match tests.get_mut(&(case.classname.clone(), case.name.clone())) {
+        Some((file, outcome)) => {
+            *outcome = (*outcome).max(case.outcome);
+            if file.is_none() {
+                file.clone_from(&case.file);
+            }
+        }
+        None => {
+            tests.insert(
+                (case.classname.clone(), case.name.clone()),
+                (case.file.clone(), case.outcome),
+            );
+        }
     }
 }
 

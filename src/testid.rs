@@ -79,6 +79,34 @@ pub fn collected_keys(id: &str) -> Vec<String> {
     keys
 }
 
+/// A glob over test ids, written like a freeze entry (`tests/test_x.py::test_at[*]`, a
+/// nextest `binary test::path*`) and normalised the same way, so it matches the keys of
+/// `for_each_record_key`. `*` and `?` are wildcards; brackets and braces are literal, as
+/// pytest parameters write them.
+pub fn id_glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
+    let key = id_key(pattern);
+    let mut escaped = String::with_capacity(key.len());
+    for c in key.chars() {
+        match c {
+            '[' | ']' | '{' | '}' => {
+                escaped.push('[');
+                escaped.push(c);
+                escaped.push(']');
+            }
+            _ => escaped.push(c),
+        }
+    }
+    globset::GlobBuilder::new(&escaped)
+        .literal_separator(false)
+        .backslash_escape(false)
+        .build()
+}
+
+/// Whether a JUnit record matches any of `set` (globs from `id_glob`).
+pub fn record_matches(set: &globset::GlobSet, classname: &str, name: &str) -> bool {
+    !set.is_empty() && for_each_record_key(classname, name, &mut String::new(), |k| set.is_match(k))
+}
+
 /// Splits `test_y[p-1]` into `("test_y", "[p-1]")`. Brackets start at the first `[`.
 fn split_params(id: &str) -> (&str, &str) {
     match id.find('[') {
@@ -248,6 +276,29 @@ pub fn possible_names(keys: &[String]) -> foldhash::HashSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn id_globs_match_records_with_literal_brackets() {
+        let set = |p: &str| {
+            let mut b = globset::GlobSetBuilder::new();
+            b.add(id_glob(p).unwrap());
+            b.build().unwrap()
+        };
+        let stamp = set("tests/test_clock.py::test_at[*]");
+        assert!(record_matches(
+            &stamp,
+            "tests.test_clock",
+            "test_at[2026-12-01T04:50]"
+        ));
+        assert!(!record_matches(&stamp, "tests.test_clock", "test_at"));
+        assert!(!record_matches(&stamp, "tests.test_other", "test_at[1]"));
+        let literal = set("tests/test_x.py::test_p[a]");
+        assert!(record_matches(&literal, "tests.test_x", "test_p[a]"));
+        assert!(!record_matches(&literal, "tests.test_x", "test_pa"));
+        let nextest = set("core::tests tests::gen_*");
+        assert!(record_matches(&nextest, "core::tests", "tests::gen_42"));
+        assert!(!record_matches(&set("x::y"), "a", "b"));
+    }
 
     fn record_under(classname: &str, file: Option<&str>, dir: &str) -> bool {
         PathMatcher::new(dir).matches(classname, file)

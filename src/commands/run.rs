@@ -49,6 +49,7 @@ pub fn run(ws: &Workspace, args: &RunArgs, progress: &mut Progress) -> anyhow::R
         unjudged: None,
         history: None,
         runner: Some(runner),
+        warnings: evaluation.warnings,
     };
     out!("{}", report.render(args.format));
     Ok(exit_code(&report))

@@ -24,6 +24,7 @@ pub fn run(ws: &Workspace, args: &ScoreArgs, progress: &mut Progress) -> anyhow:
         unjudged: None,
         history: None,
         runner: None,
+        warnings: evaluation.warnings,
     };
     out!("{}", report.render(args.format));
     Ok(exit_code(&report))
@@ -33,6 +34,7 @@ pub fn run(ws: &Workspace, args: &ScoreArgs, progress: &mut Progress) -> anyhow:
 pub fn artifacts(args: &ArtifactArgs, expect_evidence: bool) -> Artifacts {
     Artifacts {
         junit: args.junit.clone(),
+        baseline_junit: args.baseline_junit.clone(),
         coverage: args.coverage.clone(),
         collected: args.collected.clone(),
         min_proven: args.min_proven,

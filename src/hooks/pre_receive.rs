@@ -596,7 +596,12 @@ fn judge_ref(
             &mut warnings,
         )?);
     }
-    let artifacts = server_artifacts(repo, config, policy, new, &mut findings)?;
+    let mut artifacts = server_artifacts(repo, config, policy, new, &mut findings)?;
+    // The base passed the gate with its own reports: they are the baseline, when CI left them.
+    if let (Some(base), Some(template)) = (base, &config.artifacts) {
+        let dir = artifact_dir(repo, template, base)?;
+        artifacts.baseline_junit = crate::hooks::artifacts_in(&dir, &policy.artifacts).junit;
+    }
     // A push is an agent's when any identity the server names for it is: that one is
     // matched (and named in the findings), else the authenticated pusher.
     let pusher = ctx
@@ -637,6 +642,14 @@ fn judge_ref(
     );
     v.signers = signer_lines(report.history.as_ref());
     v.warnings = warnings;
+    v.warnings.extend(report.warnings.iter().map(|w| {
+        let at = w
+            .commit
+            .as_deref()
+            .map(|c| format!("{c}: "))
+            .unwrap_or_default();
+        format!("[{}] {at}{}", w.code, w.message)
+    }));
     Ok(v)
 }
 
@@ -788,15 +801,7 @@ fn server_artifacts(
         }
         return Ok(artifacts);
     };
-    let tree = repo.find_commit(commit)?.tree_id();
-    let dir = template
-        .replace("{commit}", &commit.to_string())
-        .replace("{tree}", &tree.to_string());
-    let dir = if Path::new(&dir).is_absolute() {
-        PathBuf::from(dir)
-    } else {
-        repo.path().join(dir)
-    };
+    let dir = artifact_dir(repo, template, commit)?;
     artifacts = crate::hooks::artifacts_in(&dir, &policy.artifacts);
     if policy.artifacts.required && artifacts.junit.is_empty() {
         findings.push(
@@ -813,6 +818,19 @@ fn server_artifacts(
         );
     }
     Ok(artifacts)
+}
+
+/// The directory `guard.artifacts` (`template`) names for `commit`.
+fn artifact_dir(repo: &Repository, template: &str, commit: Oid) -> anyhow::Result<PathBuf> {
+    let tree = repo.find_commit(commit)?.tree_id();
+    let dir = template
+        .replace("{commit}", &commit.to_string())
+        .replace("{tree}", &tree.to_string());
+    Ok(if Path::new(&dir).is_absolute() {
+        PathBuf::from(dir)
+    } else {
+        repo.path().join(dir)
+    })
 }
 
 /// Whether `id` became a ref's tip by break-glass (the audit log names it as a new id). An

@@ -1509,6 +1509,45 @@ fn a_finding_rejects_with_exit_one_beside_a_ref_that_cannot_be_judged() {
 
 const FAILURE: &str = "<failure message=\"assert 1 == 2\">AssertionError</failure>";
 
+#[test]
+fn base_reports_in_guard_artifacts_are_the_baseline() {
+    let s = Server::new("");
+    let ci = s.tmp.path("ci");
+    s.config("guard.artifacts", &format!("{}/{{commit}}", ci.display()));
+    // A human adds two tests; CI reports both passing.
+    let both = "def test_ok():\n    assert True\n\n\ndef test_kept():\n    assert True\n";
+    s.write("tests/test_app.py", both);
+    let tests = s.commit("Add tests");
+    write_in(
+        &ci.join(&tests),
+        "junit.xml",
+        &junit(&[("test_ok", ""), ("test_kept", "")]),
+    );
+    s.push(&["origin", "main"]).assert_accepted();
+
+    // The agent deletes one; CI's report of its commit lacks it.
+    s.write("tests/test_app.py", "def test_ok():\n    assert True\n");
+    let agent = s.agent_commit("Remove a slow test\n\nTest-Removal: human");
+    write_in(&ci.join(&agent), "junit.xml", &junit(&[("test_ok", "")]));
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [test_vanished]");
+    assert!(
+        pushed.stderr.contains("tests.test_app::test_kept")
+            && pushed.stderr.contains(&s.short(&agent)),
+        "names the test and the agent commit:\n{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(tests.clone()));
+
+    // A human removes it with the trailer: the same reports land.
+    s.git(&["reset", "-q", "--hard", &tests]);
+    s.write("tests/test_app.py", "def test_ok():\n    assert True\n");
+    let human = s.commit("Remove a slow test\n\nTest-Removal: human");
+    write_in(&ci.join(&human), "junit.xml", &junit(&[("test_ok", "")]));
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(human));
+}
+
 fn junit(cases: &[(&str, &str)]) -> String {
     let body: String = cases
         .iter()

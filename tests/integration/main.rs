@@ -2,6 +2,7 @@
 //! real `guard` binary on projects built in temp dirs.
 
 mod bad_input;
+mod baseline;
 mod check;
 mod commands;
 mod evidence;
