@@ -10,6 +10,7 @@ use crate::exit;
 use crate::fixtures::hash::list_files;
 use crate::fixtures::lockfile::{LockFormat, Lockfile};
 use crate::ledger::{DEFAULT_LEDGER_PATH, EMBEDDED_LEDGER, Policy};
+use crate::report::count;
 use crate::rules::fixtures::FixtureState;
 use crate::source::{Source, WorkTree};
 use crate::workspace::Workspace;
@@ -74,10 +75,10 @@ pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
         outln!("wrote {rel}");
     }
     outln!(
-        "{} fixture(s) hashed into {}. Check with `guard lint`, then commit as a human, with the\n\
+        "{} hashed into {}. Check with `guard lint`, then commit as a human, with the\n\
          trailers that approve each protected file in the message's last paragraph:\n\
          \n    git add qa && git commit -m \"Add the merge ledger\" \\\n        -m \"{}\n{}\n{}\"",
-        lockfile.entries.len(),
+        count(lockfile.entries.len(), "fixture"),
         policy.fixtures.lockfile,
         policy.trailers.ledger,
         policy.trailers.freeze,

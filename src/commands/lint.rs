@@ -12,7 +12,7 @@ use crate::exit;
 use crate::findings::{Code, Finding, reasons};
 use crate::freeze::{FreezeFile, FreezeFormat, today_utc};
 use crate::ledger::Policy;
-use crate::report::{Format, render_finding};
+use crate::report::{Format, count, render_finding};
 use crate::rules;
 use crate::score::{judge_property_files, load_freeze, load_lockfile, property_files};
 use crate::source::WorkTree;
@@ -113,20 +113,20 @@ pub fn run(ws: &Workspace, args: &LintArgs, progress: &mut Progress) -> anyhow::
             }
             out!("{out}");
             outln!(
-                "lint: {}{} ({}; {} active leases, {} expired, {} fixtures in the lockfile)",
+                "lint: {}{} ({}; {}, {} expired, {} in the lockfile)",
                 if findings.is_empty() {
                     "ok".to_string()
                 } else {
-                    format!("{} problem(s)", findings.len())
+                    count(findings.len(), "problem")
                 },
                 match warnings.len() {
                     0 => String::new(),
-                    n => format!(", {n} warning(s)"),
+                    n => format!(", {}", count(n, "warning")),
                 },
                 policy.source.describe(),
-                stats.active,
+                count(stats.active, "active lease"),
                 stats.expired,
-                lockfile.entries.len()
+                count(lockfile.entries.len(), "fixture")
             );
         }
     }
