@@ -304,3 +304,82 @@ fn readme_documents_every_reason_code() {
         );
     }
 }
+
+/// Hands the project to uid 65534 (`nobody` on most systems; a numeric id needs no account).
+/// Only root can; CI runs the suite as root, and elsewhere this fails rather than passing
+/// without having tested anything.
+fn give_to_another_user(p: &Project) {
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&uid.stdout).trim(),
+        "0",
+        "this test needs root (to chown a repository to another user); run the suite as root as CI does"
+    );
+    let out = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(p.root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_repository_owned_by_another_user_is_refused_with_the_safe_directory_fix() {
+    let p = clean();
+    p.git_cmd(&["add", "-A"]);
+    p.git_cmd(&["commit", "-qm", "Start"]);
+    // An expired lease: lint on the embedded ledger (no freeze file) would say ok.
+    use_freeze_toml(
+        &p,
+        &freeze_toml("max_active_leases = 3", &[("tests/a.py::t", "2001-01-01")]),
+    );
+    give_to_another_user(&p);
+    let root = std::fs::canonicalize(p.root()).unwrap();
+    let fix = format!(
+        "help: if you trust it, mark it safe: git config --global --add safe.directory {}",
+        root.display()
+    );
+    p.write("sub/x.txt", "x\n");
+    for (dir, args) in [
+        (p.root().to_path_buf(), &["check", "HEAD"][..]),
+        (p.root().to_path_buf(), &["lint"]),
+        (p.path("sub"), &["lint"]),
+        (p.root().to_path_buf(), &["score"]),
+    ] {
+        let run = p.guard_in(&dir, args);
+        assert_eq!(run.code, 2, "{args:?}: {}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains(&format!(
+                "error: the git repository at {} belongs to another user",
+                root.display()
+            )),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(&fix), "{args:?}: {}", run.stderr);
+        assert!(
+            !run.stderr.contains("not in a git repository"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+    }
+
+    // The fix it names works: with the directory marked safe, lint reads the repository's
+    // own policy and finds the expired lease.
+    p.write(
+        ".gitconfig",
+        format!("[safe]\n\tdirectory = {}\n", root.display()),
+    );
+    let run = p.guard(&["lint"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("error[expired_leases]: qa/freeze.toml:5:"),
+        "{}",
+        run.stdout
+    );
+}
