@@ -574,7 +574,9 @@ pub fn load_lockfile(source: &dyn Source, policy: &Policy) -> Result<Lockfile, I
     }
 }
 
-fn judge_fixtures(
+/// The fixture corpus under the fixture paths against `lockfile`: the findings (and the
+/// number of differing files) `score` gives for `source`.
+pub fn judge_fixtures(
     source: &dyn Source,
     policy: &Policy,
     lockfile: &Lockfile,

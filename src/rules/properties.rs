@@ -129,10 +129,17 @@ pub fn judge_seeds(seeds: &str, files: Option<usize>) -> Vec<Finding> {
         Some(0) => "property seed corpus is empty",
         Some(_) => return Vec::new(),
     };
+    // A new suite has nothing to restore: say how to create the corpus, and how to do
+    // without one, as well as what to do when a patch took it away.
+    let help = format!(
+        "create {seeds}/ with the seed files the property tests read and commit them as a human \
+         (seeds are human-owned and read-only); if a patch removed them, restore them from the \
+         base branch; if the properties read no seeds, remove `properties.seeds` from the ledger"
+    );
     vec![
-        Finding::new(Code::PropertySeeds, message).path(seeds).help(
-            "restore the seed files from the base branch; seeds are human-owned and read-only",
-        ),
+        Finding::new(Code::PropertySeeds, message)
+            .path(seeds)
+            .help(help),
     ]
 }
 

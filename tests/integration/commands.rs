@@ -378,8 +378,97 @@ fn a_repository_owned_by_another_user_is_refused_with_the_safe_directory_fix() {
     let run = p.guard(&["lint"]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert!(
-        run.stdout.contains("error[expired_leases]: qa/freeze.toml:5:"),
+        run.stdout
+            .contains("error[expired_leases]: qa/freeze.toml:5:"),
         "{}",
         run.stdout
+    );
+}
+
+#[test]
+fn lint_after_init_says_what_score_will_reject_and_how_to_create_the_seeds() {
+    let p = Project::git();
+    p.write("tests/fixtures/golden.json", "{\"a\": 1}\n");
+    assert_eq!(p.guard(&["init"]).code, 0);
+    // A fixture added after init, and one changed since: both are in the fixture paths.
+    p.write("tests/fixtures/new.json", "{}\n");
+    p.write("tests/fixtures/golden.json", "{\"a\": 2}\n");
+
+    let run = p.guard(&["lint", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    let findings: Vec<(String, String)> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap().to_string(),
+                f["path"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("property_seeds", "tests/properties/seeds"),
+        ("property_hold", "tests/properties"),
+        ("fixture_digest", "tests/fixtures/golden.json"),
+        ("fixture_unhashed", "tests/fixtures/new.json"),
+    ];
+    for (code, path) in expected {
+        assert!(
+            findings.contains(&(code.to_string(), path.to_string())),
+            "{code} at {path} in {findings:?}"
+        );
+    }
+    assert_eq!(findings.len(), expected.len(), "{findings:?}");
+    // `score` rejects the same fixtures for the same reasons.
+    let score = p.guard(&["score", "--format", "json"]).json();
+    for code in ["fixture_digest", "fixture_unhashed", "property_seeds"] {
+        assert!(
+            score["reasons"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r == code),
+            "{code}: {score:#}"
+        );
+    }
+
+    let text = p.guard(&["lint"]).stdout;
+    // A new project has no seeds to restore: the help says how to create them, or do without.
+    assert!(
+        text.contains(
+            "error[property_seeds]: tests/properties/seeds: property seed corpus is missing\n  help: create tests/properties/seeds/ with the seed files the property tests read and commit them as a human"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("remove `properties.seeds` from the ledger"),
+        "{text}"
+    );
+    assert!(
+        text.contains("error[property_hold]: tests/properties: `properties.paths` names nothing that exists (tests/properties), so no property test can run and `guard score` will reject every run (no property test ran)"),
+        "{text}"
+    );
+
+    // An existing property directory without property files: not certain to reject (the
+    // `files` globs may be what is wrong), so a warning that still says what score does.
+    p.write("tests/properties/README.md", "property tests go here\n");
+    let json = p.guard(&["lint", "--format", "json"]).json();
+    let codes: Vec<&str> = json["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert!(!codes.contains(&"property_hold"), "{json:#}");
+    let warning = &json["warnings"][0];
+    assert_eq!(warning["path"], "tests/properties", "{json:#}");
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("`guard score` will reject every run (no property test ran)"),
+        "{json:#}"
     );
 }
