@@ -18,6 +18,7 @@ use crate::fixtures::lockfile::{LockFormat, Lockfile};
 use crate::freeze::{FreezeFile, Lease};
 use crate::ledger::{Policy, PropertiesPolicy};
 use crate::rules;
+use crate::runner::TestRunner;
 use crate::source::Source;
 use crate::testid::{
     PathMatcher, Place, collected_keys, for_each_record_key, id_key, id_key_into, possible_names,
@@ -220,9 +221,10 @@ pub fn score_tree(
                 Code::JunitMissing,
                 "no JUnit report given: nothing shows that the tests ran",
             )
-            .help(
-                "pass --junit with the report of the test run (e.g. `pytest --junitxml=junit.xml`)",
-            ),
+            .help(format!(
+                "pass --junit with the report of the test run (e.g. {})",
+                TestRunner::detect(source).junit_hint()
+            )),
         );
     }
     for path in &artifacts.junit {
@@ -270,6 +272,7 @@ pub fn score_tree(
             &acc.properties,
             &policy.properties.paths,
             policy.properties.required,
+            TestRunner::detect(source),
         );
         findings.extend(found);
         // Every property file must have run: one missing from the reports may have been

@@ -472,3 +472,114 @@ fn lint_after_init_says_what_score_will_reject_and_how_to_create_the_seeds() {
         "{json:#}"
     );
 }
+
+/// The `guard init` output from its runner hints on.
+fn init_hints(p: &Project) -> String {
+    let run = p.guard(&["init"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let at = run
+        .stdout
+        .find("\nTests: ")
+        .expect("init prints runner hints");
+    run.stdout[at..].to_string()
+}
+
+#[test]
+fn init_in_a_cargo_project_gives_nextest_hints_and_offers_gitignore_lines() {
+    let p = Project::git();
+    p.write(
+        "Cargo.toml",
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\n",
+    );
+    p.write(".gitignore", "/target\n/junit.xml\n");
+    let hints = init_hints(&p);
+    assert!(hints.contains("\n    cargo nextest run --profile ci\n    guard score --junit target/nextest/ci/junit.xml\n"), "{hints}");
+    assert!(
+        hints.contains("in .config/nextest.toml (a harness file: commit it with the trailer `Test-Harness: human`):\n\n    [profile.ci.junit]\n    path = \"junit.xml\"\n"),
+        "{hints}"
+    );
+    assert!(
+        hints.contains("`cargo nextest list > collected.txt`"),
+        "{hints}"
+    );
+    assert!(!hints.contains("python3 -m pytest"), "{hints}");
+    // The lines not already in .gitignore are offered; the file itself is left alone.
+    assert!(
+        hints.ends_with(
+            "add them to .gitignore:\n\n    coverage.json\n    collected.txt\n    deselect.args\n"
+        ),
+        "{hints}"
+    );
+    assert_eq!(p.read(".gitignore"), "/target\n/junit.xml\n");
+    // Without a JUnit report, score's hint names nextest too.
+    let json = p.guard(&["score", "--format", "json"]).json();
+    let junit = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "junit_missing")
+        .unwrap_or_else(|| panic!("{json:#}"));
+    let help = junit["help"].as_str().unwrap();
+    assert!(help.contains("`cargo nextest run --profile ci` with `[profile.ci.junit] path = \"junit.xml\"` in .config/nextest.toml (the report is target/nextest/ci/junit.xml)"), "{help}");
+}
+
+#[test]
+fn init_in_a_python_project_gives_pytest_hints_even_with_a_cargo_toml() {
+    // A Rust extension tested with pytest: pyproject.toml decides.
+    let p = Project::git();
+    p.write(
+        "Cargo.toml",
+        "[package]\nname = \"ext\"\nversion = \"0.1.0\"\n",
+    );
+    p.write("pyproject.toml", "[project]\nname = \"ext\"\n");
+    let hints = init_hints(&p);
+    assert!(
+        hints.contains(
+            "\n    python3 -m pytest --junitxml=junit.xml\n    guard score --junit junit.xml\n"
+        ),
+        "{hints}"
+    );
+    assert!(!hints.contains("nextest"), "{hints}");
+    assert!(
+        hints.ends_with("add them to .gitignore:\n\n    junit.xml\n    coverage.json\n    collected.txt\n    deselect.args\n"),
+        "{hints}"
+    );
+    assert!(!p.path(".gitignore").exists(), "init writes no .gitignore");
+}
+
+#[test]
+fn init_dates_its_example_lease_30_days_ahead() {
+    let p = Project::git();
+    let before = jiff::Timestamp::now()
+        .to_zoned_datetime(jiff::tz::TimeZone::UTC)
+        .date();
+    assert_eq!(p.guard(&["init"]).code, 0);
+    let after = jiff::Timestamp::now()
+        .to_zoned_datetime(jiff::tz::TimeZone::UTC)
+        .date();
+    let freeze = p.read("qa/freeze.toml");
+    let written = [before, after].map(|d| {
+        let expires = d.checked_add(jiff::Span::new().days(30)).unwrap();
+        format!("\n# expires = \"{expires}\"\n")
+    });
+    assert!(
+        written.iter().any(|w| freeze.contains(w.as_str())),
+        "{freeze}"
+    );
+    assert!(
+        freeze.contains("# An example lease, commented out"),
+        "{freeze}"
+    );
+    // Uncommented, the example is a valid, unexpired lease.
+    let uncommented = freeze
+        .replace("\n# [[leases]]", "\n[[leases]]")
+        .replace("\n# nodeid", "\nnodeid")
+        .replace("\n# reason", "\nreason")
+        .replace("\n# owner", "\nowner")
+        .replace("\n# expires", "\nexpires")
+        .replace("max_active_leases = 0", "max_active_leases = 1");
+    p.write("qa/freeze.toml", uncommented);
+    let json = p.guard(&["lint", "--format", "json"]).json();
+    assert_eq!(json["active_leases"], 1, "{json:#}");
+    assert_eq!(json["expired_leases"], 0, "{json:#}");
+}
