@@ -583,3 +583,80 @@ fn init_dates_its_example_lease_30_days_ahead() {
     assert_eq!(json["active_leases"], 1, "{json:#}");
     assert_eq!(json["expired_leases"], 0, "{json:#}");
 }
+
+/// `install.sh --prefix DIR` from a copy of the script, with a `cargo` on PATH that "builds"
+/// by copying the test's guard where the release build would be, under `shell`.
+fn install_binary(
+    dir: &std::path::Path,
+    prefix: &std::path::Path,
+    path: &str,
+    shell: &str,
+) -> (i32, String) {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let here = dir.join("src");
+    std::fs::create_dir_all(&here).unwrap();
+    std::fs::copy(repo.join("install.sh"), here.join("install.sh")).unwrap();
+    let fake = dir.join("fakebin");
+    std::fs::create_dir_all(&fake).unwrap();
+    let cargo = fake.join("cargo");
+    std::fs::write(
+        &cargo,
+        format!(
+            "#!/bin/sh\nmkdir -p '{here}/target/release' && cp '{guard}' '{here}/target/release/guard'\n",
+            here = here.display(),
+            guard = env!("CARGO_BIN_EXE_guard")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new("bash")
+        .arg(here.join("install.sh"))
+        .arg("--prefix")
+        .arg(prefix)
+        .env("PATH", format!("{}:{path}", fake.display()))
+        .env("SHELL", shell)
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn install_offers_the_path_line_for_the_users_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("p");
+    let bin = prefix.join("bin");
+    let (code, stderr) = install_binary(dir.path(), &prefix, "/usr/bin:/bin", "/usr/bin/zsh");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(bin.join("guard").is_file());
+    assert!(
+        stderr.contains("the first build takes a few minutes"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "note: {} is not on PATH, so `guard` alone will not find it. Add this line to ~/.zshrc\nand open a new shell (or call {}/guard):\n\n    export PATH=\"{}:$PATH\"\n",
+            bin.display(),
+            bin.display(),
+            bin.display()
+        )),
+        "{stderr}"
+    );
+    let (_, stderr) = install_binary(dir.path(), &prefix, "/usr/bin:/bin", "/usr/bin/fish");
+    assert!(
+        stderr.contains(&format!("    fish_add_path {}\n", bin.display())),
+        "{stderr}"
+    );
+    // On PATH already: no note.
+    let (code, stderr) = install_binary(
+        dir.path(),
+        &prefix,
+        &format!("{}:/usr/bin:/bin", bin.display()),
+        "/bin/bash",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("not on PATH"), "{stderr}");
+}
