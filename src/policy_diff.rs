@@ -240,7 +240,7 @@ pub fn excerpt(old: &str, new: &str, max_lines: usize) -> Vec<String> {
     if lines.len() > max_lines {
         let more = lines.len() - max_lines;
         lines.truncate(max_lines);
-        lines.push(format!("... {} more", count(more, "line")));
+        lines.push(format!("... {}", count(more, "more line")));
     }
     lines
 }
