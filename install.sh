@@ -44,9 +44,27 @@ done
 
 here="$(cd "$(dirname "$0")" && pwd)"
 
+# Says that DIR is not on PATH and prints the line that puts it there for the user's shell.
+path_note() {
+  local dir="$1" rc line
+  case "${SHELL##*/}" in
+    zsh) rc="~/.zshrc"; line="export PATH=\"$dir:\$PATH\"" ;;
+    fish) rc="~/.config/fish/config.fish"; line="fish_add_path $dir" ;;
+    *) rc="~/.bashrc"; line="export PATH=\"$dir:\$PATH\"" ;;
+  esac
+  {
+    echo "note: $dir is not on PATH, so \`guard\` alone will not find it. Add this line to $rc"
+    echo "and open a new shell (or call $dir/guard):"
+    echo
+    echo "    $line"
+  } >&2
+}
+
 install_binary() {
   local dest="${prefix:-${HOME:?HOME is not set; pass --prefix}/.local}"
   command -v cargo >/dev/null || die "cargo not found; install Rust from https://rustup.rs"
+  # The first build compiles every dependency (libgit2 from C among them): minutes, not seconds.
+  echo "building guard (release; the first build takes a few minutes, later ones only recompile guard)" >&2
   cargo build --release --locked --manifest-path "$here/Cargo.toml" >&2
   mkdir -p "$dest/bin"
   # Copy then rename, so a hook running the old binary never sees a half-written file.
@@ -55,7 +73,7 @@ install_binary() {
   echo "installed $dest/bin/guard ($("$dest/bin/guard" --version))" >&2
   case ":$PATH:" in
     *":$dest/bin:"*) ;;
-    *) echo "note: $dest/bin is not on PATH; add it, or call $dest/bin/guard" >&2 ;;
+    *) path_note "$dest/bin" ;;
   esac
   guard_bin="$dest/bin/guard"
 }

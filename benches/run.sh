@@ -457,7 +457,7 @@ reset_cmd() { echo "git -C $(q "$push/$1.git") update-ref refs/heads/main $old";
 pushed=$(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
     git -C "$push/client" push file://"$push/hook.git" "$new:refs/heads/main" 2>&1) ||
     fail "the push through the hook was rejected: $pushed"
-grep -q "guard: 1 ref update(s) accepted, 1 commit(s) judged" <<<"$pushed" ||
+grep -q "guard: 1 ref update accepted, 1 commit judged" <<<"$pushed" ||
     fail "the hook did not judge the push: $pushed"
 for server in hook plain; do
     eval "$(reset_cmd "$server")"
@@ -503,7 +503,7 @@ untag_cmd() { echo "git -C $(q "$push/$1.git") update-ref --stdin < $(q "$tags.d
 pushed=$(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
     git -C "$push/client" push file://"$push/hook.git" 'refs/tags/bench-tag-*:refs/tags/bench-tag-*' 2>&1) ||
     fail "the push of $tag_count tags through the hook was rejected: $(grep -v '^ ! ' <<<"$pushed" | head -5)"
-grep -q "guard: $tag_count ref update(s) accepted, 0 commit(s) judged" <<<"$pushed" ||
+grep -q "guard: $tag_count ref updates accepted, 0 commits judged" <<<"$pushed" ||
     fail "the hook did not judge the tags: $(head -5 <<<"$pushed")"
 for server in hook plain; do
     eval "$(untag_cmd "$server")"

@@ -20,6 +20,7 @@ pub mod ledger;
 pub mod policy_diff;
 pub mod report;
 pub mod rules;
+pub mod runner;
 pub mod score;
 pub mod signers;
 pub mod source;

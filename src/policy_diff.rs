@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::fixtures::lockfile::Lockfile;
 use crate::freeze::{FreezeFile, Lease};
+use crate::report::count;
 
 /// One semantic change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -239,7 +240,7 @@ pub fn excerpt(old: &str, new: &str, max_lines: usize) -> Vec<String> {
     if lines.len() > max_lines {
         let more = lines.len() - max_lines;
         lines.truncate(max_lines);
-        lines.push(format!("... {more} more line(s)"));
+        lines.push(format!("... {}", count(more, "more line")));
     }
     lines
 }
@@ -342,6 +343,6 @@ mod tests {
         let big_new: String = (0..50).map(|i| format!("line {i}\n")).collect();
         let lines = excerpt("", &big_new, 5);
         assert_eq!(lines.len(), 6);
-        assert_eq!(lines[5], "... 45 more line(s)");
+        assert_eq!(lines[5], "... 45 more lines");
     }
 }

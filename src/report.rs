@@ -93,6 +93,16 @@ fn pretty(json: &impl Serialize) -> String {
 }
 
 /// An optional figure as text: `-` when it was not computed.
+/// `n` and the noun in the right number: `count(1, "file")` is "1 file", `count(2, "file")`
+/// "2 files" (every noun guard counts takes a plain `s`).
+pub fn count<N: TryInto<u64> + std::fmt::Display + Copy>(n: N, noun: &str) -> String {
+    if n.try_into().ok() == Some(1) {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 fn figure(value: Option<impl std::fmt::Display>) -> String {
     value.map_or("-".to_string(), |v| v.to_string())
 }
@@ -186,12 +196,10 @@ impl Report {
             let agents = protected.iter().filter(|c| c.agent.is_some()).count();
             let _ = writeln!(
                 out,
-                "range: {} ({} commit{}; {} change{} protected paths, {agents} of them by agents)",
+                "range: {} ({}; protected paths changed in {}, {agents} of them by agents)",
                 h.range,
-                h.judged,
-                if h.judged == 1 { "" } else { "s" },
-                protected.len(),
-                if protected.len() == 1 { "s" } else { "" },
+                count(h.judged, "commit"),
+                count(protected.len(), "commit"),
             );
         }
         if let Some(e) = &self.unjudged {
@@ -215,8 +223,14 @@ impl Report {
             Some(j) => {
                 let _ = writeln!(
                     out,
-                    "junit: {} files, {} cases, {} tests ({} passed, {} failed, {} errors, {} skipped)",
-                    j.files, j.cases, j.tests, j.passed, j.failed, j.errors, j.skipped
+                    "junit: {}, {}, {} ({} passed, {} failed, {}, {} skipped)",
+                    count(j.files, "file"),
+                    count(j.cases, "case"),
+                    count(j.tests, "test"),
+                    j.passed,
+                    j.failed,
+                    count(j.errors, "error"),
+                    j.skipped
                 );
             }
             None => {
@@ -234,18 +248,14 @@ impl Report {
             .map_or("-".to_string(), |p| format!("{p}%"));
         let _ = writeln!(
             out,
-            "collected: {}; leases: {} active, {} expired; property failures: {}; fixtures changed: {}; proven coverage: {coverage} (floor {floor})",
+            "collected: {}; leases: {} active, {} expired; properties failed or not run: {}; fixtures changed: {}; proven coverage: {coverage} (floor {floor})",
             figure(s.collected_tests),
             figure(s.active_leases),
             figure(s.expired_leases),
             figure(s.property_failures),
             figure(s.fixture_digest_delta),
         );
-        let findings = format!(
-            "{} finding{}",
-            self.findings.len(),
-            if self.findings.len() == 1 { "" } else { "s" }
-        );
+        let findings = count(self.findings.len(), "finding");
         let _ = match self.decision() {
             Some(decision) => writeln!(
                 out,
@@ -283,5 +293,18 @@ pub fn render_finding(out: &mut String, f: &Finding) {
     let _ = writeln!(out, "{}", f.message);
     if let Some(help) = &f.help {
         let _ = writeln!(out, "  help: {help}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count;
+
+    #[test]
+    fn counts_take_the_singular_only_for_one() {
+        assert_eq!(count(0usize, "file"), "0 files");
+        assert_eq!(count(1usize, "file"), "1 file");
+        assert_eq!(count(2u64, "active lease"), "2 active leases");
+        assert_eq!(count(1u64, "ref update"), "1 ref update");
     }
 }

@@ -18,6 +18,7 @@ use crate::fixtures::lockfile::{LockFormat, Lockfile};
 use crate::freeze::{FreezeFile, Lease};
 use crate::ledger::{Policy, PropertiesPolicy, Severity};
 use crate::rules;
+use crate::runner::TestRunner;
 use crate::source::Source;
 use crate::testid::{
     PathMatcher, Place, collected_keys, for_each_record_key, id_key, id_key_into, possible_names,
@@ -234,9 +235,10 @@ pub fn score_tree(
                 Code::JunitMissing,
                 "no JUnit report given: nothing shows that the tests ran",
             )
-            .help(
-                "pass --junit with the report of the test run (e.g. `pytest --junitxml=junit.xml`)",
-            ),
+            .help(format!(
+                "pass --junit with the report of the test run (e.g. {})",
+                TestRunner::detect(source).junit_hint()
+            )),
         );
     }
     for path in &artifacts.junit {
@@ -284,6 +286,7 @@ pub fn score_tree(
             &acc.properties,
             &policy.properties.paths,
             policy.properties.required,
+            TestRunner::detect(source),
         );
         findings.extend(found);
         // Every property file must have run: one missing from the reports may have been
@@ -595,7 +598,9 @@ pub fn load_lockfile(source: &dyn Source, policy: &Policy) -> Result<Lockfile, I
     }
 }
 
-fn judge_fixtures(
+/// The fixture corpus under the fixture paths against `lockfile`: the findings (and the
+/// number of differing files) `score` gives for `source`.
+pub fn judge_fixtures(
     source: &dyn Source,
     policy: &Policy,
     lockfile: &Lockfile,

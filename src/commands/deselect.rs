@@ -13,6 +13,7 @@ use crate::evidence::collected::read_collected;
 use crate::exit;
 use crate::freeze::today_utc;
 use crate::ledger::Policy;
+use crate::report::count;
 use crate::score::load_freeze;
 use crate::source::WorkTree;
 use crate::testid::{collected_keys, id_key};
@@ -27,9 +28,9 @@ pub fn run(ws: &Workspace, args: &DeselectArgs) -> anyhow::Result<i32> {
 
     if freeze.reject_if_expired && !expired.is_empty() {
         let mut msg = format!(
-            "{}: {} expired lease(s) (today is {today} UTC):",
+            "{}: {} (today is {today} UTC):",
             freeze_path.display(),
-            expired.len()
+            count(expired.len(), "expired lease")
         );
         for lease in &expired {
             let date = lease.expires.map(|d| d.to_string()).unwrap_or_default();
@@ -61,9 +62,10 @@ pub fn run(ws: &Workspace, args: &DeselectArgs) -> anyhow::Result<i32> {
     }
     if !unknown.is_empty() {
         let mut msg = format!(
-            "{}: {} lease(s) name tests that {} does not list:",
+            "{}: {} {} tests that {} does not list:",
             freeze_path.display(),
-            unknown.len(),
+            count(unknown.len(), "lease"),
+            if unknown.len() == 1 { "names" } else { "name" },
             args.collected.display()
         );
         for lease in &unknown {
@@ -77,9 +79,9 @@ pub fn run(ws: &Workspace, args: &DeselectArgs) -> anyhow::Result<i32> {
         .filter(|&b| active.len() as u64 > u64::from(b))
     {
         bail!(
-            "{}: freeze budget exceeded: {} active leases, budget {budget}\n  help: fix flaky tests and drop their leases",
+            "{}: freeze budget exceeded: {}, budget {budget}\n  help: fix flaky tests and drop their leases",
             freeze_path.display(),
-            active.len()
+            count(active.len(), "active lease")
         );
     }
 

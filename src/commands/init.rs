@@ -6,16 +6,38 @@ use std::io::Write as _;
 
 use anyhow::{Context as _, bail};
 
+use crate::agents::HumanTrailer;
 use crate::exit;
 use crate::fixtures::hash::list_files;
 use crate::fixtures::lockfile::{LockFormat, Lockfile};
+use crate::freeze::today_utc;
 use crate::ledger::{DEFAULT_LEDGER_PATH, EMBEDDED_LEDGER, Policy};
+use crate::report::count;
 use crate::rules::fixtures::FixtureState;
+use crate::runner::TestRunner;
 use crate::source::{Source, WorkTree};
 use crate::workspace::Workspace;
 
-/// The starter freeze file `guard init` writes.
+/// The starter freeze file `guard init` writes, with `{example_expires}` for the expiry of
+/// its commented-out example lease.
 pub const STARTER_FREEZE: &str = include_str!("../../policy/freeze.toml");
+
+/// Files guard's workflow writes into the work tree, which do not belong in commits.
+const WORK_FILES: &[&str] = &[
+    "junit.xml",
+    "coverage.json",
+    "collected.txt",
+    "deselect.args",
+];
+
+/// The starter freeze file, its example lease expiring 30 days after `today`: a date that is
+/// neither past nor far off, as a real lease's should be.
+pub fn starter_freeze(today: jiff::civil::Date) -> String {
+    let expires = today
+        .checked_add(jiff::Span::new().days(30))
+        .unwrap_or(today);
+    STARTER_FREEZE.replace("{example_expires}", &expires.to_string())
+}
 
 pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
     let policy = Policy::embedded();
@@ -53,7 +75,7 @@ pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
         (DEFAULT_LEDGER_PATH, EMBEDDED_LEDGER.as_bytes().to_vec()),
         (
             policy.freeze.file.as_str(),
-            STARTER_FREEZE.as_bytes().to_vec(),
+            starter_freeze(today_utc()).into_bytes(),
         ),
         (policy.fixtures.lockfile.as_str(), lockfile.render()),
     ];
@@ -74,10 +96,10 @@ pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
         outln!("wrote {rel}");
     }
     outln!(
-        "{} fixture(s) hashed into {}. Check with `guard lint`, then commit as a human, with the\n\
+        "{} hashed into {}. Check with `guard lint`, then commit as a human, with the\n\
          trailers that approve each protected file in the message's last paragraph:\n\
          \n    git add qa && git commit -m \"Add the merge ledger\" \\\n        -m \"{}\n{}\n{}\"",
-        lockfile.entries.len(),
+        count(lockfile.entries.len(), "fixture"),
         policy.fixtures.lockfile,
         policy.trailers.ledger,
         policy.trailers.freeze,
@@ -90,5 +112,67 @@ pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
          protected too: a human changes the harness in a commit with the trailer `{}`.",
         policy.trailers.harness,
     );
+    outln!(
+        "{}",
+        runner_hints(
+            ws,
+            TestRunner::detect(&WorkTree { ws }),
+            &policy.trailers.harness
+        )
+    );
     Ok(exit::MERGE)
+}
+
+/// How to run the tests into the evidence `score` reads, for the runner the repository
+/// uses, and the `.gitignore` lines for the files that workflow leaves in the work tree
+/// (offered, not written: the `.gitignore` is the user's).
+fn runner_hints(ws: &Workspace, runner: TestRunner, harness_trailer: &HumanTrailer) -> String {
+    let mut out = match runner {
+        TestRunner::Nextest => {
+            "\nTests: Cargo.toml and no pytest configuration, so cargo-nextest. Score a run with:"
+        }
+        TestRunner::Pytest => "\nTests: pytest. Score a run with:",
+    }
+    .to_string();
+    out.push_str(&format!(
+        "\n\n    {}\n    guard score --junit {}\n",
+        runner.run_command(),
+        runner.junit_path()
+    ));
+    if let Some((file, lines)) = runner.junit_config() {
+        out.push_str(&format!(
+            "\nwith this in {file} (a harness file: commit it with the trailer `{harness_trailer}`):\n\n{}\n",
+            indent(lines)
+        ));
+    }
+    out.push_str(&format!(
+        "\nList the collected tests (for `--collected` and `guard deselect`) with `{}`.\n",
+        runner.collect_command()
+    ));
+    // Lines already in the .gitignore are not offered again (compared as written).
+    let ignored = std::fs::read_to_string(ws.root.join(".gitignore")).unwrap_or_default();
+    let missing: Vec<&str> = WORK_FILES
+        .iter()
+        .copied()
+        .filter(|f| {
+            !ignored
+                .lines()
+                .any(|l| l.trim() == *f || l.trim() == format!("/{f}"))
+        })
+        .collect();
+    if !missing.is_empty() {
+        out.push_str(&format!(
+            "\nThese runs leave files that do not belong in commits; add them to .gitignore:\n\n{}\n",
+            indent(&missing.join("\n"))
+        ));
+    }
+    out.trim_end().to_string()
+}
+
+fn indent(lines: &str) -> String {
+    lines
+        .lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

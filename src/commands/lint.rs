@@ -1,7 +1,9 @@
 //! `guard lint`: validate the policy without artifacts: the ledger parses, leases are
 //! well-formed, unexpired and in budget, lockfile paths are safe, property files are not
-//! thin, and the seed corpus is there. Warnings name a valid policy that may not mean what
-//! its author meant; they do not fail the lint.
+//! thin, and the seed corpus is there. It also judges what `score` will reject whatever the
+//! test reports say, as the same findings: fixtures missing from the lockfile or differing
+//! from it, and a required property path that does not exist. Warnings name a valid policy
+//! that may not mean what its author meant; they do not fail the lint.
 
 use serde::Serialize;
 
@@ -12,10 +14,12 @@ use crate::exit;
 use crate::findings::{Code, Finding, reasons};
 use crate::freeze::{FreezeFile, FreezeFormat, today_utc};
 use crate::ledger::Policy;
-use crate::report::{Format, render_finding};
+use crate::report::{Format, count, render_finding};
 use crate::rules;
-use crate::score::{judge_property_files, load_freeze, load_lockfile, property_files};
-use crate::source::WorkTree;
+use crate::score::{
+    judge_fixtures, judge_property_files, load_freeze, load_lockfile, property_files,
+};
+use crate::source::{Source, WorkTree};
 use crate::workspace::Workspace;
 
 /// A valid policy that may not mean what was meant: reported, exit code unchanged.
@@ -83,7 +87,20 @@ pub fn run(ws: &Workspace, args: &LintArgs, progress: &mut Progress) -> anyhow::
     }
     let prop_files = property_files(&tree, &policy)?;
     findings.extend(judge_property_files(&tree, &policy, &prop_files)?);
-    let warnings = warnings(&policy, &freeze, &prop_files);
+    let missing_paths = missing_property_paths(&tree, &policy)?;
+    let no_property_can_run = policy.properties.required
+        && !policy.files_optional()
+        && prop_files.is_empty()
+        && missing_paths.len() == policy.properties.paths.len();
+    if no_property_can_run {
+        findings.push(no_property_path_finding(&policy, &missing_paths));
+    }
+    // The corpus against the lockfile, as `score` judges it (the embedded policy has no
+    // fixtures to judge until `guard init` writes a lockfile).
+    if !policy.files_optional() {
+        findings.extend(judge_fixtures(&tree, &policy, &lockfile)?.0);
+    }
+    let warnings = warnings(&policy, &freeze, &prop_files, &missing_paths);
 
     match args.format {
         Format::Json => {
@@ -113,20 +130,20 @@ pub fn run(ws: &Workspace, args: &LintArgs, progress: &mut Progress) -> anyhow::
             }
             out!("{out}");
             outln!(
-                "lint: {}{} ({}; {} active leases, {} expired, {} fixtures in the lockfile)",
+                "lint: {}{} ({}; {}, {} expired, {} in the lockfile)",
                 if findings.is_empty() {
                     "ok".to_string()
                 } else {
-                    format!("{} problem(s)", findings.len())
+                    count(findings.len(), "problem")
                 },
                 match warnings.len() {
                     0 => String::new(),
-                    n => format!(", {n} warning(s)"),
+                    n => format!(", {}", count(n, "warning")),
                 },
                 policy.source.describe(),
-                stats.active,
+                count(stats.active, "active lease"),
                 stats.expired,
-                lockfile.entries.len()
+                count(lockfile.entries.len(), "fixture")
             );
         }
     }
@@ -137,22 +154,77 @@ pub fn run(ws: &Workspace, args: &LintArgs, progress: &mut Progress) -> anyhow::
     })
 }
 
-/// The warnings for `policy`, its freeze file and its property files (`property_files`).
-fn warnings(policy: &Policy, freeze: &FreezeFile, prop_files: &[String]) -> Vec<Warning> {
+/// The property paths with nothing at them (no directory, no file).
+fn missing_property_paths(tree: &WorkTree, policy: &Policy) -> anyhow::Result<Vec<String>> {
+    let mut missing = Vec::new();
+    for path in &policy.properties.paths {
+        if !tree.is_dir(path)? && tree.read(path)?.is_none() {
+            missing.push(path.clone());
+        }
+    }
+    Ok(missing)
+}
+
+/// Required properties and no property path exists: no property test can run, so `score`
+/// rejects every run with `property_hold` ("no property test ran").
+fn no_property_path_finding(policy: &Policy, missing: &[String]) -> Finding {
+    Finding::new(
+        Code::PropertyHold,
+        format!(
+            "`properties.paths` names nothing that exists ({}), so no property test can run and `guard score` will reject every run (no property test ran)",
+            missing.join(", ")
+        ),
+    )
+    .path(missing.first().map_or("", String::as_str))
+    .help(format!(
+        "add the property tests there (files named by `properties.files`: {}), or point `properties.paths` at them; while the project has none, `properties.required = false` in the ledger",
+        policy.properties.file_patterns.join(", ")
+    ))
+}
+
+/// The warnings for `policy`, its freeze file, its property files (`property_files`) and
+/// the property paths with nothing at them.
+fn warnings(
+    policy: &Policy,
+    freeze: &FreezeFile,
+    prop_files: &[String],
+    missing_paths: &[String],
+) -> Vec<Warning> {
     let mut warnings = Vec::new();
     // A property path with no property file in it (a typo, or `files` globs that name none
-    // of its files) leaves `score` to say "no property test ran" on every run.
+    // of its files) finds no property test there; when none is found anywhere, `score`
+    // says "no property test ran" on every run (lint's finding when no path exists).
+    let all_missing = missing_paths.len() == policy.properties.paths.len();
     for path in &policy.properties.paths {
         let under = |f: &String| {
             f == path
                 || f.strip_prefix(path.as_str())
                     .is_some_and(|rest| rest.starts_with('/'))
         };
-        if !policy.files_optional() && !prop_files.iter().any(under) {
+        if policy.files_optional() || prop_files.iter().any(under) {
+            continue;
+        }
+        let consequence = if policy.properties.required && prop_files.is_empty() {
+            "; with no property test anywhere, `guard score` will reject every run (no property test ran)"
+        } else {
+            ""
+        };
+        if missing_paths.contains(path) {
+            if policy.properties.required && prop_files.is_empty() && all_missing {
+                continue; // the finding says it
+            }
             warnings.push(Warning {
                 path: path.clone(),
                 message: format!(
-                    "`properties.paths` names no property test file here (files are named by `properties.files`: {})",
+                    "`properties.paths` names a path that does not exist{consequence}"
+                ),
+                help: "create it with the property tests, or correct the path".to_string(),
+            });
+        } else {
+            warnings.push(Warning {
+                path: path.clone(),
+                message: format!(
+                    "`properties.paths` names no property test file here (files are named by `properties.files`: {}){consequence}",
                     policy.properties.file_patterns.join(", ")
                 ),
                 help: "correct the path, or the `properties.files` globs, so the property tests are found".to_string(),

@@ -115,7 +115,11 @@ fn dispatch(cli: Cli, progress: &mut Progress) -> anyhow::Result<i32> {
     let ws = || -> anyhow::Result<Workspace> {
         let cwd = std::env::current_dir()
             .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?;
-        Ok(Workspace::discover(&cwd)?)
+        let ws = Workspace::discover(&cwd)?;
+        if ws.in_git {
+            crate::git::refuse_unsafe_owner(&ws.root)?;
+        }
+        Ok(ws)
     };
     match cli.command {
         Command::Check(args) => check::run(&args),

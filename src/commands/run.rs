@@ -22,6 +22,7 @@ use crate::error::InputError;
 use crate::freeze::today_utc;
 use crate::ledger::Policy;
 use crate::report::Report;
+use crate::runner::TestRunner;
 use crate::score::{RunnerExit, floor, score};
 use crate::source::WorkTree;
 use crate::workspace::Workspace;
@@ -34,7 +35,7 @@ pub fn run(ws: &Workspace, args: &RunArgs, progress: &mut Progress) -> anyhow::R
     progress.floor = Some(floor(&policy, &artifacts));
 
     let before: Vec<Option<Stamp>> = artifacts.junit.iter().map(|p| stamp(p)).collect();
-    let runner = run_command(&args.command)?;
+    let runner = run_command(&args.command, TestRunner::detect(&WorkTree { ws }))?;
     progress.runner = Some(runner.clone());
     for (path, before) in artifacts.junit.iter().zip(before) {
         check_written(path, before, &runner)?;
@@ -56,7 +57,8 @@ pub fn run(ws: &Workspace, args: &RunArgs, progress: &mut Progress) -> anyhow::R
 }
 
 /// Runs `command` (program and arguments) to its end, its output on guard's standard error.
-fn run_command(command: &[OsString]) -> anyhow::Result<RunnerExit> {
+/// `example` names the runner the repository seems to use, for the hint.
+fn run_command(command: &[OsString], example: TestRunner) -> anyhow::Result<RunnerExit> {
     let shown: Vec<String> = command
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
@@ -77,9 +79,10 @@ fn run_command(command: &[OsString]) -> anyhow::Result<RunnerExit> {
         .map_err(|e| {
             anyhow!(
                 "cannot run `{}`: {e}\n  help: give the test command after `--` as you would \
-                 run it in this directory (`guard run --junit junit.xml -- python3 -m pytest \
-                 --junitxml=junit.xml`)",
-                runner.command_line()
+                 run it in this directory (`guard run --junit {} -- {}`)",
+                runner.command_line(),
+                example.junit_path(),
+                example.run_command()
             )
         })?;
     runner.exit_code = status.code();

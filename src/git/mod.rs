@@ -31,7 +31,9 @@ pub fn open() -> anyhow::Result<Repository> {
     let repo = Repository::open_from_env().map_err(|e| {
         // libgit2 refuses a SHA-256 repository before it can be asked its format: say so,
         // rather than "not in a git repository".
-        if e.message().contains("object format") {
+        if e.code() == git2::ErrorCode::Owner {
+            owner_error(&e)
+        } else if e.message().contains("object format") {
             anyhow::anyhow!(
                 "this repository uses SHA-256 object ids, which this build of guard cannot read ({})",
                 e.message()
@@ -60,6 +62,39 @@ pub fn reopen(git_dir: &std::path::Path) -> Option<Repository> {
         std::iter::empty::<&std::ffi::OsStr>(),
     )
     .ok()
+}
+
+/// Refuses a work tree at `root` that git itself would refuse because another user owns it
+/// (and it is not a `safe.directory`). Commands that read the work tree rather than git call
+/// this, so that they refuse where `git` and `guard check` do instead of quietly judging it.
+/// Any other failure to open is left to the command (a plain directory is a workspace too).
+pub fn refuse_unsafe_owner(root: &std::path::Path) -> anyhow::Result<()> {
+    match Repository::open(root) {
+        Err(e) if e.code() == git2::ErrorCode::Owner => Err(owner_error(&e)),
+        _ => Ok(()),
+    }
+}
+
+/// What is wrong when libgit2 refuses a repository owned by another user, and the fix.
+fn owner_error(e: &git2::Error) -> anyhow::Error {
+    // libgit2 names the path it refused in quotes ("repository path '/srv/x/' is not owned
+    // by current user"); the current directory stands in if a release words it otherwise.
+    let path = e
+        .message()
+        .split('\'')
+        .nth(1)
+        .map(|p| p.trim_end_matches('/').to_string())
+        .filter(|p| !p.is_empty())
+        .or_else(|| {
+            std::env::current_dir()
+                .ok()
+                .map(|d| d.display().to_string())
+        })
+        .unwrap_or_else(|| "<path>".to_string());
+    anyhow::anyhow!(
+        "the git repository at {path} belongs to another user, and git (and guard) refuse to read a repository someone else owns ({})\n  help: if you trust it, mark it safe: git config --global --add safe.directory {path}",
+        e.message()
+    )
 }
 
 /// The abbreviated id git would show, at least 7 hex digits.

@@ -25,6 +25,7 @@ use crate::hooks::server::{
 };
 use crate::hooks::{Messages, is_replace_ref, parse_id, replace_ref_finding};
 use crate::ledger::Policy;
+use crate::report::count;
 use crate::score::Artifacts;
 
 /// One line of pre-receive input.
@@ -256,8 +257,9 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
                 }
                 let _ = writeln!(
                     err,
-                    "guard: {} ref update(s) accepted, {judged} commit(s) judged",
-                    results.len()
+                    "guard: {} accepted, {} judged",
+                    count(results.len(), "ref update"),
+                    count(judged, "commit")
                 );
                 exit::MERGE
             }

@@ -6,6 +6,7 @@ use jiff::civil::Date;
 use crate::evidence::junit::Outcome;
 use crate::findings::{Code, Finding};
 use crate::freeze::{FreezeFile, Lease};
+use crate::report::count;
 
 /// What the freeze rules look at.
 pub struct FreezeInput<'a> {
@@ -63,7 +64,7 @@ pub fn judge(input: &FreezeInput) -> (Vec<Finding>, FreezeStats) {
         .filter(|&b| active.len() as u64 > u64::from(b))
     {
         findings.push(
-            Finding::new(Code::FreezeBudget, format!("{} active leases, budget is {budget}", active.len()))
+            Finding::new(Code::FreezeBudget, format!("{}, budget is {budget}", count(active.len(), "active lease")))
                 .path(input.freeze_path)
                 .help("fix flaky tests and drop their leases; the stricter of the freeze file's `max_active_leases` and the ledger's `[freeze] max_active_leases` applies; do not raise a budget to land a patch"),
         );

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::evidence::junit::Outcome;
 use crate::findings::{Code, Finding};
+use crate::runner::TestRunner;
 
 /// Judges the property tests found in the reports. Returns the findings and the number of
 /// property tests that did not hold.
@@ -12,15 +13,22 @@ pub fn judge_results(
     properties: &BTreeMap<String, Outcome>,
     paths: &[String],
     required: bool,
+    runner: TestRunner,
 ) -> (Vec<Finding>, usize) {
     let mut findings = Vec::new();
     if properties.is_empty() && required {
         findings.push(
             Finding::new(
                 Code::PropertyHold,
-                format!("no property test ran (looked for tests under {})", paths.join(", ")),
+                format!(
+                    "no property test ran (looked for tests under {})",
+                    paths.join(", ")
+                ),
             )
-            .help("run the property suite into the JUnit report, e.g. `pytest tests --junitxml=junit.xml`"),
+            .help(format!(
+                "run the property suite into the JUnit report, e.g. {}",
+                runner.junit_hint()
+            )),
         );
     }
     let mut failures = 0;
@@ -129,10 +137,17 @@ pub fn judge_seeds(seeds: &str, files: Option<usize>) -> Vec<Finding> {
         Some(0) => "property seed corpus is empty",
         Some(_) => return Vec::new(),
     };
+    // A new suite has nothing to restore: say how to create the corpus, and how to do
+    // without one, as well as what to do when a patch took it away.
+    let help = format!(
+        "create {seeds}/ with the seed files the property tests read and commit them as a human \
+         (seeds are human-owned and read-only); if a patch removed them, restore them from the \
+         base branch; if the properties read no seeds, remove `properties.seeds` from the ledger"
+    );
     vec![
-        Finding::new(Code::PropertySeeds, message).path(seeds).help(
-            "restore the seed files from the base branch; seeds are human-owned and read-only",
-        ),
+        Finding::new(Code::PropertySeeds, message)
+            .path(seeds)
+            .help(help),
     ]
 }
 
@@ -142,10 +157,26 @@ mod tests {
 
     #[test]
     fn no_property_run_rejects_when_required() {
-        let (found, failures) = judge_results(&BTreeMap::new(), &["tests/properties".into()], true);
+        let (found, failures) = judge_results(
+            &BTreeMap::new(),
+            &["tests/properties".into()],
+            true,
+            TestRunner::Nextest,
+        );
         assert_eq!(found[0].code, Code::PropertyHold);
         assert_eq!(failures, 0);
-        assert!(judge_results(&BTreeMap::new(), &[], false).0.is_empty());
+        assert!(
+            found[0]
+                .help
+                .as_deref()
+                .unwrap()
+                .contains("cargo nextest run --profile ci")
+        );
+        assert!(
+            judge_results(&BTreeMap::new(), &[], false, TestRunner::Pytest)
+                .0
+                .is_empty()
+        );
     }
 
     #[test]
@@ -155,11 +186,14 @@ mod tests {
         props.insert("p::fail".to_string(), Outcome::Failed);
         props.insert("p::skip".to_string(), Outcome::Skipped);
         props.insert("p::flaky".to_string(), Outcome::Flaky);
-        let (found, failures) = judge_results(&props, &[], true);
+        let (found, failures) = judge_results(&props, &[], true, TestRunner::Pytest);
         assert_eq!(failures, 3);
         assert_eq!(found.len(), 3);
         props.retain(|_, o| *o == Outcome::Passed);
-        assert_eq!(judge_results(&props, &[], true), (vec![], 0));
+        assert_eq!(
+            judge_results(&props, &[], true, TestRunner::Pytest),
+            (vec![], 0)
+        );
     }
 
     #[test]

@@ -2304,7 +2304,7 @@ fn five_thousand_tags_at_landed_commits_pass_within_the_default_timeout() {
     let pushed = s.push(&["origin", "refs/tags/*:refs/tags/*"]);
     pushed.assert_accepted();
     assert!(
-        pushed.has_line_starting("remote: guard: 5000 ref update(s) accepted, 0 commit(s) judged"),
+        pushed.has_line_starting("remote: guard: 5000 ref updates accepted, 0 commits judged"),
         "{}",
         pushed.stderr
     );

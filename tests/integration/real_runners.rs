@@ -445,21 +445,24 @@ fn property_path_naming_one_file_matches_its_pytest_records() {
     assert_eq!(lint.code, 0, "{}{}", lint.stdout, lint.stderr);
     assert_eq!(lint.json()["warnings"], serde_json::json!([]));
 
-    // A path that names nothing is a lint warning, not a silent "ok".
+    // A required property path that names nothing: no property test can run, so score
+    // rejects every run, and lint says so as the finding score gives, not a silent "ok".
     p.write(
         "qa/merge_ledger.toml",
         p.read("qa/merge_ledger.toml")
             .replace("tests/test_recipes.py", "tests/test_recipe.py"),
     );
     let lint = p.guard(&["lint"]);
-    assert_eq!(lint.code, 0, "{}{}", lint.stdout, lint.stderr);
+    assert_eq!(lint.code, 1, "{}{}", lint.stdout, lint.stderr);
     assert!(
         lint.stdout.contains(
-            "warning: tests/test_recipe.py: `properties.paths` names no property test file here"
+            "error[property_hold]: tests/test_recipe.py: `properties.paths` names nothing that exists (tests/test_recipe.py)"
         ),
         "{}",
         lint.stdout
     );
+    let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+    assert_eq!(run.reasons(), vec!["property_hold"], "{}", run.stdout);
     p.write(
         "qa/merge_ledger.toml",
         p.read("qa/merge_ledger.toml")

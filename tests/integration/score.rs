@@ -538,7 +538,7 @@ fn without_a_ledger_budget_a_plain_list_has_none_and_a_freeze_toml_has_zero() {
         run.json()["findings"][0]["message"]
             .as_str()
             .unwrap()
-            .contains("1 active leases, budget is 0"),
+            .contains("1 active lease, budget is 0"),
         "{}",
         run.stdout
     );

@@ -370,16 +370,27 @@ fn deselect_refuses_an_expired_lease() {
 fn init_writes_the_starter_files() {
     let p = Project::git();
     p.write("tests/fixtures/golden.json", "{\"a\": 1}\n");
-    assert_shot("init", &guard(&p, &["init"]), &[]);
+    let init = guard(&p, &["init"]);
+    assert_shot("init", &init, &[]);
 
-    // What it wrote is what users start from.
+    // What it wrote is what users start from. Its example lease expires 30 days after the
+    // run (`commands::init_dates_its_example_lease_30_days_ahead` checks the date).
     let mut files = String::new();
     for file in [
         "qa/merge_ledger.toml",
         "qa/freeze.toml",
         "qa/fixtures.lock.json",
     ] {
-        section(&mut files, file, &p.read(file));
+        let mut text = p.read(file);
+        for today in &init.today {
+            let date: jiff::civil::Date = today.parse().unwrap();
+            let expires = date.checked_add(jiff::Span::new().days(30)).unwrap();
+            text = text.replace(
+                &format!("expires = \"{expires}\""),
+                "expires = \"[TODAY+30]\"",
+            );
+        }
+        section(&mut files, file, &text);
     }
     let written = Shot {
         command: "cat qa/merge_ledger.toml qa/freeze.toml qa/fixtures.lock.json".to_string(),
@@ -391,6 +402,17 @@ fn init_writes_the_starter_files() {
     assert_shot("init-files", &written, &[]);
 
     assert_shot("init-again", &guard(&p, &["init"]), &[]);
+}
+
+#[test]
+fn init_in_a_cargo_project() {
+    let p = Project::git();
+    p.write(
+        "Cargo.toml",
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\n",
+    );
+    p.write(".gitignore", "/target\ncollected.txt\n");
+    assert_shot("init-cargo", &guard(&p, &["init"]), &[]);
 }
 
 #[test]
