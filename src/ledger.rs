@@ -587,17 +587,15 @@ fn parse_harness(
     raw: &RawHarness,
     invalid: &dyn Fn(std::ops::Range<usize>, String) -> InputError,
 ) -> Result<HarnessPolicy, InputError> {
-    let glob = |value: &Spanned<String>, key: &str| -> Result<(), InputError> {
+    // Spelled as `[protect]` entries are (`a/./b`, `a//b` normalised; `..`, absolute paths and
+    // Windows separators refused): a spelling that matches no tree path protects nothing.
+    let glob = |value: &Spanned<String>, key: &str| -> Result<String, InputError> {
         let text = value.get_ref();
-        if text.starts_with('/') || text.split('/').any(|c| c == "..") {
-            return Err(invalid(
-                value.span(),
-                format!("`{key}` glob {text:?} must be relative, without `..`"),
-            ));
-        }
-        protect_glob(text)
-            .map(|_| ())
-            .map_err(|e| invalid(value.span(), format!("`{key}` glob {text:?}: {e}")))
+        let normal = normalize_protect_pattern(text)
+            .map_err(|e| invalid(value.span(), format!("`{key}` glob {text:?}: {e}")))?;
+        protect_glob(&normal)
+            .map_err(|e| invalid(value.span(), format!("`{key}` glob {text:?}: {e}")))?;
+        Ok(normal)
     };
     let paths = match &raw.paths {
         None => DEFAULT_HARNESS_PATHS
@@ -607,8 +605,7 @@ fn parse_harness(
         Some(list) => {
             let mut paths = Vec::new();
             for value in list {
-                glob(value, "harness.paths")?;
-                paths.extend(expand_protect_pattern(value.get_ref()));
+                paths.extend(expand_protect_pattern(&glob(value, "harness.paths")?));
             }
             paths
         }
@@ -628,7 +625,7 @@ fn parse_harness(
         Some(table) => {
             let mut out = Vec::new();
             for (file, selectors) in table {
-                glob(file, "harness.sections")?;
+                let normal = glob(file, "harness.sections")?;
                 let texts: Vec<String> = selectors.iter().map(|s| s.get_ref().clone()).collect();
                 let scope =
                     Scope::parse(Format::of(file.get_ref()), &texts).map_err(|(i, e)| {
@@ -638,7 +635,7 @@ fn parse_harness(
                         )
                     })?;
                 out.push(HarnessSections {
-                    file: file.get_ref().trim_start_matches("./").to_string(),
+                    file: normal,
                     scope,
                 });
             }
@@ -1145,6 +1142,31 @@ passing_frozen_is_error = true
             ("[freeze]\nfile = 'qa\\freeze.toml'\n", 2),
             ("[fixtures]\n\npaths = ['tests/fixtures', '.']\n", 3),
             ("[properties]\nseeds = './'\n", 2),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(
+                err.starts_with(&format!("qa/merge_ledger.toml:{line}:")),
+                "{text}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn harness_paths_and_section_files_are_normalised_or_refused() {
+        // Spelled like `[protect]` entries: otherwise `ci//run.sh` would protect nothing.
+        let p = parse(
+            "[harness]\npaths = [\"ci//run.sh\", \"./tools/./t.sh\"]\n[harness.sections]\n\"./cfg//setup.cfg\" = [\"tool:pytest\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            p.harness.paths,
+            ["ci/run.sh", "ci/run.sh/**", "tools/t.sh", "tools/t.sh/**"]
+        );
+        assert_eq!(p.harness.sections[0].file, "cfg/setup.cfg");
+        for (text, line) in [
+            ("[harness]\npaths = ['ci\\run.sh']\n", 2),
+            ("[harness]\n\npaths = ['a/../b']\n", 3),
+            ("[harness.sections]\n'/abs/setup.cfg' = ['x']\n", 2),
         ] {
             let err = parse(text).unwrap_err().to_string();
             assert!(
