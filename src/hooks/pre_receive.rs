@@ -347,7 +347,12 @@ fn judge_push(
     let creates = updates.iter().any(|u| u.old.is_none() && u.new.is_some());
     let deleted = match &config.audit_log {
         Some(log) if creates => match std::fs::read_to_string(log) {
-            Ok(text) => deleted_tips(&text),
+            Ok(text) => deleted_tips(&text).map_err(|line| {
+                anyhow!(
+                    "the audit log {} has a line that is not JSON (line {line}), so which refs were deleted cannot be told; a server admin repairs the log",
+                    log.display()
+                )
+            })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => HashMap::new(),
             Err(e) => bail!(
                 "cannot read the audit log {} ({e}), which says which refs were deleted",
@@ -656,15 +661,16 @@ fn judge_ref(
 }
 
 /// Per ref, where the audit log last saw it deleted: its tip then. A ref moved or made after
-/// that (by break-glass) was not deleted since, as far as guard knows. Lines that are not
-/// JSON are skipped: only guard writes the log, one whole line per write. Read once per push,
-/// however many refs it creates.
-fn deleted_tips(log: &str) -> HashMap<String, String> {
+/// that (by break-glass) was not deleted since, as far as guard knows. A line that is not
+/// JSON (its 1-based number is the error) may have recorded a deletion: nothing is assumed
+/// (fail closed). Read once per push, however many refs it creates.
+fn deleted_tips(log: &str) -> Result<HashMap<String, String>, usize> {
     let mut deleted = HashMap::new();
-    for line in log.lines() {
-        let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else {
+    for (i, line) in log.lines().enumerate() {
+        if line.trim().is_empty() {
             continue;
-        };
+        }
+        let entry = serde_json::from_str::<serde_json::Value>(line).map_err(|_| i + 1)?;
         for r in entry["refs"].as_array().into_iter().flatten() {
             let Some(name) = r["ref"].as_str() else {
                 continue;
@@ -675,7 +681,7 @@ fn deleted_tips(log: &str) -> HashMap<String, String> {
             };
         }
     }
-    deleted
+    Ok(deleted)
 }
 
 /// A ref made again after a deletion: judged as a force push from the tip it was deleted at,
@@ -950,12 +956,19 @@ mod tests {
                 "{{\"event\":\"guard.bypass\",\"refs\":[{{\"ref\":\"{r}\",\"old\":null,\"new\":\"{new}\"}}]}}\n"
             )
         };
-        let log = format!(
+        // A line that is not JSON may have recorded a deletion: the log cannot be read.
+        let broken = format!(
             "{}not json\n{}",
             deleted("refs/heads/x", &a),
             deleted("refs/heads/y", &b)
         );
-        let tip = |log: &str, name: &str| deleted_tips(log).get(name).cloned();
+        assert_eq!(deleted_tips(&broken), Err(2));
+        let log = format!(
+            "{}\n{}",
+            deleted("refs/heads/x", &a),
+            deleted("refs/heads/y", &b)
+        );
+        let tip = |log: &str, name: &str| deleted_tips(log).unwrap().get(name).cloned();
         assert_eq!(tip(&log, "refs/heads/x"), Some(a.clone()));
         assert_eq!(tip(&log, "refs/heads/y"), Some(b.clone()));
         assert_eq!(tip(&log, "refs/heads/z"), None);
