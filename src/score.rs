@@ -75,8 +75,13 @@ impl RunnerExit {
 }
 
 impl Artifacts {
+    /// Whether any evidence was given: a baseline alone counts, so that `check` without the
+    /// current run's reports says `junit_missing` instead of skipping the comparison.
     pub fn any(&self) -> bool {
-        !self.junit.is_empty() || self.coverage.is_some() || self.collected.is_some()
+        !self.junit.is_empty()
+            || !self.baseline_junit.is_empty()
+            || self.coverage.is_some()
+            || self.collected.is_some()
     }
 }
 

@@ -284,6 +284,25 @@ fn check_lets_a_human_remove_a_test_with_the_trailer() {
 }
 
 #[test]
+fn check_with_a_baseline_and_no_current_report_is_junit_missing() {
+    // A baseline alone compares nothing: the run must not pass as if it had been compared.
+    let (_out, base_report, _now) = reports();
+    let (p, base) = repo_with_tests(&base_report);
+    p.remove("tests/test_kept.py");
+    p.commit_as(AGENT, "Remove a slow test");
+    let run = p.guard(&[
+        "check",
+        &format!("{base}..HEAD"),
+        "--format",
+        "json",
+        "--baseline-junit",
+        base_report.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.reasons(), vec!["junit_missing"]);
+}
+
+#[test]
 fn check_names_the_agent_commit_that_removed_a_test() {
     let (_out, base_report, now) = reports();
     let (p, base) = repo_with_tests(&base_report);
