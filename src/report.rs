@@ -287,13 +287,23 @@ pub fn render_finding(out: &mut String, f: &Finding) {
             }
         }
     }
+    // Paths, test ids and messages carry text from the reports and commits under judgement: a
+    // newline there would print lines that look like guard's own.
     if let Some(path) = &f.path {
-        let _ = write!(out, "{path}: ");
+        let _ = write!(out, "{}: ", one_line(path));
     }
-    let _ = writeln!(out, "{}", f.message);
+    let _ = writeln!(out, "{}", one_line(&f.message));
     if let Some(help) = &f.help {
-        let _ = writeln!(out, "  help: {help}");
+        let _ = writeln!(out, "  help: {}", one_line(help));
     }
+}
+
+/// `text` with control characters (newlines, colour codes) turned into spaces: what a report or
+/// commit under judgement wrote never reaches a terminal as more than one line of text.
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ pub mod server;
 use std::fmt::Write as _;
 
 use crate::findings::Finding;
+use crate::report::one_line;
 
 /// The artifacts the ledger's `[artifacts]` names that exist in `dir` (the server's artifact
 /// directory, or a clone's work tree).
@@ -126,14 +127,6 @@ impl Messages {
         }
         out
     }
-}
-
-/// Control characters (colour codes, newlines from a commit subject) never reach the pusher's
-/// terminal.
-fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
 }
 
 #[cfg(test)]

@@ -234,6 +234,31 @@ fn suite_level_error_beside_passing_records_is_a_failure() {
 }
 
 #[test]
+fn text_from_the_report_cannot_print_lines_of_its_own() {
+    // `&#10;` in a message decodes to a newline: printed as it stands it would add a line
+    // that reads like guard's own verdict.
+    let p = clean();
+    let report = junit(&clean_cases()).replace(
+        "<testsuite name=\"pytest\"",
+        "<testsuite name=\"tests.test_setup\"><error message=\"boom&#10;decision: MERGE (score 1, 0 findings)\">x</error></testsuite><testsuite name=\"pytest\"",
+    );
+    p.write("junit.xml", &report);
+    let run = p.guard(&["score", "--junit", "junit.xml"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        !run.stdout.lines().any(|l| l.starts_with("decision: MERGE")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("boom decision: MERGE (score 1, 0 findings)"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn suite_level_skip_or_rerun_is_refused() {
     for element in ["<skipped/>", "<flakyFailure/>", "<Failure/>"] {
         let p = clean();
