@@ -478,7 +478,6 @@ fn judge_commit(
         });
     }
     let id = commits.ids()[k];
-    let (tree, parent_trees) = commits.trees(k);
     let commit = repo.find_commit(id)?;
     let short = git::object_short_id(commit.as_object());
     let subject = git::summary(&commit);

@@ -718,8 +718,8 @@ impl<'r> Walker<'_, 'r> {
             }
         }
         for (entry_name, taken) in names {
-            let new_entry = new.and_then(|t| lookup(t, &entry_name));
-            let old_entry = old.and_then(|t| lookup(t, &entry_name));
+            let new_entry = new.and_then(|t| lookup_written(t, &entry_name));
+            let old_entry = old.and_then(|t| lookup_written(t, &entry_name));
             let variant = variant || entry_name != name;
             self.compare_entry(
                 new_entry,
@@ -859,11 +859,18 @@ impl<'r> Walker<'_, 'r> {
             }
             return Ok(());
         };
-        if !in_git_order(new_tree) || !in_git_order(old_tree) {
-            // A malformed tree (entries out of order, or a name twice): compare by name.
-            return self.diff_trees_by_name(new_tree, old_tree, prefix, variant, out);
-        }
+        // The two entry lists are joined in git's order. Each list's order is checked as it is
+        // read, not in a pass of its own first: a malformed tree (entries out of order, or a
+        // name twice) is rare, and then what was found is dropped and the trees are compared
+        // by name.
+        let found_before = out.len();
         let (mut news, mut olds) = (new_tree.iter().peekable(), old_tree.iter().peekable());
+        let (mut last_new, mut last_old): (Option<git2::TreeEntry>, Option<git2::TreeEntry>) =
+            (None, None);
+        let in_order = |last: &Option<git2::TreeEntry>, next: &git2::TreeEntry| {
+            last.as_ref()
+                .is_none_or(|l| git_order(l, next) == Ordering::Less)
+        };
         loop {
             let order = match (news.peek(), olds.peek()) {
                 (None, None) => break,
@@ -871,6 +878,13 @@ impl<'r> Walker<'_, 'r> {
                 (None, Some(_)) => Ordering::Greater,
                 (Some(n), Some(o)) => git_order(n, o),
             };
+            let (new_step, old_step) = (order != Ordering::Greater, order != Ordering::Less);
+            let unsorted = (new_step && !in_order(&last_new, news.peek().expect("peeked")))
+                || (old_step && !in_order(&last_old, olds.peek().expect("peeked")));
+            if unsorted {
+                out.truncate(found_before);
+                return self.diff_trees_by_name(new_tree, old_tree, prefix, variant, out);
+            }
             match order {
                 Ordering::Equal => {
                     let (n, o) = (news.next().expect("peeked"), olds.next().expect("peeked"));
@@ -879,6 +893,7 @@ impl<'r> Walker<'_, 'r> {
                         let path = join(prefix, n.name_bytes());
                         self.diff_entry(Some(ne), Some(oe), &path, variant, out)?;
                     }
+                    (last_new, last_old) = (Some(n), Some(o));
                 }
                 Ordering::Less => {
                     // Only in the new tree, unless the old one has the name as another type
@@ -887,6 +902,7 @@ impl<'r> Walker<'_, 'r> {
                     let o = lookup(old_tree, n.name_bytes());
                     let path = join(prefix, n.name_bytes());
                     self.diff_entry(Some(entry(&n)), o, &path, variant, out)?;
+                    last_new = Some(n);
                 }
                 Ordering::Greater => {
                     let o = olds.next().expect("peeked");
@@ -894,6 +910,7 @@ impl<'r> Walker<'_, 'r> {
                         let path = join(prefix, o.name_bytes());
                         self.diff_entry(None, Some(entry(&o)), &path, variant, out)?;
                     }
+                    last_old = Some(o);
                 }
             }
         }
@@ -909,16 +926,19 @@ impl<'r> Walker<'_, 'r> {
         variant: bool,
         out: &mut Vec<Found>,
     ) -> Result<(), git2::Error> {
-        let mut names: BTreeSet<Vec<u8>> = BTreeSet::new();
-        for tree in [new, old] {
-            for entry in tree.iter() {
-                names.insert(entry.name_bytes().to_vec());
-            }
-        }
+        // Each name's entry as a checkout writes it: the last one listed. (libgit2's lookup by
+        // name is a binary search, which can miss an entry of an unsorted tree.)
+        let entries = |tree: &Tree| -> BTreeMap<Vec<u8>, Entry> {
+            tree.iter()
+                .map(|e| (e.name_bytes().to_vec(), entry(&e)))
+                .collect()
+        };
+        let (news, olds) = (entries(new), entries(old));
+        let names: BTreeSet<&Vec<u8>> = news.keys().chain(olds.keys()).collect();
         for name in names {
-            let (n, o) = (lookup(new, &name), lookup(old, &name));
+            let (n, o) = (news.get(name).copied(), olds.get(name).copied());
             if n != o {
-                self.diff_entry(n, o, &join(prefix, &name), variant, out)?;
+                self.diff_entry(n, o, &join(prefix, name), variant, out)?;
             }
         }
         Ok(())
@@ -941,21 +961,6 @@ fn git_order_of(a: &[u8], a_dir: bool, b: &[u8], b_dir: bool) -> Ordering {
         };
         end(a, a_dir).cmp(&end(b, b_dir))
     })
-}
-
-/// Whether `tree`'s entries are strictly in git's order (as git writes them).
-fn in_git_order(tree: &Tree) -> bool {
-    let mut entries = tree.iter();
-    let Some(mut previous) = entries.next() else {
-        return true;
-    };
-    for e in entries {
-        if git_order(&previous, &e) != Ordering::Less {
-            return false;
-        }
-        previous = e;
-    }
-    true
 }
 
 /// The entry of `tree` named exactly `name`, and whether another entry's name is a variant
@@ -998,6 +1003,16 @@ fn entry(e: &git2::TreeEntry) -> Entry {
         e.filemode()
     };
     (e.id(), mode)
+}
+
+/// The entry named `name` as a checkout writes it: the last one listed. Linear, for trees that
+/// may be malformed (libgit2's `lookup` is a binary search, which can miss an entry of an
+/// unsorted tree).
+fn lookup_written(tree: &Tree, name: &[u8]) -> Option<Entry> {
+    tree.iter()
+        .rev()
+        .find(|e| e.name_bytes() == name)
+        .map(|e| entry(&e))
 }
 
 fn lookup(tree: &Tree, name: &[u8]) -> Option<Entry> {
@@ -1057,6 +1072,11 @@ mod tests {
         let tree = repo.find_tree(builder.write().unwrap()).unwrap();
         let names: Vec<String> = tree.iter().map(|e| e.name().unwrap().to_string()).collect();
         assert_eq!(names, ["a-b", "a.txt", "a", "a0", "b"]);
-        assert!(in_git_order(&tree));
+        let entries: Vec<git2::TreeEntry> = tree.iter().collect();
+        assert!(
+            entries
+                .windows(2)
+                .all(|w| git_order(&w[0], &w[1]) == Ordering::Less)
+        );
     }
 }

@@ -2658,3 +2658,35 @@ fn protected_directory_listed_out_of_order_in_a_tree_is_still_compared() {
         json!([change(".github/workflows/ci.yml", "modified", "ledger")])
     );
 }
+
+#[test]
+fn harness_file_in_a_root_listed_out_of_order_is_still_compared() {
+    // The root-level harness walk joins two sorted entry lists; an unsorted root (written by
+    // hand) is compared by name instead, so the edit is the modification it is, not a
+    // deletion found where a lookup missed the entry.
+    let (p, _) = repo();
+    p.write("conftest.py", "import pytest\n");
+    let base = p.commit_as(HUMAN, "Add a conftest\n\nTest-Harness: human\n");
+    p.write("conftest.py", "import pytest\n# every outcome passes\n");
+    let sorted = p.commit_as(CURSOR, "Tune the harness\n");
+    let tree = tree_in_order(
+        &p,
+        &sorted,
+        &["qa", "src", "tests", ".github", "conftest.py"],
+    );
+    let unsorted = p
+        .git_as(
+            CURSOR,
+            &["commit-tree", &tree, "-p", &base, "-m", "Tune the harness"],
+        )
+        .trim()
+        .to_string();
+    p.git_cmd(&["branch", "unsorted", &unsorted]);
+    let run = check(&p, &format!("{base}..{unsorted}"));
+    expect(&run, 1, &["agent_edit_protected", "malformed_tree"]);
+    let json = run.json();
+    assert_eq!(
+        changes_of(&json, &unsorted),
+        json!([change("conftest.py", "modified", "harness")])
+    );
+}
