@@ -7,7 +7,7 @@
 //! (break-glass pushes, and deletions of protected refs so that re-creating one is judged as
 //! the rewind it is).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -309,6 +309,9 @@ struct PushContext<'a> {
     /// Per ref name, the tip it had when the audit log last saw it deleted (read when the
     /// push creates a ref).
     deleted: HashMap<String, String>,
+    /// The ids break-glass pushes made ref tips (they never passed the gate); `None` when the
+    /// audit log exists but cannot be read, which withdraws trust from every base.
+    bypassed: Option<HashSet<String>>,
     /// The new ids of judged updates whose commits the default branch already holds (judged
     /// when they landed there): the id as pushed (a commit or a tag), to the commit.
     landed: HashMap<Oid, Oid>,
@@ -345,28 +348,37 @@ fn judge_push(
     // ledger on the policy ref itself is judged by the ledger it replaces: its old tip.
     let policy = policy_at(&repo, policy_ref.1, config.ledger.as_deref())?;
     let creates = updates.iter().any(|u| u.old.is_none() && u.new.is_some());
-    let deleted = match &config.audit_log {
-        Some(log) if creates => match std::fs::read_to_string(log) {
-            Ok(text) => deleted_tips(&text).map_err(|line| {
-                anyhow!(
-                    "the audit log {} has a line that is not JSON (line {line}), so which refs were deleted cannot be told; a server admin repairs the log",
-                    log.display()
-                )
-            })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => HashMap::new(),
-            Err(e) => bail!(
-                "cannot read the audit log {} ({e}), which says which refs were deleted",
-                log.display()
-            ),
+    // The audit log is read once per push, however many refs it updates.
+    let log_text = match &config.audit_log {
+        None => Ok(String::new()),
+        Some(log) => match std::fs::read_to_string(log) {
+            Ok(text) => Ok(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+            Err(e) => Err((log.clone(), e)),
         },
-        _ => HashMap::new(),
     };
+    let deleted = match (&log_text, &config.audit_log) {
+        (_, _) if !creates => HashMap::new(),
+        (Ok(text), Some(log)) => deleted_tips(text).map_err(|line| {
+            anyhow!(
+                "the audit log {} has a line that is not JSON (line {line}), so which refs were deleted cannot be told; a server admin repairs the log",
+                log.display()
+            )
+        })?,
+        (Ok(_), None) => HashMap::new(),
+        (Err((log, e)), _) => bail!(
+            "cannot read the audit log {} ({e}), which says which refs were deleted",
+            log.display()
+        ),
+    };
+    let bypassed = log_text.ok().map(|text| bypassed_tips(&text));
     let mut ctx = PushContext {
         config,
         default,
         policy_ref,
         policy,
         deleted,
+        bypassed,
         landed: HashMap::new(),
         identities,
         today,
@@ -629,7 +641,11 @@ fn judge_ref(
         signatures_valid_at: Some(ctx.now),
     };
     // A base that came in by break-glass never passed the gate: hash its fixtures again.
-    let trust = !base.is_some_and(|b| bypassed_tip(config, b));
+    let trust = !base.is_some_and(|b| {
+        ctx.bypassed
+            .as_ref()
+            .is_none_or(|ids| ids.contains("*") || ids.contains(&b.to_string()))
+    });
     let report = judge_update(
         repo,
         policy.clone(),
@@ -841,25 +857,21 @@ fn artifact_dir(repo: &Repository, template: &str, commit: Oid) -> anyhow::Resul
     })
 }
 
-/// Whether `id` became a ref's tip by break-glass (the audit log names it as a new id). An
-/// audit log that cannot be read counts as yes: trust is what it would withdraw.
-fn bypassed_tip(config: &ServerConfig, id: Oid) -> bool {
-    let Some(log) = &config.audit_log else {
-        return false;
-    };
-    let text = match std::fs::read_to_string(log) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return false,
-        Err(_) => return true,
-    };
-    let id = id.to_string();
-    text.lines().any(|line| {
-        serde_json::from_str::<serde_json::Value>(line).map_or(true, |entry| {
-            entry["refs"]
-                .as_array()
-                .is_some_and(|refs| refs.iter().any(|r| r["new"].as_str() == Some(id.as_str())))
-        })
-    })
+/// The ids that became ref tips by break-glass (the audit log names them as new ids). A line
+/// that is not JSON withdraws trust from everything: `"*"` stands for every id.
+fn bypassed_tips(log: &str) -> HashSet<String> {
+    let mut ids = HashSet::new();
+    for line in log.lines().filter(|l| !l.trim().is_empty()) {
+        let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else {
+            return HashSet::from(["*".to_string()]);
+        };
+        for r in entry["refs"].as_array().into_iter().flatten() {
+            if let Some(new) = r["new"].as_str() {
+                ids.insert(new.to_string());
+            }
+        }
+    }
+    ids
 }
 
 /// Honours `git push -o guard.bypass=REASON` for a pusher on the server's allowlist, and
