@@ -735,9 +735,15 @@ fn mark_rewritten_frozen_tests(
         let changed = test_file_candidates(&lease.nodeid)
             .into_iter()
             .find_map(|file| {
-                let old = base.read(&file).ok().flatten();
-                let new = tip.read(&file).ok().flatten();
-                (old.is_some() || new.is_some()).then_some((file, old != new))
+                // A side that cannot be read (a symlink, a directory, a read error) counts as
+                // present and changed: an unreadable test file must not pass as untouched.
+                let (old, new) = (base.read(&file), tip.read(&file));
+                let present = !matches!(old, Ok(None)) || !matches!(new, Ok(None));
+                let changed = match (old, new) {
+                    (Ok(a), Ok(b)) => a != b,
+                    _ => true,
+                };
+                present.then_some((file, changed))
             });
         let Some((file, true)) = changed else {
             continue;

@@ -2690,3 +2690,30 @@ fn harness_file_in_a_root_listed_out_of_order_is_still_compared() {
         json!([change("conftest.py", "modified", "harness")])
     );
 }
+
+#[test]
+fn frozen_test_behind_a_symlink_is_rewritten_when_its_target_is_gutted() {
+    // The frozen test's file is a symlink on both sides: guard cannot read it as a file, and
+    // an unreadable test file must not pass as untouched.
+    let (p, _) = repo();
+    p.write("tests/retry_impl.py", RETRY_TEST);
+    p.remove("tests/test_retry.py");
+    std::os::unix::fs::symlink("retry_impl.py", p.path("tests/test_retry.py")).unwrap();
+    p.commit_as(HUMAN, "Move the retry test\n");
+    let base = allow_passing_frozen(&p);
+    p.write(
+        "tests/retry_impl.py",
+        RETRY_TEST.replace("def test_backoff():\n", "def test_backoff():\n    return\n"),
+    );
+    p.commit_as(CURSOR, "Stabilise the retry test\n");
+    junit_with_retry_passing(&p);
+    let run = p.guard(&[
+        "check",
+        &since(&base),
+        "--junit",
+        "junit.xml",
+        "--format",
+        "json",
+    ]);
+    expect(&run, 1, &["frozen_test_rewritten"]);
+}
