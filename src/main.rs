@@ -4,5 +4,5 @@ use clap::Parser;
 
 fn main() {
     let cli = merge_guard::cli::Cli::parse();
-    std::process::exit(merge_guard::commands::run(cli));
+    std::process::exit(merge_guard::cli::run(cli));
 }

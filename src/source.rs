@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::InputError;
-use crate::fixtures::hash::{HashError, hash_files, list_files};
+use crate::evidence::fixtures::{HashError, hash_files, list_files};
 use crate::rules::fixtures::FixtureState;
 use crate::workspace::Workspace;
 

@@ -3,5 +3,7 @@
 
 pub mod collected;
 pub mod coverage;
+pub mod distinct;
+pub mod fixtures;
 pub mod junit;
 pub mod position;

@@ -14,7 +14,7 @@ pub mod tree_source;
 use anyhow::bail;
 use git2::{Commit, Oid, Repository};
 
-use crate::agents::{Identity, Trailers};
+use crate::policy::agents::{Identity, Trailers};
 
 /// Opens the repository the way git does for a hook or a command: `GIT_DIR`,
 /// `GIT_OBJECT_DIRECTORY` and `GIT_ALTERNATE_OBJECT_DIRECTORIES` from the environment when

@@ -13,7 +13,7 @@
 //! way to protected paths: a reader other than git's checkout may see other files in them.
 //!
 //! The test harness's shared files (`pyproject.toml`, `setup.cfg`) are the exception: a change
-//! to one counts only when its harness sections differ (`crate::harness`), compared with the
+//! to one counts only when its harness sections differ (`crate::policy::harness`), compared with the
 //! same parent the tree entries were compared with.
 
 use std::cell::RefCell;
@@ -25,8 +25,8 @@ use globset::{GlobMatcher, GlobSet};
 
 use crate::git::fsck::{self, MalformedTree};
 use crate::git::path_variants::{self, Component, EntryName, Match, match_entry, match_name};
-use crate::harness::{Scope, Verdict};
-use crate::ledger::{Policy, protect_glob};
+use crate::policy::harness::{Scope, Verdict};
+use crate::policy::ledger::{Policy, protect_glob};
 use crate::workspace::normalize_rel;
 
 /// What a protected path is, and so which human trailer may change it.

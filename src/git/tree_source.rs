@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use git2::{ObjectType, Oid, Repository, Tree, TreeEntry};
 
 use crate::error::InputError;
-use crate::fixtures::hash::{cores, parallel, sha256_bytes};
+use crate::evidence::fixtures::{cores, parallel, sha256_bytes};
 use crate::git::fsck::{self, MalformedTree};
 use crate::rules::fixtures::FixtureState;
 use crate::source::{Listing, Source};

@@ -8,20 +8,20 @@ pub mod server;
 
 use std::fmt::Write as _;
 
-use crate::findings::Finding;
+use crate::report::finding::Finding;
 use crate::report::one_line;
 
 /// The artifacts the ledger's `[artifacts]` names that exist in `dir` (the server's artifact
 /// directory, or a clone's work tree).
 pub fn artifacts_in(
     dir: &std::path::Path,
-    names: &crate::ledger::ArtifactsPolicy,
-) -> crate::score::Artifacts {
+    names: &crate::policy::ledger::ArtifactsPolicy,
+) -> crate::engine::score::Artifacts {
     let existing = |name: &str| {
         let p = dir.join(name);
         p.is_file().then_some(p)
     };
-    crate::score::Artifacts {
+    crate::engine::score::Artifacts {
         junit: names.junit.iter().filter_map(|n| existing(n)).collect(),
         coverage: names.coverage.as_deref().and_then(existing),
         collected: names.collected.as_deref().and_then(existing),
@@ -67,7 +67,7 @@ pub fn is_replace_ref(name: &str) -> bool {
 pub fn replace_ref_finding(name: &str) -> Finding {
     let replaced = name.get("refs/replace/".len()..).unwrap_or(name);
     Finding::new(
-        crate::findings::Code::ReplaceRef,
+        crate::report::finding::Code::ReplaceRef,
         format!(
             "the push creates or moves a replace ref: git would show another object in place of {replaced} (git show, git archive, checkouts, clones that fetch replace refs) while history looks untouched"
         ),
@@ -132,7 +132,7 @@ impl Messages {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::findings::Code;
+    use crate::report::finding::Code;
 
     #[test]
     fn ids_and_zero_ids() {

@@ -7,12 +7,12 @@ use anyhow::Context as _;
 use git2::{Oid, Repository};
 use jiff::civil::Date;
 
-use crate::check::{CheckOptions, judge_update, policy_at, rewind_findings};
+use crate::engine::audit::{CheckOptions, judge_update, policy_at, rewind_findings};
+use crate::engine::score::Artifacts;
 use crate::exit;
-use crate::findings::{Code, Finding};
 use crate::git::{self, range};
 use crate::hooks::{Messages, is_replace_ref, parse_id, replace_ref_finding};
-use crate::score::Artifacts;
+use crate::report::finding::{Code, Finding};
 
 /// One line of pre-push input.
 #[derive(Debug, Clone, PartialEq, Eq)]

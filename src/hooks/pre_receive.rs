@@ -16,17 +16,17 @@ use anyhow::{Context as _, anyhow, bail};
 use git2::{Oid, Repository};
 use jiff::civil::Date;
 
-use crate::check::{CheckOptions, judge_update, policy_at, rewind_findings};
+use crate::engine::audit::{CheckOptions, judge_update, policy_at, rewind_findings};
+use crate::engine::score::Artifacts;
 use crate::exit;
-use crate::findings::{Code, Finding};
 use crate::git::{self, range};
 use crate::hooks::server::{
     ServerConfig, bypass_reason, push_identities_from_env, push_options_from_env, pusher_from_env,
 };
 use crate::hooks::{Messages, is_replace_ref, parse_id, replace_ref_finding};
-use crate::ledger::Policy;
+use crate::policy::ledger::Policy;
 use crate::report::count;
-use crate::score::Artifacts;
+use crate::report::finding::{Code, Finding};
 
 /// One line of pre-receive input.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -792,7 +792,7 @@ fn append_log_line(log: &Path, line: serde_json::Value) -> anyhow::Result<()> {
 }
 
 /// Who signed each judged commit, for the pusher, when signatures were checked.
-pub fn signer_lines(history: Option<&crate::check::History>) -> Vec<String> {
+pub fn signer_lines(history: Option<&crate::engine::audit::History>) -> Vec<String> {
     history
         .map(|h| {
             h.commits

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use crate::evidence::junit::Outcome;
-use crate::findings::{Code, Finding};
-use crate::ledger::{BaselinePolicy, Severity};
+use crate::policy::ledger::{BaselinePolicy, Severity};
+use crate::report::finding::{Code, Finding};
 use crate::testid::record_matches;
 
 /// The tests of a set of reports, by (classname, name): the `file` attribute when the runner
@@ -69,7 +69,7 @@ pub fn judge(baseline: &Tests, current: &Tests, policy: &BaselinePolicy) -> Judg
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::Policy;
+    use crate::policy::ledger::Policy;
 
     fn tests(list: &[(&str, &str, Outcome)]) -> Tests {
         list.iter()
@@ -114,7 +114,7 @@ mod tests {
         let policy = Policy::parse(
             std::path::Path::new("l.toml"),
             text,
-            crate::ledger::PolicySource::File("l.toml".into()),
+            crate::policy::ledger::PolicySource::File("l.toml".into()),
         )
         .unwrap()
         .baseline;

@@ -1,7 +1,7 @@
 //! Proven coverage: the coverage of a run with frozen tests deselected must meet the floor.
 
 use crate::evidence::coverage::Coverage;
-use crate::findings::{Code, Finding};
+use crate::report::finding::{Code, Finding};
 
 pub fn judge(
     coverage: Option<&Coverage>,

@@ -2,8 +2,8 @@
 //! a process that runs the agent's code, so it is held against what that code does not write:
 //! the list of collected tests, and the exit status of the runner that guard ran itself.
 
-use crate::findings::{Code, Finding};
-use crate::score::RunnerExit;
+use crate::engine::score::RunnerExit;
+use crate::report::finding::{Code, Finding};
 
 /// `missing` are the collected ids (as collected, in order) that no record in the reports is
 /// of, frozen tests left out (the freeze rule judges those).

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::findings::{Code, Finding};
+use crate::report::finding::{Code, Finding};
 
 /// What guard found for one lockfile entry.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 use jiff::civil::Date;
 
 use crate::evidence::junit::Outcome;
-use crate::findings::{Code, Finding};
-use crate::freeze::{FreezeFile, Lease};
+use crate::policy::freeze::{FreezeFile, Lease};
 use crate::report::count;
+use crate::report::finding::{Code, Finding};
 
 /// What the freeze rules look at.
 pub struct FreezeInput<'a> {

@@ -4,8 +4,8 @@
 //! by different readers (a checkout writes the last of two same-named entries), so what guard
 //! judged need not be what CI runs.
 
-use crate::findings::{Code, Finding};
 use crate::git::fsck::MalformedTree;
+use crate::report::finding::{Code, Finding};
 
 /// One finding per malformed tree and problem that the commit `short` (`subject`) brings.
 /// Trees already reported (same path) in `reported` are left out.

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::evidence::junit::Outcome;
-use crate::findings::{Code, Finding};
+use crate::report::finding::{Code, Finding};
 use crate::runner::TestRunner;
 
 /// Judges the property tests found in the reports. Returns the findings and the number of

@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::agents::{HumanTrailer, Trailers};
-use crate::findings::{Code, Finding};
 use crate::git::protected::{Change, ChangeKind, Class};
-use crate::ledger::TrailerPolicy;
-use crate::signers::SignatureStatus;
+use crate::policy::agents::{HumanTrailer, Trailers};
+use crate::policy::ledger::TrailerPolicy;
+use crate::policy::signers::SignatureStatus;
+use crate::report::finding::{Code, Finding};
 
 /// What is known about one commit of a range.
 #[derive(Debug, Clone)]
@@ -206,7 +206,7 @@ fn describe_path(change: &Change) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::Policy;
+    use crate::policy::ledger::Policy;
 
     fn facts(
         agent: bool,

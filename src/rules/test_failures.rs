@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::evidence::junit::{Outcome, SuiteFailure};
-use crate::findings::{Code, Finding};
+use crate::report::finding::{Code, Finding};
 
 /// `failures` maps a test's display id to its merged outcome (only tests that did not pass).
 pub fn judge(failures: &BTreeMap<String, Outcome>, failures_reject: bool) -> Vec<Finding> {

@@ -297,7 +297,7 @@ fn help_and_version_exit_zero_and_bad_arguments_exit_two() {
 fn readme_documents_every_reason_code() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    for code in merge_guard::findings::Code::ALL {
+    for code in merge_guard::report::finding::Code::ALL {
         assert!(
             readme.contains(&format!("| `{}` |", code.as_str())),
             "README lacks reason code {code}"

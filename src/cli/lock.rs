@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 
 use anyhow::Context as _;
 
-use crate::cli::LockArgs;
+use crate::cli::args::LockArgs;
 use crate::error::InputError;
+use crate::evidence::fixtures::list_files;
 use crate::exit;
-use crate::fixtures::hash::list_files;
-use crate::fixtures::lockfile::{LockFormat, Lockfile};
 use crate::fsutil::write_atomic;
-use crate::ledger::Policy;
+use crate::policy::ledger::Policy;
+use crate::policy::lockfile::{LockFormat, Lockfile};
 use crate::rules::fixtures::FixtureState;
 use crate::source::{Source, WorkTree};
 use crate::workspace::Workspace;

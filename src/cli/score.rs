@@ -1,13 +1,13 @@
 //! `guard score`: score artifacts against the ledger in the working tree.
 
-use crate::cli::{ArtifactArgs, ScoreArgs};
-use crate::commands::Progress;
+use crate::cli::Progress;
+use crate::cli::args::{ArtifactArgs, ScoreArgs};
+use crate::engine::score::{Artifacts, floor, score};
 use crate::exit;
-use crate::findings::Decision;
-use crate::freeze::today_utc;
-use crate::ledger::Policy;
+use crate::policy::freeze::today_utc;
+use crate::policy::ledger::Policy;
 use crate::report::Report;
-use crate::score::{Artifacts, floor, score};
+use crate::report::finding::Decision;
 use crate::source::WorkTree;
 use crate::workspace::Workspace;
 

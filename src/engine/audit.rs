@@ -9,22 +9,22 @@ use git2::{Oid, Repository};
 use jiff::civil::Date;
 use serde::Serialize;
 
+use crate::engine::score::{Artifacts, Scored, Stats, floor, load_lockfile, score_tree};
 use crate::error::{ErrorReport, InputError};
-use crate::findings::{Code, Finding};
-use crate::fixtures::lockfile::Lockfile;
-use crate::freeze::FreezeFile;
 use crate::git;
 use crate::git::lineage::Lineage;
 use crate::git::protected::{Change, ChangeKind, ProtectedSet, Trees};
 use crate::git::range::{self, Commits};
 use crate::git::tree_source::GitTree;
-use crate::ledger::{DEFAULT_LEDGER_PATH, Policy, PolicySource};
-use crate::policy_diff::{self, PolicyChange};
+use crate::policy::diff::{self, PolicyChange};
+use crate::policy::freeze::FreezeFile;
+use crate::policy::ledger::{DEFAULT_LEDGER_PATH, Policy, PolicySource};
+use crate::policy::lockfile::Lockfile;
+use crate::policy::signers::{AllowedSigners, SignatureStatus};
 use crate::report::Report;
+use crate::report::finding::{Code, Finding};
 use crate::rules::malformed;
 use crate::rules::provenance::{self, CommitFacts, ProvenanceInput};
-use crate::score::{Artifacts, Scored, Stats, floor, load_lockfile, score_tree};
-use crate::signers::{AllowedSigners, SignatureStatus};
 use crate::source::Source;
 
 /// What to check.
@@ -193,7 +193,7 @@ fn judge(
     let mut policy_changes = Vec::new();
     let mut agent_added_leases = 0;
     let reject_if_agent_adds_lease = match policy_tree {
-        Some(t) => crate::score::load_freeze(t, &policy)
+        Some(t) => crate::engine::score::load_freeze(t, &policy)
             .map(|f| f.reject_if_agent_adds_lease)
             .unwrap_or(true),
         None => true,
@@ -530,7 +530,7 @@ fn judge_commit(
                 t.as_ref()
                     .and_then(|t| FreezeFile::parse(Path::new(path), t.as_bytes()).ok())
             };
-            let list = policy_diff::diff_freeze(parse(&old).as_ref(), parse(&new).as_ref());
+            let list = diff::diff_freeze(parse(&old).as_ref(), parse(&new).as_ref());
             let others: Vec<FreezeFile> = current
                 .iter()
                 .skip(1)
@@ -553,13 +553,13 @@ fn judge_commit(
                 t.as_ref()
                     .and_then(|t| Lockfile::parse(Path::new(path), t.as_bytes()).ok())
             };
-            policy_diff::diff_lockfile(parse(&old).as_ref(), parse(&new).as_ref())
+            diff::diff_lockfile(parse(&old).as_ref(), parse(&new).as_ref())
         };
         policy_changes.push(FileChanges {
             commit: short.clone(),
             path: path.clone(),
             changes: described,
-            excerpt: policy_diff::excerpt(
+            excerpt: diff::excerpt(
                 old.as_deref().unwrap_or(""),
                 new.as_deref().unwrap_or(""),
                 12,
@@ -724,7 +724,7 @@ fn blob_text(repo: &Repository, tree: &git2::Tree, path: &str) -> Option<String>
 /// replaced: the rewrite is the finding. Computed whatever `passing_frozen_is_error` says.
 fn mark_rewritten_frozen_tests(
     findings: &mut Vec<Finding>,
-    passing: &[crate::freeze::Lease],
+    passing: &[crate::policy::freeze::Lease],
     freeze_path: &str,
     base: &GitTree,
     tip: &GitTree,

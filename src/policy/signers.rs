@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 use ssh_key::{HashAlg, PublicKey, SshSig, public::KeyData};
 
-use crate::agents::glob;
+use crate::policy::agents::glob;
 
 /// One line of an allowed-signers file.
 #[derive(Debug, Clone)]

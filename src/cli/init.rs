@@ -6,12 +6,12 @@ use std::io::Write as _;
 
 use anyhow::{Context as _, bail};
 
-use crate::agents::HumanTrailer;
+use crate::evidence::fixtures::list_files;
 use crate::exit;
-use crate::fixtures::hash::list_files;
-use crate::fixtures::lockfile::{LockFormat, Lockfile};
-use crate::freeze::today_utc;
-use crate::ledger::{DEFAULT_LEDGER_PATH, EMBEDDED_LEDGER, Policy};
+use crate::policy::agents::HumanTrailer;
+use crate::policy::freeze::today_utc;
+use crate::policy::ledger::{DEFAULT_LEDGER_PATH, EMBEDDED_LEDGER, Policy};
+use crate::policy::lockfile::{LockFormat, Lockfile};
 use crate::report::count;
 use crate::rules::fixtures::FixtureState;
 use crate::runner::TestRunner;

@@ -15,15 +15,15 @@ use std::time::SystemTime;
 
 use anyhow::anyhow;
 
-use crate::cli::RunArgs;
-use crate::commands::Progress;
-use crate::commands::score::{artifacts, exit_code};
+use crate::cli::Progress;
+use crate::cli::args::RunArgs;
+use crate::cli::score::{artifacts, exit_code};
+use crate::engine::score::{RunnerExit, floor, score};
 use crate::error::InputError;
-use crate::freeze::today_utc;
-use crate::ledger::Policy;
+use crate::policy::freeze::today_utc;
+use crate::policy::ledger::Policy;
 use crate::report::Report;
 use crate::runner::TestRunner;
-use crate::score::{RunnerExit, floor, score};
 use crate::source::WorkTree;
 use crate::workspace::Workspace;
 

@@ -3,21 +3,22 @@
 
 /// `print!` that survives a reader going away (`guard score | head`): see `emit`.
 macro_rules! out {
-    ($($arg:tt)*) => { $crate::commands::emit(&format!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::cli::emit(&format!($($arg)*)) };
 }
 
 /// `println!` that survives a reader going away: see `emit`.
 macro_rules! outln {
-    ($($arg:tt)*) => { $crate::commands::emit(&format!("{}\n", format_args!($($arg)*))) };
+    ($($arg:tt)*) => { $crate::cli::emit(&format!("{}\n", format_args!($($arg)*))) };
 }
 
-use crate::cli::{Cli, Command, HookCommand};
+pub mod args;
+use crate::engine::score::Stats;
 use crate::error::ErrorReport;
 use crate::exit;
-use crate::freeze::today_utc;
+use crate::policy::freeze::today_utc;
 use crate::report::{Format, render_failure_json};
-use crate::score::Stats;
 use crate::workspace::Workspace;
+pub use args::{Cli, Command, HookCommand};
 
 mod check;
 mod deselect;
@@ -50,7 +51,7 @@ pub struct Progress {
     /// The proven-coverage floor, once `--min-proven` or the ledger gave it.
     pub floor: Option<f64>,
     /// How the test command of `run` ended, once it did.
-    pub runner: Option<crate::score::RunnerExit>,
+    pub runner: Option<crate::engine::score::RunnerExit>,
 }
 
 /// The JSON object a command prints with `--format json`.

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::{InputError, Location, line_column};
-use crate::ledger::toml_error;
+use crate::policy::ledger::toml_error;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FreezeFormat {

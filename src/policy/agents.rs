@@ -209,7 +209,7 @@ impl AgentsPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::Policy;
+    use crate::policy::ledger::Policy;
 
     fn who(name: &str, email: &str, trailers: &[(&str, &str)]) -> Identity {
         Identity {
@@ -234,7 +234,7 @@ mod tests {
         let bare = Policy::parse(
             std::path::Path::new("l.toml"),
             "[freeze]\nfile = \"f.txt\"\n",
-            crate::ledger::PolicySource::Embedded,
+            crate::policy::ledger::PolicySource::Embedded,
         )
         .unwrap();
         for agents in [Policy::embedded().agents, bare.agents] {

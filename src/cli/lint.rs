@@ -7,18 +7,18 @@
 
 use serde::Serialize;
 
-use crate::cli::LintArgs;
-use crate::commands::Progress;
-use crate::error::{ErrorReport, InputError};
-use crate::exit;
-use crate::findings::{Code, Finding, reasons};
-use crate::freeze::{FreezeFile, FreezeFormat, today_utc};
-use crate::ledger::Policy;
-use crate::report::{Format, count, render_finding};
-use crate::rules;
-use crate::score::{
+use crate::cli::Progress;
+use crate::cli::args::LintArgs;
+use crate::engine::score::{
     judge_fixtures, judge_property_files, load_freeze, load_lockfile, property_files,
 };
+use crate::error::{ErrorReport, InputError};
+use crate::exit;
+use crate::policy::freeze::{FreezeFile, FreezeFormat, today_utc};
+use crate::policy::ledger::Policy;
+use crate::report::finding::{Code, Finding, reasons};
+use crate::report::{Format, count, render_finding};
+use crate::rules;
 use crate::source::{Source, WorkTree};
 use crate::workspace::Workspace;
 

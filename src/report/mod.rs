@@ -5,10 +5,12 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::check::History;
+use crate::engine::audit::History;
 use crate::error::ErrorReport;
-use crate::findings::{Code, Decision, Finding, reasons};
-use crate::score::{RunnerExit, Stats};
+pub mod finding;
+
+use crate::engine::score::{RunnerExit, Stats};
+use crate::report::finding::{Code, Decision, Finding, reasons};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {

@@ -1,10 +1,10 @@
 //! `guard check [RANGE]`: audit the commits of a range, then score the tip.
 
-use crate::check::{CheckOptions, check};
-use crate::cli::CheckArgs;
-use crate::commands::score::{artifacts, exit_code};
-use crate::freeze::today_utc;
+use crate::cli::args::CheckArgs;
+use crate::cli::score::{artifacts, exit_code};
+use crate::engine::audit::{CheckOptions, check};
 use crate::git;
+use crate::policy::freeze::today_utc;
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
     let repo = git::open()?;

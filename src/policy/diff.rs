@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::fixtures::lockfile::Lockfile;
-use crate::freeze::{FreezeFile, Lease};
+use crate::policy::freeze::{FreezeFile, Lease};
+use crate::policy::lockfile::Lockfile;
 use crate::report::count;
 
 /// One semantic change.
@@ -311,7 +311,7 @@ mod tests {
     #[test]
     fn lockfile_changes_are_named() {
         let lock = |pairs: &[(&str, &str)]| Lockfile {
-            format: crate::fixtures::lockfile::LockFormat::Json,
+            format: crate::policy::lockfile::LockFormat::Json,
             entries: pairs
                 .iter()
                 .map(|(p, d)| (p.to_string(), d.to_string()))

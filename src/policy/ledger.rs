@@ -8,16 +8,16 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::agents::{AgentsPolicy, HumanTrailer, PatternSet, trailer_pattern};
 use crate::error::{InputError, Location, line_column};
-use crate::harness::{Format, Scope};
+use crate::policy::agents::{AgentsPolicy, HumanTrailer, PatternSet, trailer_pattern};
+use crate::policy::harness::{Format, Scope};
 use crate::workspace::{Workspace, check_relative, normalize_rel};
 
 /// The ledger path used when `--ledger` is not given.
 pub const DEFAULT_LEDGER_PATH: &str = "qa/merge_ledger.toml";
 
 /// The starter ledger, embedded so guard works in a repository that has none yet.
-pub const EMBEDDED_LEDGER: &str = include_str!("../policy/merge_ledger.toml");
+pub const EMBEDDED_LEDGER: &str = include_str!("../../policy/merge_ledger.toml");
 
 /// Where the policy in force came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +93,7 @@ pub struct HarnessPolicy {
 #[derive(Debug, Clone)]
 pub struct HarnessSections {
     pub file: String,
-    pub scope: crate::harness::Scope,
+    pub scope: crate::policy::harness::Scope,
 }
 
 /// What proves a commit human.

@@ -8,13 +8,13 @@ use std::path::Path;
 
 use anyhow::bail;
 
-use crate::cli::{DeselectArgs, Runner};
+use crate::cli::args::{DeselectArgs, Runner};
+use crate::engine::score::load_freeze;
 use crate::evidence::collected::read_collected;
 use crate::exit;
-use crate::freeze::today_utc;
-use crate::ledger::Policy;
+use crate::policy::freeze::today_utc;
+use crate::policy::ledger::Policy;
 use crate::report::count;
-use crate::score::load_freeze;
 use crate::source::WorkTree;
 use crate::testid::{collected_keys, id_key};
 use crate::workspace::Workspace;

@@ -1,0 +1,6 @@
+//! Running the rules: `score` over a run's artifacts, `audit` over the commits of a range.
+//! The engine gathers policy, evidence and git facts, hands them to `rules`, and returns a
+//! report; it prints nothing.
+
+pub mod audit;
+pub mod score;
