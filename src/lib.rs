@@ -6,6 +6,7 @@
 //! command or a push, `report` holds the outcome and `render` prints it. `cli` and `hooks`
 //! are the edges that read arguments, standard input and the environment.
 
+pub mod changes;
 pub mod cli;
 pub mod engine;
 pub mod error;
@@ -15,6 +16,7 @@ pub mod fsutil;
 pub mod git;
 pub mod hooks;
 pub mod policy;
+pub mod render;
 pub mod report;
 pub mod rules;
 pub mod runner;

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use crate::error::InputError;
+use crate::evidence::fixtures::FixtureState;
 use crate::evidence::fixtures::{HashError, hash_files, list_files};
-use crate::rules::fixtures::FixtureState;
 use crate::workspace::Workspace;
 
 pub trait Source {

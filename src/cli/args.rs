@@ -6,8 +6,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::report::Format;
-
 #[derive(Debug, Parser)]
 #[command(
     name = "guard",
@@ -79,8 +77,8 @@ pub struct ScoreArgs {
     pub artifacts: ArtifactArgs,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
 }
 
 /// Test artifacts to score.
@@ -119,8 +117,8 @@ pub struct RunArgs {
     pub artifacts: ArtifactArgs,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
 
     /// The test command and its arguments, after `--`: `guard run --junit junit.xml --
     /// python3 -m pytest --junitxml=junit.xml`. Its output goes to standard error.
@@ -147,8 +145,8 @@ pub struct CheckArgs {
     pub artifacts: ArtifactArgs,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -191,8 +189,8 @@ pub struct LintArgs {
     pub policy: PolicyArgs,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
 }
 
 fn parse_percent(s: &str) -> Result<f64, String> {
@@ -201,5 +199,21 @@ fn parse_percent(s: &str) -> Result<f64, String> {
         Ok(value)
     } else {
         Err(format!("{value} is not a percentage (0 to 100)"))
+    }
+}
+
+/// `--format`: how the report is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    Text,
+    Json,
+}
+
+impl From<FormatArg> for crate::render::Format {
+    fn from(arg: FormatArg) -> Self {
+        match arg {
+            FormatArg::Text => crate::render::Format::Text,
+            FormatArg::Json => crate::render::Format::Json,
+        }
     }
 }

@@ -1,10 +1,11 @@
 //! `guard check [RANGE]`: audit the commits of a range, then score the tip.
 
-use crate::cli::args::CheckArgs;
-use crate::cli::score::{artifacts, exit_code};
+use crate::cli::args::{CheckArgs, FormatArg};
+use crate::cli::score::artifacts;
 use crate::engine::audit::{CheckOptions, check};
 use crate::git;
 use crate::policy::freeze::today_utc;
+use crate::render::render;
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
     let repo = git::open()?;
@@ -15,7 +16,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         artifacts: artifacts(&args.artifacts, false),
         allowed_signers: None,
         // The JSON report and --verbose list every commit; the text report only counts them.
-        describe_all: args.verbose || args.format == crate::report::Format::Json,
+        describe_all: args.verbose || args.format == FormatArg::Json,
         // An audit reads the policy, and verifies signatures, as of the range's base.
         policy_revision: None,
         signatures_valid_at: None,
@@ -24,9 +25,9 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
     // Freeing the repository walks libgit2's caches (an entry per object looked up in a pack,
     // the delta base cache) just before the process exits, which releases all of it anyway.
     std::mem::forget(repo);
-    if args.verbose && args.format == crate::report::Format::Text {
-        out!("{}", report.render_commits());
+    if args.verbose && args.format == FormatArg::Text {
+        out!("{}", crate::render::text::commits(&report));
     }
-    out!("{}", report.render(args.format));
-    Ok(exit_code(&report))
+    out!("{}", render(&report, args.format.into()));
+    Ok(report.exit_code())
 }

@@ -6,6 +6,7 @@ use std::io::Write as _;
 
 use anyhow::{Context as _, bail};
 
+use crate::evidence::fixtures::FixtureState;
 use crate::evidence::fixtures::list_files;
 use crate::exit;
 use crate::policy::agents::HumanTrailer;
@@ -13,7 +14,6 @@ use crate::policy::freeze::today_utc;
 use crate::policy::ledger::{DEFAULT_LEDGER_PATH, EMBEDDED_LEDGER, Policy};
 use crate::policy::lockfile::{LockFormat, Lockfile};
 use crate::report::count;
-use crate::rules::fixtures::FixtureState;
 use crate::runner::TestRunner;
 use crate::source::{Source, WorkTree};
 use crate::workspace::Workspace;

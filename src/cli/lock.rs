@@ -8,12 +8,12 @@ use anyhow::Context as _;
 
 use crate::cli::args::LockArgs;
 use crate::error::InputError;
+use crate::evidence::fixtures::FixtureState;
 use crate::evidence::fixtures::list_files;
 use crate::exit;
 use crate::fsutil::write_atomic;
 use crate::policy::ledger::Policy;
 use crate::policy::lockfile::{LockFormat, Lockfile};
-use crate::rules::fixtures::FixtureState;
 use crate::source::{Source, WorkTree};
 use crate::workspace::Workspace;
 

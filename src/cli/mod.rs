@@ -12,11 +12,13 @@ macro_rules! outln {
 }
 
 pub mod args;
-use crate::engine::score::Stats;
+use crate::cli::args::FormatArg;
 use crate::error::ErrorReport;
 use crate::exit;
 use crate::policy::freeze::today_utc;
-use crate::report::{Format, render_failure_json};
+use crate::render::{Format, render};
+use crate::report::Stats;
+use crate::report::{Kind, Report};
 use crate::workspace::Workspace;
 pub use args::{Cli, Command, HookCommand};
 
@@ -51,15 +53,7 @@ pub struct Progress {
     /// The proven-coverage floor, once `--min-proven` or the ledger gave it.
     pub floor: Option<f64>,
     /// How the test command of `run` ended, once it did.
-    pub runner: Option<crate::engine::score::RunnerExit>,
-}
-
-/// The JSON object a command prints with `--format json`.
-#[derive(Debug, Clone, Copy)]
-enum JsonOutput {
-    /// `score` and `check`: the report of the contract.
-    Report,
-    Lint,
+    pub runner: Option<crate::report::RunnerExit>,
 }
 
 /// Runs a parsed command line and returns the process exit code. An error is input that
@@ -67,20 +61,11 @@ enum JsonOutput {
 /// still prints one object on stdout, with no decision and the error in it.
 pub fn run(cli: Cli) -> i32 {
     // `--min-proven` is the floor before any ledger is read.
-    let (json, floor) = match &cli.command {
-        Command::Score(a) => (
-            (a.format == Format::Json).then_some(JsonOutput::Report),
-            a.artifacts.min_proven,
-        ),
-        Command::Check(a) => (
-            (a.format == Format::Json).then_some(JsonOutput::Report),
-            a.artifacts.min_proven,
-        ),
-        Command::Run(a) => (
-            (a.format == Format::Json).then_some(JsonOutput::Report),
-            a.artifacts.min_proven,
-        ),
-        Command::Lint(a) => ((a.format == Format::Json).then_some(JsonOutput::Lint), None),
+    let (output, floor) = match &cli.command {
+        Command::Score(a) => (Some((Kind::Gate, a.format)), a.artifacts.min_proven),
+        Command::Check(a) => (Some((Kind::Gate, a.format)), a.artifacts.min_proven),
+        Command::Run(a) => (Some((Kind::Gate, a.format)), a.artifacts.min_proven),
+        Command::Lint(a) => (Some((Kind::Lint, a.format)), None),
         _ => (None, None),
     };
     let mut progress = Progress {
@@ -93,14 +78,16 @@ pub fn run(cli: Cli) -> i32 {
         Err(err) => {
             eprintln!("error: {err:#}");
             let error = ErrorReport::from_error(&err);
-            match json {
-                Some(JsonOutput::Report) => emit(&render_failure_json(
-                    &Stats::unknown(today_utc(), progress.floor),
-                    &error,
-                    progress.runner.as_ref(),
-                )),
-                Some(JsonOutput::Lint) => emit(&lint::render_failure_json(&progress, &error)),
-                None => {}
+            // The text report of a run that judged nothing is the error on stderr alone.
+            if let Some((kind, FormatArg::Json)) = output {
+                let mut report = Report::cannot_judge(
+                    kind,
+                    progress.policy.take(),
+                    Stats::unknown(today_utc(), progress.floor),
+                    error,
+                );
+                report.runner = progress.runner.take();
+                emit(&render(&report, Format::Json));
             }
             exit::CANNOT_JUDGE
         }

@@ -17,12 +17,14 @@ use anyhow::anyhow;
 
 use crate::cli::Progress;
 use crate::cli::args::RunArgs;
-use crate::cli::score::{artifacts, exit_code};
-use crate::engine::score::{RunnerExit, floor, score};
+use crate::cli::score::artifacts;
+use crate::engine::score::{floor, score};
 use crate::error::InputError;
 use crate::policy::freeze::today_utc;
 use crate::policy::ledger::Policy;
+use crate::render::render;
 use crate::report::Report;
+use crate::report::RunnerExit;
 use crate::runner::TestRunner;
 use crate::source::WorkTree;
 use crate::workspace::Workspace;
@@ -43,17 +45,15 @@ pub fn run(ws: &Workspace, args: &RunArgs, progress: &mut Progress) -> anyhow::R
 
     artifacts.runner = Some(runner.clone());
     let evaluation = score(&WorkTree { ws }, &policy, &artifacts, today_utc())?;
-    let report = Report {
-        policy: policy.source.describe(),
-        findings: evaluation.findings,
-        stats: evaluation.stats,
-        unjudged: None,
-        history: None,
-        runner: Some(runner),
-        warnings: evaluation.warnings,
-    };
-    out!("{}", report.render(args.format));
-    Ok(exit_code(&report))
+    let mut report = Report::gate(
+        policy.source.describe(),
+        evaluation.findings,
+        evaluation.stats,
+    );
+    report.runner = Some(runner);
+    report.warnings = evaluation.warnings;
+    out!("{}", render(&report, args.format.into()));
+    Ok(report.exit_code())
 }
 
 /// Runs `command` (program and arguments) to its end, its output on guard's standard error.

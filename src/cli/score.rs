@@ -3,11 +3,10 @@
 use crate::cli::Progress;
 use crate::cli::args::{ArtifactArgs, ScoreArgs};
 use crate::engine::score::{Artifacts, floor, score};
-use crate::exit;
 use crate::policy::freeze::today_utc;
 use crate::policy::ledger::Policy;
+use crate::render::render;
 use crate::report::Report;
-use crate::report::finding::Decision;
 use crate::source::WorkTree;
 use crate::workspace::Workspace;
 
@@ -17,17 +16,14 @@ pub fn run(ws: &Workspace, args: &ScoreArgs, progress: &mut Progress) -> anyhow:
     progress.policy = Some(policy.source.describe());
     progress.floor = Some(floor(&policy, &artifacts));
     let evaluation = score(&WorkTree { ws }, &policy, &artifacts, today_utc())?;
-    let report = Report {
-        policy: policy.source.describe(),
-        findings: evaluation.findings,
-        stats: evaluation.stats,
-        unjudged: None,
-        history: None,
-        runner: None,
-        warnings: evaluation.warnings,
-    };
-    out!("{}", report.render(args.format));
-    Ok(exit_code(&report))
+    let mut report = Report::gate(
+        policy.source.describe(),
+        evaluation.findings,
+        evaluation.stats,
+    );
+    report.warnings = evaluation.warnings;
+    out!("{}", render(&report, args.format.into()));
+    Ok(report.exit_code())
 }
 
 /// The artifacts named on the command line.
@@ -40,15 +36,5 @@ pub fn artifacts(args: &ArtifactArgs, expect_evidence: bool) -> Artifacts {
         min_proven: args.min_proven,
         expect_evidence,
         runner: None,
-    }
-}
-
-/// The exit code agrees with the decision: any finding rejects (1), even beside input that
-/// could not be judged; with no finding, such input leaves no decision (2).
-pub fn exit_code(report: &Report) -> i32 {
-    match report.decision() {
-        Some(Decision::Merge) => exit::MERGE,
-        Some(Decision::Reject) => exit::REJECT,
-        None => exit::CANNOT_JUDGE,
     }
 }

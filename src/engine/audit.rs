@@ -7,13 +7,13 @@ use std::path::Path;
 use anyhow::Context as _;
 use git2::{Oid, Repository};
 use jiff::civil::Date;
-use serde::Serialize;
 
-use crate::engine::score::{Artifacts, Scored, Stats, floor, load_lockfile, score_tree};
+use crate::changes::{Change, ChangeKind};
+use crate::engine::score::{Artifacts, Scored, floor, load_lockfile, score_tree};
 use crate::error::{ErrorReport, InputError};
 use crate::git;
 use crate::git::lineage::Lineage;
-use crate::git::protected::{Change, ChangeKind, ProtectedSet, Trees};
+use crate::git::protected::{ProtectedSet, Trees};
 use crate::git::range::{self, Commits};
 use crate::git::tree_source::GitTree;
 use crate::policy::diff::{self, PolicyChange};
@@ -21,8 +21,8 @@ use crate::policy::freeze::FreezeFile;
 use crate::policy::ledger::{DEFAULT_LEDGER_PATH, Policy, PolicySource};
 use crate::policy::lockfile::Lockfile;
 use crate::policy::signers::{AllowedSigners, SignatureStatus};
-use crate::report::Report;
 use crate::report::finding::{Code, Finding};
+use crate::report::{CommitSummary, FileChanges, History, Report, Stats};
 use crate::rules::malformed;
 use crate::rules::provenance::{self, CommitFacts, ProvenanceInput};
 use crate::source::Source;
@@ -52,48 +52,6 @@ pub struct CheckOptions {
     /// A time at which every signing key must be valid as well as at the committer date,
     /// which the committer writes (hooks: the time of the push).
     pub signatures_valid_at: Option<jiff::Timestamp>,
-}
-
-/// One judged commit, for reports.
-#[derive(Debug, Clone, Serialize)]
-pub struct CommitSummary {
-    pub id: String,
-    pub short: String,
-    pub subject: String,
-    pub author: String,
-    /// Why the commit counts as an agent's; absent for a human's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
-    /// Who signed it, when the policy asks for signatures or names allowed signers.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub signature: Option<SignatureStatus>,
-    pub protected_changes: Vec<Change>,
-}
-
-/// What one commit changed in the freeze file or lockfile.
-#[derive(Debug, Clone, Serialize)]
-pub struct FileChanges {
-    pub commit: String,
-    pub path: String,
-    pub changes: Vec<PolicyChange>,
-    /// A unified-diff excerpt (text reports only).
-    #[serde(skip)]
-    pub excerpt: Vec<String>,
-}
-
-/// The history part of a report.
-#[derive(Debug, Clone, Serialize)]
-pub struct History {
-    pub range: String,
-    pub base: Option<String>,
-    pub tip: String,
-    /// How many commits the range brings (all were judged).
-    #[serde(skip)]
-    pub judged: usize,
-    /// The judged commits, oldest first: all of them with `CheckOptions::describe_all`, else
-    /// those that change protected paths.
-    pub commits: Vec<CommitSummary>,
-    pub policy_changes: Vec<FileChanges>,
 }
 
 /// Checks a range of `repo`.
@@ -344,22 +302,18 @@ fn judge(
         findings.extend(more);
     }
 
-    Ok(Report {
-        policy: policy.source.describe(),
-        findings,
-        stats,
-        unjudged,
-        runner: None,
-        warnings,
-        history: Some(History {
-            range: spec.to_string(),
-            base: base.map(|b| b.to_string()),
-            tip: tip.to_string(),
-            judged: commits.len(),
-            commits: summaries,
-            policy_changes,
-        }),
-    })
+    let mut report = Report::gate(policy.source.describe(), findings, stats);
+    report.unjudged = unjudged;
+    report.warnings = warnings;
+    report.history = Some(History {
+        range: spec.to_string(),
+        base: base.map(|b| b.to_string()),
+        tip: tip.to_string(),
+        judged: commits.len(),
+        commits: summaries,
+        policy_changes,
+    });
+    Ok(report)
 }
 
 /// What judging needs beside the commit itself.

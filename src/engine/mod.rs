@@ -3,4 +3,5 @@
 //! report; it prints nothing.
 
 pub mod audit;
+pub mod lint;
 pub mod score;

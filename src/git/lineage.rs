@@ -21,8 +21,8 @@ use std::rc::Rc;
 
 use git2::{Oid, Repository};
 
-use super::protected::Change;
 use super::range::{Commits, Parent};
+use crate::changes::Change;
 
 /// Who made a path's content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -12,9 +12,9 @@ use std::collections::{BTreeMap, HashMap};
 use git2::{ObjectType, Oid, Repository, Tree, TreeEntry};
 
 use crate::error::InputError;
+use crate::evidence::fixtures::FixtureState;
 use crate::evidence::fixtures::{cores, parallel, sha256_bytes};
 use crate::git::fsck::{self, MalformedTree};
-use crate::rules::fixtures::FixtureState;
 use crate::source::{Listing, Source};
 use crate::workspace::check_relative;
 

@@ -6,10 +6,7 @@ pub mod pre_push;
 pub mod pre_receive;
 pub mod server;
 
-use std::fmt::Write as _;
-
 use crate::report::finding::Finding;
-use crate::report::one_line;
 
 /// The artifacts the ledger's `[artifacts]` names that exist in `dir` (the server's artifact
 /// directory, or a clone's work tree).
@@ -75,64 +72,9 @@ pub fn replace_ref_finding(name: &str) -> Finding {
     .help("change files with a commit, which guard judges; a replace ref lands only by break-glass (git push -o guard.bypass=REASON by an allowed pusher)")
 }
 
-/// How hook messages are written: `error:` lines, prefixed for GitLab's web UI.
-#[derive(Debug, Clone, Copy)]
-pub struct Messages {
-    /// `GL_ID` is set: GitLab shows lines starting with `GL-HOOK-ERR:` in its UI too.
-    pub gitlab: bool,
-}
-
-impl Messages {
-    pub fn from_env() -> Messages {
-        Messages {
-            gitlab: std::env::var_os("GL_ID").is_some(),
-        }
-    }
-
-    fn prefix(&self) -> &'static str {
-        if self.gitlab { "GL-HOOK-ERR: " } else { "" }
-    }
-
-    /// One `error:` line (no colour, one line).
-    pub fn error(&self, text: &str) -> String {
-        format!("{}error: {}\n", self.prefix(), one_line(text))
-    }
-
-    /// A `hint:` line saying how to fix the error before it.
-    pub fn hint(&self, text: &str) -> String {
-        format!("{}hint: {}\n", self.prefix(), one_line(text))
-    }
-
-    /// A `warning:` line.
-    pub fn warning(&self, text: &str) -> String {
-        format!("{}warning: {}\n", self.prefix(), one_line(text))
-    }
-
-    /// A finding as an `error:` line and a `hint:` line, naming the ref.
-    pub fn finding(&self, refname: &str, f: &Finding) -> String {
-        let mut line = format!("{refname}: [{}] ", f.code);
-        if let Some(commit) = &f.commit {
-            let _ = write!(line, "{commit} ");
-            if let Some(subject) = &f.subject {
-                let _ = write!(line, "{subject:?} ");
-            }
-        }
-        if let Some(path) = &f.path {
-            let _ = write!(line, "{path}: ");
-        }
-        line.push_str(&f.message);
-        let mut out = self.error(&line);
-        if let Some(help) = &f.help {
-            out.push_str(&self.hint(help));
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::finding::Code;
 
     #[test]
     fn ids_and_zero_ids() {
@@ -152,19 +94,5 @@ mod tests {
         assert!(!is_replace_ref("refs/notes/commits"));
         assert!(!is_replace_ref("refs/heads/refs/replace/x"));
         assert!(!is_replace_ref("refs/rép"));
-    }
-
-    #[test]
-    fn messages_are_single_lines_prefixed_for_gitlab() {
-        let f = Finding::new(Code::AgentEditProtected, "agent\x1b[31m edit\nsecond")
-            .path("qa/freeze.toml")
-            .help("revert it");
-        let plain = Messages { gitlab: false }.finding("refs/heads/main", &f);
-        assert_eq!(
-            plain,
-            "error: refs/heads/main: [agent_edit_protected] qa/freeze.toml: agent [31m edit second\nhint: revert it\n"
-        );
-        let gl = Messages { gitlab: true }.finding("refs/heads/main", &f);
-        assert!(gl.lines().all(|l| l.starts_with("GL-HOOK-ERR: ")), "{gl}");
     }
 }

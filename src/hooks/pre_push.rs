@@ -11,7 +11,8 @@ use crate::engine::audit::{CheckOptions, judge_update, policy_at, rewind_finding
 use crate::engine::score::Artifacts;
 use crate::exit;
 use crate::git::{self, range};
-use crate::hooks::{Messages, is_replace_ref, parse_id, replace_ref_finding};
+use crate::hooks::{is_replace_ref, parse_id, replace_ref_finding};
+use crate::render::hook::Messages;
 use crate::report::finding::{Code, Finding};
 
 /// One line of pre-push input.

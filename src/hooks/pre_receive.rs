@@ -23,8 +23,9 @@ use crate::git::{self, range};
 use crate::hooks::server::{
     ServerConfig, bypass_reason, push_identities_from_env, push_options_from_env, pusher_from_env,
 };
-use crate::hooks::{Messages, is_replace_ref, parse_id, replace_ref_finding};
+use crate::hooks::{is_replace_ref, parse_id, replace_ref_finding};
 use crate::policy::ledger::Policy;
+use crate::render::hook::Messages;
 use crate::report::count;
 use crate::report::finding::{Code, Finding};
 
@@ -792,7 +793,7 @@ fn append_log_line(log: &Path, line: serde_json::Value) -> anyhow::Result<()> {
 }
 
 /// Who signed each judged commit, for the pusher, when signatures were checked.
-pub fn signer_lines(history: Option<&crate::engine::audit::History>) -> Vec<String> {
+pub fn signer_lines(history: Option<&crate::report::History>) -> Vec<String> {
     history
         .map(|h| {
             h.commits

@@ -2,7 +2,7 @@
 //! a process that runs the agent's code, so it is held against what that code does not write:
 //! the list of collected tests, and the exit status of the runner that guard ran itself.
 
-use crate::engine::score::RunnerExit;
+use crate::report::RunnerExit;
 use crate::report::finding::{Code, Finding};
 
 /// `missing` are the collected ids (as collected, in order) that no record in the reports is

@@ -4,17 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::evidence::fixtures::FixtureState;
 use crate::report::finding::{Code, Finding};
-
-/// What guard found for one lockfile entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FixtureState {
-    Digest(String),
-    Missing,
-    /// A symlink, a submodule or a directory (why, in words): no bytes to verify. Only a git
-    /// tree reports it; the working tree refuses such a fixture as input it cannot judge.
-    NotRegular(String),
-}
 
 pub struct FixturesInput<'a> {
     pub lockfile_path: &'a str,

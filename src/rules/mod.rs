@@ -6,6 +6,7 @@ pub mod coverage;
 pub mod cross_checks;
 pub mod fixtures;
 pub mod freeze;
+pub mod lint;
 pub mod malformed;
 pub mod properties;
 pub mod provenance;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::git::protected::{Change, ChangeKind, Class};
+use crate::changes::{Change, ChangeKind, Class};
 use crate::policy::agents::{HumanTrailer, Trailers};
 use crate::policy::ledger::TrailerPolicy;
 use crate::policy::signers::SignatureStatus;
