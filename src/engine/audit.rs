@@ -23,7 +23,8 @@ use crate::policy::lockfile::Lockfile;
 use crate::policy::signers::{AllowedSigners, SignatureStatus};
 use crate::report::finding::{Code, Finding};
 use crate::report::{CommitSummary, FileChanges, History, Report, Stats};
-use crate::rules::malformed;
+use crate::rules;
+use crate::rules::history::{self, malformed};
 use crate::rules::provenance::{self, CommitFacts, ProvenanceInput};
 use crate::source::Source;
 
@@ -652,19 +653,7 @@ fn ledger_removed(base: Option<&GitTree>, tip: &GitTree, ledger_path: &str) -> O
         Ok(None) => format!("the ledger is missing in the {}", tip.describe()),
         Err(e) => format!("the ledger is not a regular file: {}", e.message),
     };
-    Some(
-        Finding::new(
-            Code::LedgerRemoved,
-            format!(
-                "{why}, while the base ({}) has it: once merged, pushes would be judged by the embedded default ledger",
-                base.describe()
-            ),
-        )
-        .path(ledger_path)
-        .help(format!(
-            "restore {ledger_path} from the base; a human changes the policy by editing the ledger (with its trailer), not by removing it"
-        )),
-    )
+    Some(history::ledger_removed(ledger_path, &why, &base.describe()))
 }
 
 fn blob_text(repo: &Repository, tree: &git2::Tree, path: &str) -> Option<String> {
@@ -702,15 +691,7 @@ fn mark_rewritten_frozen_tests(
         let Some((file, true)) = changed else {
             continue;
         };
-        findings.retain(|f| {
-            !(f.code == Code::FrozenTestPassed && f.test.as_deref() == Some(&lease.nodeid))
-        });
-        findings.push(crate::rules::freeze::rewritten(
-            freeze_path,
-            lease,
-            &file,
-            base_name,
-        ));
+        rules::freeze::mark_rewritten(findings, freeze_path, lease, &file, base_name);
     }
 }
 
@@ -752,7 +733,7 @@ fn attribute_baseline_findings(
 ) -> anyhow::Result<()> {
     let trailer = &who.policy.trailers.test_removal;
     let mut kept = Vec::with_capacity(findings.len());
-    for mut finding in std::mem::take(findings) {
+    for finding in std::mem::take(findings) {
         if !matches!(finding.code, Code::TestVanished | Code::TestNewlySkipped) {
             kept.push(finding);
             continue;
@@ -762,10 +743,12 @@ fn attribute_baseline_findings(
             None => test_file_candidates(finding.test.as_deref().unwrap_or_default()),
         };
         // The first candidate that exists on either side is the test's file.
-        let file = candidates.into_iter().find(|file| {
-            base.is_some_and(|b| b.read(file).ok().flatten().is_some())
-                || tip.read(file).ok().flatten().is_some()
-        });
+        // A side that cannot be read (a symlink, a directory, a read error) counts as
+        // present: an unreadable test file must not go unattributed.
+        let present = |t: &GitTree, file: &str| !matches!(t.read(file), Ok(None));
+        let file = candidates
+            .into_iter()
+            .find(|file| base.is_some_and(|b| present(b, file)) || present(tip, file));
         let Some(file) = file else {
             kept.push(finding);
             continue;
@@ -788,34 +771,18 @@ fn attribute_baseline_findings(
                 changing.push(repo.find_commit(id)?);
             }
         }
-        let agent = changing
+        let changing: Vec<rules::evidence::baseline::Changer> = changing
             .iter()
-            .rev()
-            .find_map(|c| who.agent(repo, c).map(|why| (c, why)));
-        if agent.is_none()
-            && changing
-                .iter()
-                .any(|c| trailer.present_in(&git::identity(c, who.pusher).trailers.block))
-        {
-            continue;
-        }
-        let named = agent.as_ref().map(|(c, _)| *c).or(changing.last());
-        if let Some(commit) = named {
-            let short = git::object_short_id(commit.as_object());
-            finding = finding.commit(&short, git::summary(commit));
-            finding.help = Some(match &agent {
-                Some((_, why)) => format!(
-                    "an agent may not remove or skip a test (the commit is an agent's: {why}); drop or rewrite the commit (`git rebase -i {base_name}`) and restore the test, or a human makes the change with `{trailer}`"
-                ),
-                None => format!(
-                    "restore the test, or reword the commit's message to end with `{trailer}` if a human means to remove or skip it"
-                ),
-            });
-        }
-        if finding.path.is_none() {
-            finding.path = Some(file);
-        }
-        kept.push(finding);
+            .map(|c| rules::evidence::baseline::Changer {
+                short: git::object_short_id(c.as_object()),
+                subject: git::summary(c),
+                agent: who.agent(repo, c),
+                has_trailer: trailer.present_in(&git::identity(c, who.pusher).trailers.block),
+            })
+            .collect();
+        kept.extend(rules::evidence::baseline::attribute(
+            finding, file, &changing, trailer, base_name,
+        ));
     }
     *findings = kept;
     Ok(())
@@ -881,19 +848,7 @@ pub fn rewind_findings(
     Ok(differing
         .into_iter()
         .filter(|c| !made_by_update.contains(&c.path))
-        .map(|c| {
-            Finding::new(
-                Code::ProtectedRewind,
-                format!(
-                    "the update rewinds past {old_short} and so {} {} ({}) with no commit that carries the change",
-                    c.kind.describe(),
-                    c.path,
-                    c.class.describe()
-                ),
-            )
-            .path(&c.path)
-            .help("undo protected changes with a revert commit (it needs its human trailer), not a force push")
-        })
+        .map(|c| history::protected_rewind(&old_short, &c))
         .collect())
 }
 
@@ -918,12 +873,11 @@ fn tip_ledger_findings(
     let changed = |path: &str| entry(tip, path) != base.and_then(|b| entry(b, path));
     let commit = repo.find_commit(tip_id)?;
     let invalid = |path: &str, problem: String| {
-        Finding::new(Code::LedgerInvalid, problem)
-            .path(path)
-            .commit(git::object_short_id(commit.as_object()), git::summary(&commit))
-            .help(format!(
-                "fix {path} in a new commit (or amend this one) until `guard lint` accepts it; as it is, no later push could be judged"
-            ))
+        let at = (
+            git::object_short_id(commit.as_object()),
+            git::summary(&commit),
+        );
+        history::ledger_invalid(path, problem, at)
     };
     let ledger_changed = changed(ledger_path);
     let signers_path = if ledger_changed {

@@ -139,24 +139,17 @@ pub fn score_tree(
     let compare_baseline = !artifacts.baseline_junit.is_empty()
         && (policy.baseline.vanished != Severity::Off
             || policy.baseline.newly_skipped != Severity::Off);
-    let mut baseline_tests = rules::baseline::Tests::new();
+    let mut baseline_tests = rules::evidence::baseline::Tests::new();
     if compare_baseline {
-        acc.all = Some(rules::baseline::Tests::new());
+        acc.all = Some(rules::evidence::baseline::Tests::new());
         for path in &artifacts.baseline_junit {
             read_junit(path, &mut |case| record(&mut baseline_tests, case))?;
         }
     }
     if artifacts.junit.is_empty() && artifacts.expect_evidence {
-        findings.push(
-            Finding::new(
-                Code::JunitMissing,
-                "no JUnit report given: nothing shows that the tests ran",
-            )
-            .help(format!(
-                "pass --junit with the report of the test run (e.g. {})",
-                TestRunner::detect(source).junit_hint()
-            )),
-        );
+        findings.push(rules::evidence::test_failures::junit_missing(
+            &TestRunner::detect(source).junit_hint(),
+        ));
     }
     for path in &artifacts.junit {
         let read = read_junit(path, &mut |case| acc.add(case))?;
@@ -211,11 +204,11 @@ pub fn score_tree(
         let not_run = rules::properties::judge_files_ran(&prop_files, &acc.property_sources);
         property_failures = Some(failures + not_run.len());
         findings.extend(not_run);
-        findings.extend(rules::test_failures::judge(
+        findings.extend(rules::evidence::test_failures::judge(
             &acc.failures,
             policy.tests.failures_reject,
         ));
-        findings.extend(rules::test_failures::judge_suites(
+        findings.extend(rules::evidence::test_failures::judge_suites(
             &acc.suite_failures,
             policy.tests.failures_reject,
         ));
@@ -230,12 +223,12 @@ pub fn score_tree(
                 })
                 .map(|(id, _)| id.as_str())
                 .collect();
-            findings.extend(rules::cross_checks::judge_collected(&missing));
+            findings.extend(rules::evidence::cross_checks::judge_collected(&missing));
         }
         if let Some(runner) = &artifacts.runner {
             let reports_show_failure =
                 acc.counts.failed + acc.counts.errors > 0 || !acc.suite_failures.is_empty();
-            findings.extend(rules::cross_checks::judge_runner(
+            findings.extend(rules::evidence::cross_checks::judge_runner(
                 runner,
                 reports_show_failure,
             ));
@@ -244,7 +237,7 @@ pub fn score_tree(
     findings.extend(judge_property_files(source, policy, &prop_files)?);
     let mut warnings = Vec::new();
     if let Some(current) = acc.all.as_ref().filter(|_| have_reports) {
-        let judged = rules::baseline::judge(&baseline_tests, current, &policy.baseline);
+        let judged = rules::evidence::baseline::judge(&baseline_tests, current, &policy.baseline);
         findings.extend(judged.rejects);
         warnings = judged.warnings;
     }
@@ -286,7 +279,7 @@ pub fn score_tree(
     };
     let floor = floor(policy, artifacts);
     let coverage_path = artifacts.coverage.as_ref().map(|p| p.display().to_string());
-    findings.extend(rules::coverage::judge(
+    findings.extend(rules::evidence::coverage::judge(
         coverage.as_ref(),
         coverage_path.as_deref(),
         floor,
@@ -445,20 +438,13 @@ fn load_in<T>(
     if !base_intact {
         return Err(error);
     }
-    let help = match base {
-        Some(b) => format!(
-            "restore {rel} as the base ({}) has it; a human who means to move or drop it changes the ledger's `{key}` first",
-            b.describe()
-        ),
-        None => format!(
-            "restore {rel}; a human who means to drop it changes the ledger's `{key}` first"
-        ),
-    };
-    Ok(Loaded::Broken(
-        Finding::new(code, format!("{why}; {}", file.consequence()))
-            .path(rel)
-            .help(help),
-    ))
+    Ok(Loaded::Broken(rules::history::policy_file_broken(
+        code,
+        &format!("{why}; {}", file.consequence()),
+        rel,
+        key,
+        base.map(|b| b.describe()).as_deref(),
+    )))
 }
 
 /// Names the ledger key in an error about the file it names.
@@ -675,7 +661,7 @@ struct Accumulator<'a> {
     /// Failures written on suites, with where (`path:line:column`).
     suite_failures: Vec<(String, SuiteFailure)>,
     /// Every test and its outcome, when a baseline is compared.
-    all: Option<rules::baseline::Tests>,
+    all: Option<rules::evidence::baseline::Tests>,
 }
 
 impl<'a> Accumulator<'a> {
@@ -844,7 +830,7 @@ impl PropertyRecords {
 }
 
 /// Adds a record to `tests`, merging it with earlier records of the same test.
-fn record(tests: &mut rules::baseline::Tests, case: &TestCase) {
+fn record(tests: &mut rules::evidence::baseline::Tests, case: &TestCase) {
     match tests.get_mut(&(case.classname.clone(), case.name.clone())) {
         Some((file, outcome)) => {
             *outcome = (*outcome).max(case.outcome);

@@ -6,8 +6,6 @@ pub mod pre_push;
 pub mod pre_receive;
 pub mod server;
 
-use crate::report::finding::Finding;
-
 /// The artifacts the ledger's `[artifacts]` names that exist in `dir` (the server's artifact
 /// directory, or a clone's work tree).
 pub fn artifacts_in(
@@ -58,18 +56,6 @@ pub fn is_replace_ref(name: &str) -> bool {
     const PREFIX: &str = "refs/replace/";
     name.get(..PREFIX.len())
         .is_some_and(|p| p.eq_ignore_ascii_case(PREFIX))
-}
-
-/// The finding for a push that creates or moves the replace ref `name`.
-pub fn replace_ref_finding(name: &str) -> Finding {
-    let replaced = name.get("refs/replace/".len()..).unwrap_or(name);
-    Finding::new(
-        crate::report::finding::Code::ReplaceRef,
-        format!(
-            "the push creates or moves a replace ref: git would show another object in place of {replaced} (git show, git archive, checkouts, clones that fetch replace refs) while history looks untouched"
-        ),
-    )
-    .help("change files with a commit, which guard judges; a replace ref lands only by break-glass (git push -o guard.bypass=REASON by an allowed pusher)")
 }
 
 #[cfg(test)]

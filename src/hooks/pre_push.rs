@@ -11,9 +11,10 @@ use crate::engine::audit::{CheckOptions, judge_update, policy_at, rewind_finding
 use crate::engine::score::Artifacts;
 use crate::exit;
 use crate::git::{self, range};
-use crate::hooks::{is_replace_ref, parse_id, replace_ref_finding};
+use crate::hooks::{is_replace_ref, parse_id};
 use crate::render::hook::Messages;
-use crate::report::finding::{Code, Finding};
+use crate::report::finding::Finding;
+use crate::rules::push::{self, ArtifactsPlace, Deleted};
 
 /// One line of pre-push input.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,7 +155,7 @@ fn judge_line(
     today: Date,
 ) -> anyhow::Result<(Vec<Finding>, Option<String>)> {
     if line.local.is_some() && is_replace_ref(&line.remote_ref) {
-        return Ok((vec![replace_ref_finding(&line.remote_ref)], None));
+        return Ok((vec![push::replace_ref(&line.remote_ref)], None));
     }
     // The remote's old tip, when this clone has it.
     let remote_old = line
@@ -189,8 +190,7 @@ fn judge_line(
         if policy.refs.allow_delete {
             return Ok((Vec::new(), None));
         }
-        let f = Finding::new(Code::RefDeletion, "the push deletes a protected ref")
-            .help("the ledger's [refs] allow_delete = false");
+        let f = push::ref_deletion(Deleted::Protected, false);
         return Ok((vec![f], None));
     };
     let tip = repo
@@ -212,16 +212,10 @@ fn judge_line(
         artifacts = crate::hooks::artifacts_in(workdir, &policy.artifacts);
     }
     if policy.artifacts.required && artifacts.junit.is_empty() {
-        findings.push(
-            Finding::new(
-                Code::ArtifactsMissing,
-                format!(
-                    "no JUnit report ({}) in the work tree",
-                    policy.artifacts.junit.join(", ")
-                ),
-            )
-            .help("run the tests with JUnit output before pushing"),
-        );
+        findings.push(push::artifacts_missing(
+            ArtifactsPlace::WorkTree,
+            &policy.artifacts.junit,
+        ));
     }
     // A push brings few commits: each is described, so that the pusher learns who signed it.
     let opts = CheckOptions {

@@ -23,11 +23,12 @@ use crate::git::{self, range};
 use crate::hooks::server::{
     ServerConfig, bypass_reason, push_identities_from_env, push_options_from_env, pusher_from_env,
 };
-use crate::hooks::{is_replace_ref, parse_id, replace_ref_finding};
+use crate::hooks::{is_replace_ref, parse_id};
 use crate::policy::ledger::Policy;
 use crate::render::hook::Messages;
 use crate::report::count;
-use crate::report::finding::{Code, Finding};
+use crate::report::finding::Finding;
+use crate::rules::push::{self, ArtifactsPlace, Deleted};
 
 /// One line of pre-receive input.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -537,7 +538,7 @@ fn judge_ref(
     // Whatever `[refs] protected` says: the ref is not a commit to judge, and it changes
     // what the commits already judged show.
     if update.new.is_some() && is_replace_ref(&update.name) {
-        return Ok(verdict(vec![replace_ref_finding(&update.name)], 0, None));
+        return Ok(verdict(vec![push::replace_ref(&update.name)], 0, None));
     }
     let config = ctx.config;
     let ledger = config.ledger.as_deref();
@@ -552,24 +553,18 @@ fn judge_ref(
         // The default branch (and the policy ref) carry the policy every push is judged by:
         // never deleted here (deleting and re-creating one would judge pushes under the
         // embedded policy).
-        let f = if is_default || is_policy {
-            Finding::new(
-                Code::RefDeletion,
-                if is_default {
-                    "the push deletes the default branch, which every push is judged against"
-                } else {
-                    "the push deletes the policy ref (guard.policyRef), whose ledger judges every push"
-                },
-            )
-            .help("ask a server admin; guard never lets a push delete the ref the policy comes from")
+        let deleted = if is_default {
+            Deleted::DefaultBranch
+        } else if is_policy {
+            Deleted::PolicyRef
         } else if policy.refs.allow_delete {
             let mut v = verdict(Vec::new(), 0, None);
             v.deleted = update.old.clone();
             return Ok(v);
         } else {
-            Finding::new(Code::RefDeletion, "the push deletes a protected ref")
-                .help("the ledger's [refs] allow_delete = false; ask a server admin")
+            Deleted::Protected
         };
+        let f = push::ref_deletion(deleted, true);
         return Ok(verdict(vec![f], 0, None));
     };
     // Peeled only now: a deletion needs no commit (the ref may hold a blob or tree).
@@ -731,16 +726,7 @@ fn recreation_findings(
     let short = git::short_id(repo, old.id());
     Ok(rewind_findings(repo, policy, old.id(), new, ledger)?
         .into_iter()
-        .map(|mut f| {
-            f.message = format!(
-                "re-created after it was deleted at {short} (guard.auditLog): {}",
-                f.message
-            );
-            f.help = Some(format!(
-                "make the ref again at {short} (or a commit after it), and undo protected changes with a revert commit (it needs its human trailer)"
-            ));
-            f
-        })
+        .map(|f| crate::rules::history::recreated_rewind(f, &short))
         .collect())
 }
 
@@ -819,28 +805,20 @@ fn server_artifacts(
     let mut artifacts = Artifacts::default();
     let Some(template) = &config.artifacts else {
         if policy.artifacts.required {
-            findings.push(
-                Finding::new(Code::ArtifactsMissing, "the ledger requires test artifacts and the server has no guard.artifacts directory")
-                    .help("a server admin sets `git config guard.artifacts /srv/ci/{commit}` where CI stores JUnit reports"),
-            );
+            findings.push(push::artifacts_missing(
+                ArtifactsPlace::NotConfigured,
+                &policy.artifacts.junit,
+            ));
         }
         return Ok(artifacts);
     };
     let dir = artifact_dir(repo, template, commit)?;
     artifacts = crate::hooks::artifacts_in(&dir, &policy.artifacts);
     if policy.artifacts.required && artifacts.junit.is_empty() {
-        findings.push(
-            Finding::new(
-                Code::ArtifactsMissing,
-                format!(
-                    "no JUnit report ({}) for this commit in {}",
-                    policy.artifacts.junit.join(", "),
-                    dir.display()
-                ),
-            )
-            .path(dir.display().to_string())
-            .help("wait for CI to publish the test reports for this commit, then push again"),
-        );
+        findings.push(push::artifacts_missing(
+            ArtifactsPlace::ServerDir(&dir.display().to_string()),
+            &policy.artifacts.junit,
+        ));
     }
     Ok(artifacts)
 }

@@ -121,7 +121,21 @@ pub fn judge(input: &FreezeInput) -> (Vec<Finding>, FreezeStats) {
 /// "frozen test now passes, test file changed: revert the test rewrite"). Its own rule, not a
 /// kind of `frozen_test_passed`: a ledger that lets frozen tests pass
 /// (`passing_frozen_is_error = false`) still does not let the patch rewrite them.
-pub fn rewritten(freeze_path: &str, lease: &Lease, file: &str, base: &str) -> Finding {
+/// It replaces the test's `frozen_test_passed` finding in `findings`, if the ledger made one.
+pub fn mark_rewritten(
+    findings: &mut Vec<Finding>,
+    freeze_path: &str,
+    lease: &Lease,
+    file: &str,
+    base: &str,
+) {
+    findings.retain(|f| {
+        !(f.code == Code::FrozenTestPassed && f.test.as_deref() == Some(&lease.nodeid))
+    });
+    findings.push(rewritten(freeze_path, lease, file, base));
+}
+
+fn rewritten(freeze_path: &str, lease: &Lease, file: &str, base: &str) -> Finding {
     Finding::new(
         Code::FrozenTestRewritten,
         format!(

@@ -1,13 +1,23 @@
-//! The gate's rules, one family per file. Rules never read files, the clock or the
-//! environment: they get what they judge as arguments and return findings.
+//! The gate's rules, grouped by family, and the only place findings are made. Rules never
+//! read files, git, the clock or the environment: the engine gathers what they judge and
+//! passes it as arguments; they return findings with their message and help.
+//!
+//! | family | what it judges |
+//! |---|---|
+//! | `evidence` | the run's reports: failures, cross-checks, the baseline, proven coverage |
+//! | `fixtures` | fixture bytes against the lockfile |
+//! | `freeze` | leases: expiry, budget, frozen tests that pass, are absent or rewritten |
+//! | `properties` | property tests ran and held; thin files; the seed corpus |
+//! | `provenance` | who changed protected paths, with which trailers and signatures |
+//! | `history` | what a range does to the policy as a whole: removed or broken policy files, rewinds, malformed trees |
+//! | `push` | a ref update itself: deletions, replace refs, missing CI artifacts |
+//! | `lint` | a valid policy that may not mean what was meant |
 
-pub mod baseline;
-pub mod coverage;
-pub mod cross_checks;
+pub mod evidence;
 pub mod fixtures;
 pub mod freeze;
+pub mod history;
 pub mod lint;
-pub mod malformed;
 pub mod properties;
 pub mod provenance;
-pub mod test_failures;
+pub mod push;

@@ -7,6 +7,18 @@ use std::collections::BTreeMap;
 use crate::evidence::junit::{Outcome, SuiteFailure};
 use crate::report::finding::{Code, Finding};
 
+/// `junit_missing`: no JUnit report was given where evidence is expected; `example` is how
+/// the project's runner writes one.
+pub fn junit_missing(example: &str) -> Finding {
+    Finding::new(
+        Code::JunitMissing,
+        "no JUnit report given: nothing shows that the tests ran",
+    )
+    .help(format!(
+        "pass --junit with the report of the test run (e.g. {example})"
+    ))
+}
+
 /// `failures` maps a test's display id to its merged outcome (only tests that did not pass).
 pub fn judge(failures: &BTreeMap<String, Outcome>, failures_reject: bool) -> Vec<Finding> {
     if !failures_reject {

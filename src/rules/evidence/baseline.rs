@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::evidence::junit::Outcome;
+use crate::policy::agents::HumanTrailer;
 use crate::policy::ledger::{BaselinePolicy, Severity};
 use crate::report::finding::{Code, Finding};
 use crate::testid::record_matches;
@@ -64,6 +65,49 @@ pub fn judge(baseline: &Tests, current: &Tests, policy: &BaselinePolicy) -> Judg
         }
     }
     judged
+}
+
+/// A commit of the range that changed a vanished or newly skipped test's file.
+#[derive(Debug, Clone)]
+pub struct Changer {
+    pub short: String,
+    pub subject: String,
+    /// Why it counts as an agent's; `None` for a human's.
+    pub agent: Option<String>,
+    /// Whether its message carries the `trailers.test_removal` trailer.
+    pub has_trailer: bool,
+}
+
+/// A `test_vanished` or `test_newly_skipped` `finding` whose test lives in `file`, given the
+/// commits of the range that changed that file (oldest first). A human commit with the
+/// trailer among them, and no agent commit, waives it (`None`); otherwise it names the last
+/// agent commit (or the last commit) that changed the file.
+pub fn attribute(
+    mut finding: Finding,
+    file: String,
+    changing: &[Changer],
+    trailer: &HumanTrailer,
+    base_name: &str,
+) -> Option<Finding> {
+    let agent = changing.iter().rev().find(|c| c.agent.is_some());
+    if agent.is_none() && changing.iter().any(|c| c.has_trailer) {
+        return None;
+    }
+    if let Some(commit) = agent.or(changing.last()) {
+        finding = finding.commit(&commit.short, &commit.subject);
+        finding.help = Some(match &commit.agent {
+            Some(why) => format!(
+                "an agent may not remove or skip a test (the commit is an agent's: {why}); drop or rewrite the commit (`git rebase -i {base_name}`) and restore the test, or a human makes the change with `{trailer}`"
+            ),
+            None => format!(
+                "restore the test, or reword the commit's message to end with `{trailer}` if a human means to remove or skip it"
+            ),
+        });
+    }
+    if finding.path.is_none() {
+        finding.path = Some(file);
+    }
+    Some(finding)
 }
 
 #[cfg(test)]
