@@ -7,3 +7,4 @@ pub mod distinct;
 pub mod fixtures;
 pub mod junit;
 pub mod position;
+pub mod record;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::evidence::junit::Outcome;
+use crate::evidence::record::Outcome;
 use crate::policy::ledger::{BaselinePolicy, Severity};
 use crate::report::finding::{Code, Finding};
 use crate::testid::record_matches;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::evidence::junit::{Outcome, SuiteFailure};
+use crate::evidence::record::{Outcome, SuiteFailure};
 use crate::report::finding::{Code, Finding};
 
 /// `failures` maps a test's display id to its merged outcome (only tests that did not pass).
