@@ -22,7 +22,7 @@ use std::hash::Hasher;
 use foldhash::SharedSeed;
 use foldhash::quality::FoldHasher;
 
-use crate::evidence::junit::Outcome;
+use crate::evidence::record::Outcome;
 
 /// Filter slots per record (rounded up to a power of two): about 6% of the records then share
 /// a slot with another. A million records take two bitmaps of 2 MiB.

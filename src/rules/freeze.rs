@@ -3,7 +3,7 @@
 
 use jiff::civil::Date;
 
-use crate::evidence::junit::Outcome;
+use crate::evidence::record::Outcome;
 use crate::policy::freeze::{FreezeFile, Lease};
 use crate::report::count;
 use crate::report::finding::{Code, Finding};

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::evidence::junit::Outcome;
+use crate::evidence::record::Outcome;
 use crate::report::finding::{Code, Finding};
 use crate::runner::TestRunner;
 

@@ -19,8 +19,8 @@
 #
 # Needs python3 with pytest and pytest-cov (python3 -m pip install pytest pytest-cov).
 # Branch coverage is on, so the JSON percent counts branches and differs from the LCOV and
-# Cobertura line figures. After regenerating, update the hard-coded figures in
-# src/evidence/coverage.rs and the id list in src/evidence/collected.rs, checking them by hand.
+# Cobertura line figures. After regenerating, update the hard-coded figures in the tests of
+# src/evidence/coverage/ and the id list in src/evidence/collected.rs, checking them by hand.
 set -euo pipefail
 
 data="$(cd "$(dirname "$0")" && pwd)"

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::evidence::junit::Outcome;
+use crate::evidence::record::Outcome;
 use crate::policy::agents::HumanTrailer;
 use crate::policy::ledger::{BaselinePolicy, Severity};
 use crate::report::finding::{Code, Finding};

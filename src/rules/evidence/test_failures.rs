@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::evidence::junit::{Outcome, SuiteFailure};
+use crate::evidence::record::{Outcome, SuiteFailure};
 use crate::report::finding::{Code, Finding};
 
 /// `junit_missing`: no JUnit report was given where evidence is expected; `example` is how
