@@ -53,70 +53,51 @@ pub struct CheckOptions {
     /// A time at which every signing key must be valid as well as at the committer date,
     /// which the committer writes (hooks: the time of the push).
     pub signatures_valid_at: Option<jiff::Timestamp>,
+    /// Whether the base passed the gate (hooks: the ref's old tip, or the default branch), so
+    /// that fixtures whose blob is unchanged since the base are not hashed again. An audited
+    /// range's base need not have (guard installed later, a push past a disabled hook), nor
+    /// does a base that came in by break-glass.
+    pub trust_base_fixtures: bool,
+}
+
+/// The commits a judgement covers: `commits` (oldest first) lead from `base` to `tip`; `spec`
+/// names them in reports (`A..B`, or the ref a hook judges).
+pub struct Judged<'a> {
+    pub base: Option<Oid>,
+    pub tip: Oid,
+    pub commits: &'a Commits,
+    pub spec: &'a str,
 }
 
 /// Checks a range of `repo`.
 pub fn check(repo: &Repository, opts: &CheckOptions, today: Date) -> anyhow::Result<Report> {
     let range = range::resolve(repo, opts.range.as_deref())?;
     let commits = range::commits(repo, range.tip, range.base.as_slice())?;
-    // An audited range's base need not have passed the gate (guard installed later, a push
-    // past a disabled hook): its fixture digests are not trusted, every fixture is hashed.
-    judge(
-        repo,
-        range.base,
-        range.tip,
-        &commits,
-        &range.spec,
-        opts,
-        today,
-        None,
-        false,
-    )
+    let judged = Judged {
+        base: range.base,
+        tip: range.tip,
+        commits: &commits,
+        spec: &range.spec,
+    };
+    judge(repo, &judged, opts, today, None)
 }
 
-/// Judges `commits` (oldest first) leading from `base` to `tip` under `policy`, the policy of
-/// `base` (`policy_at`, which the hooks read first to learn whether the ref is protected).
-/// For hooks: `base` is the ref's old tip (or the default branch), which passed the gate, so
-/// with `trust_base_fixtures` the fixtures whose blob is unchanged since `base` are not hashed
-/// again. A base that came in by break-glass did not pass the gate: pass `false` for it.
-#[allow(clippy::too_many_arguments)]
-pub fn judge_update(
+/// Judges the commits of `judged` for provenance under the policy of its base, then scores
+/// its tip. `known_policy` is that policy when the caller has read it already (the hooks read
+/// it first, from the default branch, to learn whether the ref is protected; see `policy_at`).
+pub fn judge(
     repo: &Repository,
-    policy: Policy,
-    base: Option<Oid>,
-    tip: Oid,
-    commits: &Commits,
-    spec: &str,
+    judged: &Judged,
     opts: &CheckOptions,
     today: Date,
-    trust_base_fixtures: bool,
+    known_policy: Option<Policy>,
 ) -> anyhow::Result<Report> {
-    judge(
-        repo,
+    let Judged {
         base,
         tip,
         commits,
         spec,
-        opts,
-        today,
-        Some(policy),
-        trust_base_fixtures,
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-fn judge(
-    repo: &Repository,
-    base: Option<Oid>,
-    tip: Oid,
-    commits: &Commits,
-    spec: &str,
-    opts: &CheckOptions,
-    today: Date,
-    // The policy of `base`, when the caller has read it already.
-    known_policy: Option<Policy>,
-    trust_base_fixtures: bool,
-) -> anyhow::Result<Report> {
+    } = *judged;
     let ledger_path = opts
         .ledger
         .clone()
@@ -227,7 +208,7 @@ fn judge(
     // The tip, as it would be merged: fixtures from its tree, artifacts when given.
     let tip_short = git::short_id(repo, tip);
     let mut tip_tree = GitTree::new(repo, tip, format!("commit {tip_short}"))?;
-    if let Some(base_tree) = base_tree.as_ref().filter(|_| trust_base_fixtures) {
+    if let Some(base_tree) = base_tree.as_ref().filter(|_| opts.trust_base_fixtures) {
         // The base passed the gate when it landed, so its fixtures matched its lockfile:
         // only blobs changed since then are hashed again.
         if let Ok(lock) = load_lockfile(base_tree, &policy) {

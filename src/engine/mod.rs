@@ -4,4 +4,5 @@
 
 pub mod audit;
 pub mod lint;
+pub mod ref_update;
 pub mod score;

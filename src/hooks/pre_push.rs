@@ -7,12 +7,14 @@ use anyhow::Context as _;
 use git2::{Oid, Repository};
 use jiff::civil::Date;
 
-use crate::engine::audit::{CheckOptions, judge_update, policy_at, rewind_findings};
+use crate::engine::audit::{CheckOptions, policy_at};
+use crate::engine::ref_update::{self, Update};
 use crate::engine::score::Artifacts;
 use crate::exit;
-use crate::git::{self, range};
+use crate::git;
 use crate::hooks::{is_replace_ref, parse_id};
 use crate::render::hook::Messages;
+use crate::render::hook::signer_lines;
 use crate::report::finding::Finding;
 use crate::rules::push::{self, ArtifactsPlace, Deleted};
 
@@ -198,27 +200,23 @@ fn judge_line(
         .peel_to_commit()
         .with_context(|| format!("{} is not a commit", line.local_ref))?
         .id();
-    let hide: Vec<Oid> = match base {
+    let known: Vec<Oid> = match base {
         Some(o) => vec![o],
         None => tracking.to_vec(),
     };
-    let commits = range::commits(repo, tip, &hide)?;
     let mut artifacts = Artifacts::default();
-    let mut findings = Vec::new();
-    if let Some(old) = remote_old {
-        findings.extend(rewind_findings(repo, &policy, old, tip, ledger)?);
-    }
+    let mut prior = Vec::new();
     if let Some(workdir) = repo.workdir() {
         artifacts = crate::hooks::artifacts_in(workdir, &policy.artifacts);
     }
     if policy.artifacts.required && artifacts.junit.is_empty() {
-        findings.push(push::artifacts_missing(
+        prior.push(push::artifacts_missing(
             ArtifactsPlace::WorkTree,
             &policy.artifacts.junit,
         ));
     }
     // A push brings few commits: each is described, so that the pusher learns who signed it.
-    let opts = CheckOptions {
+    let options = CheckOptions {
         range: None,
         ledger: ledger.map(str::to_string),
         pusher: None,
@@ -227,23 +225,26 @@ fn judge_line(
         describe_all: true,
         policy_revision,
         signatures_valid_at: Some(jiff::Timestamp::now()),
+        trust_base_fixtures: true,
     };
-    let report = judge_update(
+    let report = ref_update::judge(
         repo,
-        policy,
-        base,
-        tip,
-        &commits,
-        &line.remote_ref,
-        &opts,
-        today,
-        true,
+        Update {
+            name: &line.remote_ref,
+            old: remote_old,
+            base,
+            known,
+            new: tip,
+            policy: &policy,
+            prior,
+            options,
+            today,
+        },
     )?;
-    findings.extend(report.findings);
-    for signer in crate::hooks::pre_receive::signer_lines(report.history.as_ref()) {
+    for signer in signer_lines(report.history.as_ref()) {
         eprintln!("guard: {}: {signer}", line.remote_ref);
     }
-    Ok((findings, report.unjudged.map(|e| e.to_string())))
+    Ok((report.findings, report.unjudged.map(|e| e.to_string())))
 }
 
 #[cfg(test)]

@@ -16,7 +16,8 @@ use anyhow::{Context as _, anyhow, bail};
 use git2::{Oid, Repository};
 use jiff::civil::Date;
 
-use crate::engine::audit::{CheckOptions, judge_update, policy_at, rewind_findings};
+use crate::engine::audit::{CheckOptions, policy_at, rewind_findings};
+use crate::engine::ref_update::{self, Update};
 use crate::engine::score::Artifacts;
 use crate::exit;
 use crate::git::{self, range};
@@ -26,6 +27,7 @@ use crate::hooks::server::{
 use crate::hooks::{is_replace_ref, parse_id};
 use crate::policy::ledger::Policy;
 use crate::render::hook::Messages;
+use crate::render::hook::{signer_lines, warning_line};
 use crate::report::count;
 use crate::report::finding::Finding;
 use crate::rules::push::{self, ArtifactsPlace, Deleted};
@@ -594,15 +596,11 @@ fn judge_ref(
     }
     let new = peel_commit(repo, new_id, "new")?;
     let base = old.or(default_tip);
-    let hide: Vec<Oid> = base.into_iter().collect();
-    let commits = range::commits(repo, new, &hide)?;
 
-    let mut findings = Vec::new();
+    let mut prior = Vec::new();
     let mut warnings = Vec::new();
-    if let Some(old) = old {
-        findings.extend(rewind_findings(repo, policy, old, new, ledger)?);
-    } else if let Some(deleted) = ctx.deleted.get(&update.name) {
-        findings.extend(recreation_findings(
+    if let (None, Some(deleted)) = (old, ctx.deleted.get(&update.name)) {
+        prior.extend(recreation_findings(
             repo,
             policy,
             deleted,
@@ -611,7 +609,7 @@ fn judge_ref(
             &mut warnings,
         )?);
     }
-    let mut artifacts = server_artifacts(repo, config, policy, new, &mut findings)?;
+    let mut artifacts = server_artifacts(repo, config, policy, new, &mut prior)?;
     // The base passed the gate with its own reports: they are the baseline, when CI left them.
     if let (Some(base), Some(template)) = (base, &config.artifacts) {
         let dir = artifact_dir(repo, template, base)?;
@@ -624,8 +622,14 @@ fn judge_ref(
         .iter()
         .find(|id| policy.agents.pushers.first_match(id).is_some())
         .or(ctx.identities.first());
+    // A base that came in by break-glass never passed the gate: hash its fixtures again.
+    let trust = !base.is_some_and(|b| {
+        ctx.bypassed
+            .as_ref()
+            .is_none_or(|ids| ids.contains("*") || ids.contains(&b.to_string()))
+    });
     // A push brings few commits: each is described, so that the pusher learns who signed it.
-    let opts = CheckOptions {
+    let options = CheckOptions {
         range: None,
         ledger: ledger.map(str::to_string),
         pusher: pusher.cloned(),
@@ -635,40 +639,31 @@ fn judge_ref(
         policy_revision: ctx.policy_ref.1,
         // A key retired before the push signs nothing new, whatever date a commit claims.
         signatures_valid_at: Some(ctx.now),
+        trust_base_fixtures: trust,
     };
-    // A base that came in by break-glass never passed the gate: hash its fixtures again.
-    let trust = !base.is_some_and(|b| {
-        ctx.bypassed
-            .as_ref()
-            .is_none_or(|ids| ids.contains("*") || ids.contains(&b.to_string()))
-    });
-    let report = judge_update(
+    let report = ref_update::judge(
         repo,
-        policy.clone(),
-        base,
-        new,
-        &commits,
-        &update.name,
-        &opts,
-        ctx.today,
-        trust,
+        Update {
+            name: &update.name,
+            old,
+            base,
+            known: base.into_iter().collect(),
+            new,
+            policy,
+            prior,
+            options,
+            today: ctx.today,
+        },
     )?;
-    findings.extend(report.findings);
+    let judged = report.history.as_ref().map_or(0, |h| h.judged);
     let mut v = verdict(
-        findings,
-        commits.len(),
+        report.findings,
+        judged,
         report.unjudged.map(|e| e.to_string()),
     );
     v.signers = signer_lines(report.history.as_ref());
     v.warnings = warnings;
-    v.warnings.extend(report.warnings.iter().map(|w| {
-        let at = w
-            .commit
-            .as_deref()
-            .map(|c| format!("{c}: "))
-            .unwrap_or_default();
-        format!("[{}] {at}{}", w.code, w.message)
-    }));
+    v.warnings.extend(report.warnings.iter().map(warning_line));
     Ok(v)
 }
 
@@ -776,22 +771,6 @@ fn append_log_line(log: &Path, line: serde_json::Value) -> anyhow::Result<()> {
     file.write_all(text.as_bytes())
         .with_context(|| format!("cannot write the audit log {}", log.display()))?;
     Ok(())
-}
-
-/// Who signed each judged commit, for the pusher, when signatures were checked.
-pub fn signer_lines(history: Option<&crate::report::History>) -> Vec<String> {
-    history
-        .map(|h| {
-            h.commits
-                .iter()
-                .filter_map(|c| {
-                    c.signature
-                        .as_ref()
-                        .map(|s| format!("{} {}", c.short, s.describe()))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The artifacts CI left for `commit` in the directory `guard.artifacts` names.

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::render::one_line;
-use crate::report::Finding;
+use crate::report::{Finding, History};
 
 /// How hook messages are written: `error:` lines, prefixed for GitLab's web UI.
 #[derive(Debug, Clone, Copy)]
@@ -59,6 +59,33 @@ impl Messages {
         }
         out
     }
+}
+
+/// Who signed each judged commit, for the pusher, when signatures were checked.
+pub fn signer_lines(history: Option<&History>) -> Vec<String> {
+    history
+        .map(|h| {
+            h.commits
+                .iter()
+                .filter_map(|c| {
+                    c.signature
+                        .as_ref()
+                        .map(|s| format!("{} {}", c.short, s.describe()))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A finding the ledger only shows (a `[baseline]` rule set to "warn"), as a hook's
+/// `warning:` line text: `[code] commit: message`.
+pub fn warning_line(w: &Finding) -> String {
+    let at = w
+        .commit
+        .as_deref()
+        .map(|c| format!("{c}: "))
+        .unwrap_or_default();
+    format!("[{}] {at}{}", w.code, w.message)
 }
 
 #[cfg(test)]

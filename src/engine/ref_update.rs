@@ -1,0 +1,64 @@
+//! The one judge of a ref update, which both hooks call: the server's `pre-receive` and the
+//! developer's `pre-push`. What differs between them (where the old tip, the default branch,
+//! the artifacts and the pusher come from) is the hook's to gather into an `Update`; what a
+//! ref update means for the gate is decided here once.
+
+use git2::{Oid, Repository};
+use jiff::civil::Date;
+
+use crate::engine::audit::{self, CheckOptions, Judged, rewind_findings};
+use crate::git::range;
+use crate::policy::ledger::Policy;
+use crate::report::{Finding, Report};
+
+/// One ref update to judge, as a hook learned it.
+pub struct Update<'a> {
+    /// The ref's full name, as reports show it.
+    pub name: &'a str,
+    /// The tip the receiving side holds now: a non-fast-forward update is checked against it
+    /// for protected changes it undoes.
+    pub old: Option<Oid>,
+    /// Where the judged range starts: its policy files and fixtures are the base (the old
+    /// tip, else the default branch, or what the pushing clone last saw of the remote).
+    pub base: Option<Oid>,
+    /// What the receiving side already has: commits reachable from these are not judged.
+    pub known: Vec<Oid>,
+    /// The new tip (a commit).
+    pub new: Oid,
+    /// The policy in force (the default branch's, or `guard.policyRef`'s).
+    pub policy: &'a Policy,
+    /// Findings the hook made about the update before its commits are judged (a re-created
+    /// ref, missing CI artifacts); reported after a rewind's and before the commits'.
+    pub prior: Vec<Finding>,
+    /// How the commits and the tip are judged (`CheckOptions::range` is unused here).
+    pub options: CheckOptions,
+    pub today: Date,
+}
+
+/// Judges `update`: the protected changes a rewind undoes, then the commits it brings and
+/// its tip. The report's history says how many commits were judged.
+pub fn judge(repo: &Repository, update: Update) -> anyhow::Result<Report> {
+    let commits = range::commits(repo, update.new, &update.known)?;
+    let ledger = update.options.ledger.as_deref();
+    let mut findings = match update.old {
+        Some(old) => rewind_findings(repo, update.policy, old, update.new, ledger)?,
+        None => Vec::new(),
+    };
+    findings.extend(update.prior);
+    let judged = Judged {
+        base: update.base,
+        tip: update.new,
+        commits: &commits,
+        spec: update.name,
+    };
+    let mut report = audit::judge(
+        repo,
+        &judged,
+        &update.options,
+        update.today,
+        Some(update.policy.clone()),
+    )?;
+    findings.append(&mut report.findings);
+    report.findings = findings;
+    Ok(report)
+}
