@@ -1,11 +1,66 @@
-//! The error for input guard cannot judge (exit code 2): unreadable or malformed ledgers,
-//! freeze files, lockfiles and artifacts. It says what failed and where; the caller adds
-//! nothing but context. `ErrorReport` is how reports show any such error.
+//! Errors: why guard could not judge. `InputError` is input it cannot judge (unreadable or
+//! malformed ledgers, freeze files, lockfiles and artifacts): it says what failed and where;
+//! the caller adds nothing but context. `Internal` is a failure that is not the input's (a
+//! corrupt object store, a full disk). `ErrorKind` tells them apart and is the one place
+//! that maps an error to an exit code. `ErrorReport` is how reports show any of them.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+
+/// What kind of failure stopped a run. Scripts read the kind (JSON `error.kind`); the exit
+/// code is the same for both (2: nothing was judged, and in a hook the push is rejected).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The input could not be judged: a bad argument, range or revision, an unreadable or
+    /// malformed ledger, freeze file, lockfile or artifact. The user fixes the input.
+    Input,
+    /// guard or its environment failed on good input: the repository's object store cannot
+    /// be read, a write to disk failed, a worker thread died. Not the input's fault.
+    Internal,
+}
+
+impl ErrorKind {
+    /// The kind of `err`: `Internal` when an `Internal` is in its chain, else `Input` (every
+    /// other error guard raises describes the input it was given).
+    pub fn of(err: &anyhow::Error) -> ErrorKind {
+        if err.chain().any(|c| c.downcast_ref::<Internal>().is_some()) {
+            ErrorKind::Internal
+        } else {
+            ErrorKind::Input
+        }
+    }
+
+    /// The exit code of a run that stopped at an error of this kind.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            ErrorKind::Input | ErrorKind::Internal => crate::exit::CANNOT_JUDGE,
+        }
+    }
+
+    /// How the text output names it: `error: ...` for input, `error: internal: ...`.
+    pub fn label(self) -> &'static str {
+        match self {
+            ErrorKind::Input => "error",
+            ErrorKind::Internal => "error: internal",
+        }
+    }
+}
+
+/// A failure that is not the input's: what failed, in words. Wrapped around the underlying
+/// error (`anyhow::Error::context`) where guard knows the input was fine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Internal(pub String);
+
+impl fmt::Display for Internal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Internal {}
 
 /// Where in a file a problem was found. Lines and columns are 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +146,9 @@ impl InputError {
 /// JSON report (each key `null` where unknown), and the text people read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ErrorReport {
+    /// Whether the input or guard failed (JSON from schema version 1 on).
+    #[serde(skip)]
+    pub kind: ErrorKind,
     pub message: String,
     pub path: Option<String>,
     pub line: Option<u64>,
@@ -112,6 +170,7 @@ impl From<&InputError> for ErrorReport {
             None => (None, None, None),
         };
         ErrorReport {
+            kind: ErrorKind::Input,
             message: e.message.clone(),
             path: Some(e.path.display().to_string()),
             line,
@@ -135,11 +194,13 @@ impl ErrorReport {
                 context.push(report.message);
                 report.message = context.join(": ");
                 report.text = text;
+                report.kind = ErrorKind::of(err);
                 return report;
             }
             context.push(cause.to_string());
         }
         ErrorReport {
+            kind: ErrorKind::of(err),
             message: text.clone(),
             path: None,
             line: None,

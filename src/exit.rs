@@ -8,13 +8,3 @@ pub const REJECT: i32 = 1;
 /// Nothing rejects and the input could not be judged (no decision): bad arguments,
 /// unreadable or malformed ledger or artifact.
 pub const CANNOT_JUDGE: i32 = 2;
-
-/// The exit code of a decision: `None` (nothing rejects and something could not be judged) is
-/// `CANNOT_JUDGE`.
-pub fn for_decision(decision: Option<crate::report::Decision>) -> i32 {
-    match decision {
-        Some(crate::report::Decision::Merge) => MERGE,
-        Some(crate::report::Decision::Reject) => REJECT,
-        None => CANNOT_JUDGE,
-    }
-}

@@ -22,4 +22,5 @@ pub mod rules;
 pub mod runner;
 pub mod source;
 pub mod testid;
+pub mod wording;
 pub mod workspace;

@@ -14,9 +14,9 @@ use crate::evidence::collected::read_collected;
 use crate::exit;
 use crate::policy::freeze::today_utc;
 use crate::policy::ledger::Policy;
-use crate::report::count;
 use crate::source::WorkTree;
 use crate::testid::{collected_keys, id_key};
+use crate::wording::count;
 use crate::workspace::Workspace;
 
 pub fn run(ws: &Workspace, args: &DeselectArgs) -> anyhow::Result<i32> {

@@ -13,9 +13,9 @@ use crate::policy::agents::HumanTrailer;
 use crate::policy::freeze::today_utc;
 use crate::policy::ledger::{DEFAULT_LEDGER_PATH, EMBEDDED_LEDGER, Policy};
 use crate::policy::lockfile::{LockFormat, Lockfile};
-use crate::report::count;
 use crate::runner::TestRunner;
 use crate::source::{Source, WorkTree};
+use crate::wording::count;
 use crate::workspace::Workspace;
 
 /// The starter freeze file `guard init` writes, with `{example_expires}` for the expiry of

@@ -13,8 +13,7 @@ macro_rules! outln {
 
 pub mod args;
 use crate::cli::args::FormatArg;
-use crate::error::ErrorReport;
-use crate::exit;
+use crate::error::{ErrorKind, ErrorReport};
 use crate::policy::freeze::today_utc;
 use crate::render::{Format, render};
 use crate::report::Stats;
@@ -76,7 +75,8 @@ pub fn run(cli: Cli) -> i32 {
     match dispatch(cli, &mut progress) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            let kind = ErrorKind::of(&err);
+            eprintln!("{}: {err:#}", kind.label());
             let error = ErrorReport::from_error(&err);
             // The text report of a run that judged nothing is the error on stderr alone.
             if let Some((kind, FormatArg::Json)) = output {
@@ -89,7 +89,7 @@ pub fn run(cli: Cli) -> i32 {
                 report.runner = progress.runner.take();
                 emit(&render(&report, Format::Json));
             }
-            exit::CANNOT_JUDGE
+            kind.exit_code()
         }
     }
 }

@@ -15,63 +15,8 @@
 
 use git2::{Tree, TreeEntry};
 
+pub use crate::changes::{MalformedTree, Problem};
 use crate::git::path_variants;
-
-/// What is wrong with a tree, in git's fsck terms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Problem {
-    DuplicateEntries,
-    NotSorted,
-    HasDot,
-    HasDotdot,
-    HasDotgit,
-    EmptyName,
-    FullPathname,
-    BadFilemode,
-}
-
-impl Problem {
-    /// git's fsck message id, for readers who know git's.
-    pub fn fsck_id(self) -> &'static str {
-        match self {
-            Problem::DuplicateEntries => "duplicateEntries",
-            Problem::NotSorted => "treeNotSorted",
-            Problem::HasDot => "hasDot",
-            Problem::HasDotdot => "hasDotdot",
-            Problem::HasDotgit => "hasDotgit",
-            Problem::EmptyName => "emptyName",
-            Problem::FullPathname => "fullPathname",
-            Problem::BadFilemode => "badFilemode",
-        }
-    }
-}
-
-impl MalformedTree {
-    /// What is wrong, as the end of a sentence about the tree.
-    pub fn describe(&self) -> String {
-        let name = &self.entry;
-        match self.problem {
-            Problem::DuplicateEntries => format!(
-                "lists `{name}` twice: a checkout writes the last entry, a lookup by name may find another"
-            ),
-            Problem::NotSorted => format!(
-                "lists `{name}` out of git's order: a lookup by name can miss entries a checkout writes"
-            ),
-            Problem::HasDot => "holds an entry named `.`".to_string(),
-            Problem::HasDotdot => "holds an entry named `..`".to_string(),
-            Problem::HasDotgit => format!(
-                "holds `{name}`, which is `.git` on HFS+ or NTFS: a checkout there writes into the repository itself"
-            ),
-            Problem::EmptyName => "holds an entry with an empty name".to_string(),
-            Problem::FullPathname => format!("holds `{name}`, a name with `/` in it"),
-            Problem::BadFilemode => format!(
-                "holds `{name}` with mode {:o}, which git never writes (only 100644, 100755, 120000, 040000 and 160000)",
-                self.mode
-            ),
-        }
-    }
-}
 
 /// One problem of a tree, at the first entry that shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,19 +25,6 @@ pub struct Found {
     /// The entry's name, raw.
     pub entry: Vec<u8>,
     /// The entry's raw mode (for `BadFilemode`).
-    pub mode: i32,
-}
-
-/// A malformed tree in a commit, at its first offending entry for each problem.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MalformedTree {
-    /// The tree's path in the commit (`""` for the root).
-    pub tree: String,
-    /// The offending entry's name, lossily decoded, and its path.
-    pub entry: String,
-    pub path: String,
-    pub problem: Problem,
-    /// The entry's raw mode.
     pub mode: i32,
 }
 

@@ -28,9 +28,9 @@ use crate::hooks::{is_replace_ref, parse_id};
 use crate::policy::ledger::Policy;
 use crate::render::hook::Messages;
 use crate::render::hook::{signer_lines, warning_line};
-use crate::report::count;
 use crate::report::finding::Finding;
 use crate::rules::push::{self, ArtifactsPlace, Deleted};
+use crate::wording::count;
 
 /// One line of pre-receive input.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::policy::freeze::{FreezeFile, Lease};
 use crate::policy::lockfile::Lockfile;
-use crate::report::count;
+use crate::wording::count;
 
 /// One semantic change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

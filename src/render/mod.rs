@@ -4,6 +4,7 @@
 
 pub mod hook;
 pub mod json;
+pub mod markdown;
 pub mod text;
 
 use crate::report::Report;

@@ -4,7 +4,8 @@
 use std::fmt::Write as _;
 
 use crate::render::one_line;
-use crate::report::{Decision, Finding, Kind, Report, count};
+use crate::report::{Decision, Finding, Kind, Report};
+use crate::wording::count;
 
 /// `report` as text.
 pub fn report(report: &Report) -> String {

@@ -5,8 +5,8 @@ use jiff::civil::Date;
 
 use crate::evidence::record::Outcome;
 use crate::policy::freeze::{FreezeFile, Lease};
-use crate::report::count;
 use crate::report::finding::{Code, Finding};
+use crate::wording::count;
 
 /// What the freeze rules look at.
 pub struct FreezeInput<'a> {

@@ -4,7 +4,7 @@
 //! by different readers (a checkout writes the last of two same-named entries), so what guard
 //! judged need not be what CI runs.
 
-use crate::git::fsck::MalformedTree;
+use crate::changes::MalformedTree;
 use crate::report::finding::{Code, Finding};
 
 /// One finding per malformed tree and problem that the commit `short` (`subject`) brings.
@@ -50,7 +50,7 @@ pub fn findings(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::git::fsck::Problem;
+    use crate::changes::Problem;
 
     fn tree(dir: &str, path: &str, problem: Problem, mode: i32) -> MalformedTree {
         MalformedTree {
