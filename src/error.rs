@@ -1,8 +1,9 @@
 //! Errors: why guard could not judge. `InputError` is input it cannot judge (unreadable or
 //! malformed ledgers, freeze files, lockfiles and artifacts): it says what failed and where;
-//! the caller adds nothing but context. `Internal` is a failure that is not the input's (a
-//! corrupt object store, a full disk). `ErrorKind` tells them apart and is the one place
-//! that maps an error to an exit code. `ErrorReport` is how reports show any of them.
+//! the caller adds nothing but context. `InputErrors` is several of them in one file (a
+//! ledger with three mistakes names all three). `Internal` is a failure that is not the
+//! input's (a corrupt object store, a full disk). `ErrorKind` tells them apart and is the one
+//! place that maps an error to an exit code. `ErrorReport` is how reports show any of them.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -142,6 +143,78 @@ impl InputError {
     }
 }
 
+/// Every problem found in one input file, in file order; never empty. Shown as each error
+/// would be alone, one after the other: the caller writes `error: ` before the first, as it
+/// does before any error, and each further one starts a line of its own with `error: `.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputErrors {
+    first: InputError,
+    rest: Vec<InputError>,
+}
+
+impl InputErrors {
+    /// The errors, or `None` when there are none.
+    pub fn from_vec(errors: Vec<InputError>) -> Option<Self> {
+        let mut errors = errors.into_iter();
+        let first = errors.next()?;
+        Some(InputErrors {
+            first,
+            rest: errors.collect(),
+        })
+    }
+
+    /// The first error in the file.
+    pub fn first(&self) -> &InputError {
+        &self.first
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &InputError> {
+        std::iter::once(&self.first).chain(&self.rest)
+    }
+
+    /// The errors after the first.
+    pub fn rest(&self) -> &[InputError] {
+        &self.rest
+    }
+
+    /// Every error as `path:line:col: message`, without its help, joined by `; `: one line,
+    /// for a finding about the file.
+    pub fn brief(&self) -> String {
+        self.iter()
+            .map(|e| {
+                InputError {
+                    hint: None,
+                    ..e.clone()
+                }
+                .to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+impl From<InputError> for InputErrors {
+    fn from(first: InputError) -> Self {
+        InputErrors {
+            first,
+            rest: Vec::new(),
+        }
+    }
+}
+
+impl fmt::Display for InputErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.first)?;
+        for e in &self.rest {
+            write!(f, "\nerror: {e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Not a chain: the errors are siblings, all shown by `Display`.
+impl std::error::Error for InputErrors {}
+
 /// Why (part of) a run could not be judged, as a report shows it: the `error` object of a
 /// JSON report (each key `null` where unknown), and the text people read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -184,20 +257,35 @@ impl From<&InputError> for ErrorReport {
 
 impl ErrorReport {
     /// Any error: where an `InputError` is in its chain, its file and position, with the
-    /// context above it leading the message; otherwise only the message.
+    /// context above it leading the message; otherwise only the message. For `InputErrors`,
+    /// the first error's, its message counting the others ("(and 2 more errors in this
+    /// file)"); the text shows them all.
     pub fn from_error(err: &anyhow::Error) -> Self {
         let text = format!("{err:#}");
         let mut context = Vec::new();
         for cause in err.chain() {
-            if let Some(input) = cause.downcast_ref::<InputError>() {
-                let mut report = ErrorReport::from(input);
-                context.push(report.message);
-                report.message = context.join(": ");
-                report.text = text;
-                report.kind = ErrorKind::of(err);
-                return report;
+            let (input, more) = match (
+                cause.downcast_ref::<InputError>(),
+                cause.downcast_ref::<InputErrors>(),
+            ) {
+                (Some(input), _) => (input, 0),
+                (None, Some(all)) => (all.first(), all.rest().len()),
+                (None, None) => {
+                    context.push(cause.to_string());
+                    continue;
+                }
+            };
+            let mut report = ErrorReport::from(input);
+            context.push(report.message);
+            report.message = context.join(": ");
+            if more > 0 {
+                let s = if more == 1 { "" } else { "s" };
+                report.message =
+                    format!("{} (and {more} more error{s} in this file)", report.message);
             }
-            context.push(cause.to_string());
+            report.text = text;
+            report.kind = ErrorKind::of(err);
+            return report;
         }
         ErrorReport {
             kind: ErrorKind::of(err),
@@ -267,6 +355,54 @@ mod tests {
             (plain.message.as_str(), plain.path),
             ("no such range", None)
         );
+    }
+
+    #[test]
+    fn several_errors_show_all_and_report_the_first() {
+        let first = InputError::new("qa/l.toml", "bad date")
+            .at(Location::LineColumn(3, 9))
+            .with_hint("write YYYY-MM-DD");
+        let second = InputError::new("qa/l.toml", "bad glob").at(Location::LineColumn(7, 2));
+        let third = InputError::new("qa/l.toml", "no such key").at(Location::Line(9));
+        let all = InputErrors::from_vec(vec![first.clone(), second, third]).unwrap();
+        assert_eq!(
+            all.to_string(),
+            "qa/l.toml:3:9: bad date\n  help: write YYYY-MM-DD\nerror: qa/l.toml:7:2: bad glob\nerror: qa/l.toml:9: no such key"
+        );
+        assert_eq!(
+            all.brief(),
+            "qa/l.toml:3:9: bad date; qa/l.toml:7:2: bad glob; qa/l.toml:9: no such key"
+        );
+
+        let err = anyhow::Error::from(all.clone()).context("the policy could not be read");
+        let report = ErrorReport::from_error(&err);
+        assert_eq!(
+            report.message,
+            "the policy could not be read: bad date (and 2 more errors in this file)"
+        );
+        assert_eq!(
+            (report.path.as_deref(), report.line, report.column),
+            (Some("qa/l.toml"), Some(3), Some(9))
+        );
+        assert_eq!(report.help.as_deref(), Some("write YYYY-MM-DD"));
+        assert_eq!(
+            report.to_string(),
+            format!("the policy could not be read: {all}")
+        );
+
+        let two = InputErrors::from_vec(vec![first.clone(), first.clone()]).unwrap();
+        let report = ErrorReport::from_error(&anyhow::Error::from(two));
+        assert_eq!(report.message, "bad date (and 1 more error in this file)");
+
+        // One error is shown, and reported, as the error alone.
+        let one = InputErrors::from(first.clone());
+        assert_eq!(one.to_string(), first.to_string());
+        assert_eq!(one.brief(), "qa/l.toml:3:9: bad date");
+        assert_eq!(
+            ErrorReport::from_error(&anyhow::Error::from(one)),
+            ErrorReport::from_error(&anyhow::Error::from(first))
+        );
+        assert!(InputErrors::from_vec(Vec::new()).is_none());
     }
 
     #[test]

@@ -874,10 +874,8 @@ fn tip_ledger_findings(
             Err(e) => Err(e.to_string()),
         };
         let parsed = text.and_then(|text| {
-            Policy::parse(Path::new(ledger_path), &text, PolicySource::Embedded).map_err(|mut e| {
-                e.hint = None;
-                e.to_string()
-            })
+            Policy::parse(Path::new(ledger_path), &text, PolicySource::Embedded)
+                .map_err(|e| e.brief())
         });
         match parsed {
             Ok(policy) => policy.humans.allowed_signers,

@@ -1,14 +1,20 @@
-//! The merge ledger (`qa/merge_ledger.toml`): parsed from TOML into a raw form, then validated
-//! into a `Policy` the rules read. Owns defaults and the embedded starter ledger; owns no rule.
+//! The merge ledger (`qa/merge_ledger.toml`): parsed from TOML into a raw form, table by
+//! table, then validated into a `Policy` the rules read, one step per table. Every step notes
+//! what is wrong and goes on, so a ledger with three mistakes names all three, in file order
+//! (`InputErrors`). Owns the defaults (named below) and the embedded starter ledger; owns no
+//! rule.
 
 use std::collections::BTreeMap;
+use std::ops::{Range, RangeInclusive};
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
+use serde::de::Error as _;
 use toml::Spanned;
+use toml::de::{DeTable, DeValue, ValueDeserializer};
 
-use crate::error::{InputError, Location, line_column};
+use crate::error::{InputError, InputErrors, Location, line_column};
 use crate::policy::agents::{AgentsPolicy, HumanTrailer, PatternSet, trailer_pattern};
 use crate::policy::harness::{Format, Scope};
 use crate::workspace::{Workspace, check_relative, normalize_rel};
@@ -18,6 +24,145 @@ pub const DEFAULT_LEDGER_PATH: &str = "qa/merge_ledger.toml";
 
 /// The starter ledger, embedded so guard works in a repository that has none yet.
 pub const EMBEDDED_LEDGER: &str = include_str!("../../policy/merge_ledger.toml");
+
+// Defaults: what a ledger that leaves a key out gets. The README's ledger reference and the
+// starter ledger (`policy/merge_ledger.toml`) say the same.
+
+/// The ledger `version` this guard reads.
+pub const LEDGER_VERSION: i64 = 1;
+/// `properties.paths`.
+pub const DEFAULT_PROPERTY_PATHS: &[&str] = &["tests/properties"];
+/// `properties.required`.
+pub const DEFAULT_PROPERTIES_REQUIRED: bool = true;
+/// `properties.min_lines`, and the values it may take.
+pub const DEFAULT_MIN_LINES: usize = 8;
+pub const MIN_LINES_RANGE: RangeInclusive<i64> = 1..=10_000;
+/// `properties.files`: globs on the file name.
+pub const DEFAULT_PROPERTY_FILES: &[&str] = &["test_*.py", "*_test.py", "*.rs"];
+/// `fixtures.lockfile`.
+pub const DEFAULT_LOCKFILE: &str = "qa/fixtures.lock.json";
+/// `fixtures.paths`.
+pub const DEFAULT_FIXTURE_PATHS: &[&str] = &["tests/fixtures"];
+/// `fixtures.allow_unhashed_new`.
+pub const DEFAULT_ALLOW_UNHASHED_NEW: bool = false;
+/// `freeze.file`.
+pub const DEFAULT_FREEZE_FILE: &str = "qa/freeze.toml";
+/// `freeze.passing_frozen_is_error`.
+pub const DEFAULT_PASSING_FROZEN_IS_ERROR: bool = true;
+/// `coverage.min_proven` (a percentage), and the values it may take.
+pub const DEFAULT_MIN_PROVEN: f64 = 70.0;
+pub const MIN_PROVEN_RANGE: RangeInclusive<f64> = 0.0..=100.0;
+/// `coverage.required`.
+pub const DEFAULT_COVERAGE_REQUIRED: bool = false;
+/// `tests.failures_reject`.
+pub const DEFAULT_FAILURES_REJECT: bool = true;
+/// `agents.default = "human"`: a commit that matches no agent pattern is a human's.
+pub const DEFAULT_UNMATCHED_IS_AGENT: bool = false;
+/// `agents.pushers`: no push account makes its commits an agent's.
+pub const DEFAULT_AGENT_PUSHERS: &[&str] = &[];
+/// `[trailers]`: the human trailer each protected class needs.
+pub const DEFAULT_TRAILER_FIXTURES: &str = "Fixture-Lock: human";
+pub const DEFAULT_TRAILER_FREEZE: &str = "Freeze-Lease: human";
+pub const DEFAULT_TRAILER_PROPERTIES: &str = "Property-Seeds: human";
+pub const DEFAULT_TRAILER_LEDGER: &str = "Ledger-Change: human";
+pub const DEFAULT_TRAILER_HARNESS: &str = "Test-Harness: human";
+pub const DEFAULT_TRAILER_TEST_REMOVAL: &str = "Test-Removal: human";
+/// `refs.protected`.
+pub const DEFAULT_PROTECTED_REFS: &[&str] = &["refs/heads/*", "refs/tags/*"];
+/// `refs.allow_delete`.
+pub const DEFAULT_ALLOW_DELETE: bool = true;
+/// `artifacts.required`.
+pub const DEFAULT_ARTIFACTS_REQUIRED: bool = false;
+/// `artifacts.junit`.
+pub const DEFAULT_JUNIT_ARTIFACTS: &[&str] = &["junit.xml"];
+/// `humans.require_signature`.
+pub const DEFAULT_REQUIRE_SIGNATURE: bool = false;
+/// `baseline.vanished` and `baseline.newly_skipped`.
+pub const DEFAULT_BASELINE_SEVERITY: Severity = Severity::Reject;
+
+/// The files that decide how tests run and what they report, wherever they are: pytest's
+/// own files (`pytest.ini`, and pytest 9's `pytest.toml`, hidden or not), `conftest.py`
+/// plugins, tox and nox sessions, coverage settings, cargo-nextest's profile, Cargo's config
+/// (a target `runner` wraps every test binary, `[env]` sets the tests' environment), and the
+/// submodules a checkout brings in (a submodule's `conftest.py` is collected like any other).
+pub const DEFAULT_HARNESS_PATHS: &[&str] = &[
+    "**/conftest.py",
+    "**/pytest.ini",
+    "**/.pytest.ini",
+    "**/pytest.toml",
+    "**/.pytest.toml",
+    "**/tox.ini",
+    "**/noxfile.py",
+    "**/.coveragerc",
+    "**/.config/nextest.toml",
+    "**/.cargo/config.toml",
+    "**/.cargo/config",
+    ".gitmodules",
+];
+
+/// Shared files whose harness sections only count: pytest and coverage options, tox's
+/// table, pytest plugins registered by entry point (PEP 621's table, and Poetry's), and
+/// `[DEFAULT]`, whose values Python's `configparser` (coverage, setuptools) reads into every
+/// section.
+pub const DEFAULT_HARNESS_SECTIONS: &[(&str, &[&str])] = &[
+    (
+        "**/pyproject.toml",
+        &[
+            "tool.pytest",
+            "tool.coverage",
+            "tool.tox",
+            "project.entry-points.pytest11",
+            "tool.poetry.plugins.pytest11",
+        ],
+    ),
+    (
+        "**/setup.cfg",
+        &[
+            "tool:pytest",
+            "coverage:*",
+            "options.entry_points",
+            "DEFAULT",
+        ],
+    ),
+];
+
+/// Agent identities seen in the wild (DESIGN.md, issue 10), used where a ledger has no
+/// `[agents]`; `policy/merge_ledger.toml` lists the same (a test compares them). E-mails and
+/// trailer keys only: a display name alone is anyone's to type.
+pub const DEFAULT_AGENT_EMAILS: &[&str] = &[
+    r"*\[bot\]@users.noreply.github.com",
+    // Copilot coding agent; Copilot CLI/SDK; Copilot in VS Code.
+    "198982749+Copilot@users.noreply.github.com",
+    "223556219+Copilot@users.noreply.github.com",
+    "copilot@github.com",
+    "cursoragent@cursor.com",
+    "noreply@aider.chat",
+    "aider@aider.chat",
+    "noreply@anthropic.com",
+    "codex@openai.com",
+    "noreply@openai.com",
+];
+pub const DEFAULT_AGENT_NAMES: &[&str] = &["* (aider)"];
+pub const DEFAULT_AGENT_TRAILERS: &[&str] = &[
+    "Co-authored-by: *<noreply@anthropic.com>",
+    "Co-authored-by: *<codex@openai.com>",
+    "Co-authored-by: *<noreply@openai.com>",
+    "Co-authored-by: *<223556219+Copilot@users.noreply.github.com>",
+    "Co-authored-by: *<copilot@github.com>",
+    "Co-authored-by: *<noreply@aider.chat>",
+    "Co-authored-by: *<aider@aider.chat>",
+    "Co-authored-by: *<cursoragent@cursor.com>",
+    // Devin's co-author line, and any other [bot] account's.
+    r"Co-authored-by: *\[bot\]@users.noreply.github.com>",
+    "Made-with: Cursor*",
+    "Agent-Logs-Url: *",
+    "Claude-Session: *",
+    "Assisted-by: *",
+    "Generated-by: *",
+    "Replit-Commit-Author: Agent",
+];
+/// aider writes its commit messages with this prefix.
+pub const DEFAULT_AGENT_SUBJECTS: &[&str] = &["aider: *"];
 
 /// Where the policy in force came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,7 +343,7 @@ impl Policy {
 
     /// Loads the policy for `ws`: `explicit` (relative to the current directory, must
     /// exist), else `qa/merge_ledger.toml` under the root if it exists, else the embedded one.
-    pub fn load(ws: &Workspace, explicit: Option<&Path>) -> Result<Policy, InputError> {
+    pub fn load(ws: &Workspace, explicit: Option<&Path>) -> Result<Policy, InputErrors> {
         // `shown` is what messages and reports call the ledger: as the user named it, or
         // relative to the repository root.
         let (path, shown) = match explicit {
@@ -229,285 +374,659 @@ impl Policy {
         Policy::parse(&shown, &text, PolicySource::File(shown.clone()))
     }
 
-    /// Parses and validates ledger text. `path` is only used in messages.
-    pub fn parse(path: &Path, text: &str, source: PolicySource) -> Result<Policy, InputError> {
-        let raw: RawLedger = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
-        let at = |span: std::ops::Range<usize>| {
-            let (l, c) = line_column(text.as_bytes(), span.start);
-            Location::LineColumn(l, c)
+    /// Parses and validates ledger text. `path` is only used in messages. A TOML syntax
+    /// error stops there; past it, every table is read and checked, and every problem found
+    /// is returned, in file order.
+    pub fn parse(path: &Path, text: &str, source: PolicySource) -> Result<Policy, InputErrors> {
+        let doc = DeTable::parse(text).map_err(|e| toml_error(path, text, &e))?;
+        let mut c = Checker {
+            path,
+            text,
+            problems: Vec::new(),
         };
-        let invalid =
-            |span: std::ops::Range<usize>, msg: String| InputError::new(path, msg).at(at(span));
+        let raw = read_tables(doc.into_inner(), &mut c);
+        check_version(&raw.version, &mut c);
+        let policy = Policy {
+            source,
+            properties: properties(&raw.properties, &mut c),
+            fixtures: fixtures(&raw.fixtures, &mut c),
+            freeze: freeze(&raw.freeze, &mut c),
+            coverage: coverage(&raw.coverage, &mut c),
+            tests: TestsPolicy {
+                failures_reject: raw.tests.failures_reject.unwrap_or(DEFAULT_FAILURES_REJECT),
+            },
+            agents: agents(&raw.agents, &mut c),
+            trailers: trailers(&raw.trailers, &mut c),
+            protect: protect(&raw.protect, &mut c),
+            refs: refs(&raw.refs, &mut c),
+            artifacts: artifacts(&raw.artifacts, &mut c),
+            humans: humans(&raw.humans, &mut c),
+            harness: harness(&raw.harness, &mut c),
+            baseline: baseline(&raw.baseline, &mut c),
+        };
+        c.finish(policy)
+    }
+}
 
-        if let Some(version) = &raw.version {
-            if *version.get_ref() != 1 {
-                return Err(invalid(
-                    version.span(),
-                    format!(
-                        "unsupported ledger version {}; this guard reads version 1",
-                        version.get_ref()
-                    ),
-                ));
+/// The validation of one ledger: the steps below (one per table) note each problem where it
+/// stands and go on. A value found wrong is replaced by a fallback so its step can finish;
+/// a policy with any problem noted is never returned.
+struct Checker<'a> {
+    path: &'a Path,
+    text: &'a str,
+    problems: Vec<InputError>,
+}
+
+impl<'a> Checker<'a> {
+    /// An error at `span` of the ledger text.
+    fn error(&self, span: Range<usize>, message: String) -> InputError {
+        let (l, c) = line_column(self.text.as_bytes(), span.start);
+        InputError::new(self.path, message).at(Location::LineColumn(l, c))
+    }
+
+    fn note(&mut self, error: InputError) {
+        self.problems.push(error);
+    }
+
+    /// Notes a problem at `span`.
+    fn invalid(&mut self, span: Range<usize>, message: String) {
+        let error = self.error(span, message);
+        self.note(error);
+    }
+
+    /// The value of `result`, or `fallback` once its error is noted.
+    fn or<T>(&mut self, result: Result<T, InputError>, fallback: T) -> T {
+        result.unwrap_or_else(|e| {
+            self.note(e);
+            fallback
+        })
+    }
+
+    /// A top-level value of the ledger read as `T`; `None` once its TOML error is noted.
+    fn table<T: Deserialize<'a>>(&mut self, value: Spanned<DeValue<'a>>) -> Option<T> {
+        match T::deserialize(ValueDeserializer::from(value)) {
+            Ok(table) => Some(table),
+            Err(e) => {
+                self.note(toml_error(self.path, self.text, &e));
+                None
             }
         }
+    }
 
-        // Repository paths are compared with git's tree paths: `a/./b` and `a//b` are written
-        // `a/b`; what cannot be (a backslash, the root itself) is refused where it stands.
-        let rel = |value: &Spanned<String>, key: &str| -> Result<String, InputError> {
-            let refuse = |why: String| {
-                invalid(
-                    value.span(),
-                    format!("`{key}` = {:?}: {why}", value.get_ref()),
-                )
-            };
-            check_relative(value.get_ref()).map_err(|e| refuse(e.to_string()))?;
-            if value.get_ref().contains('\\') {
-                return Err(refuse(
-                    "write paths with `/`; a backslash is part of a file name in git".into(),
-                ));
-            }
-            let normal = normalize_rel(value.get_ref());
-            if normal.is_empty() {
-                return Err(refuse(
-                    "names the repository root; name a file or directory inside it".into(),
-                ));
-            }
-            Ok(normal)
+    /// A repository path as git writes tree paths: `a/./b` and `a//b` are written `a/b`;
+    /// what cannot be (a backslash, the root itself) is refused where it stands.
+    fn rel(&self, value: &Spanned<String>, key: &str) -> Result<String, InputError> {
+        let refuse = |why: String| {
+            self.error(
+                value.span(),
+                format!("`{key}` = {:?}: {why}", value.get_ref()),
+            )
         };
-        let rel_list =
-            |values: &Option<Vec<Spanned<String>>>, key: &str, default: &[&str]| match values {
-                None => Ok(default.iter().map(|s| normalize_rel(s)).collect()),
-                Some(values) => values
-                    .iter()
-                    .map(|v| rel(v, key))
-                    .collect::<Result<Vec<_>, _>>(),
-            };
+        check_relative(value.get_ref()).map_err(|e| refuse(e.to_string()))?;
+        if value.get_ref().contains('\\') {
+            return Err(refuse(
+                "write paths with `/`; a backslash is part of a file name in git".into(),
+            ));
+        }
+        let normal = normalize_rel(value.get_ref());
+        if normal.is_empty() {
+            return Err(refuse(
+                "names the repository root; name a file or directory inside it".into(),
+            ));
+        }
+        Ok(normal)
+    }
 
-        let p = &raw.properties;
-        let min_lines = match &p.min_lines {
-            None => 8,
-            Some(v) if *v.get_ref() >= 1 && *v.get_ref() <= 10_000 => *v.get_ref() as usize,
-            Some(v) => {
-                return Err(invalid(
-                    v.span(),
-                    format!(
-                        "`properties.min_lines` must be 1..=10000, not {}",
-                        v.get_ref()
-                    ),
-                ));
+    /// An optional path: `None` when absent, or wrong (noted).
+    fn rel_opt(&mut self, value: &Option<Spanned<String>>, key: &str) -> Option<String> {
+        let checked = self.rel(value.as_ref()?, key);
+        self.or(checked.map(Some), None)
+    }
+
+    /// A list of paths, `default` when absent; each wrong entry is noted and left out.
+    fn rel_list(
+        &mut self,
+        values: &Option<Vec<Spanned<String>>>,
+        key: &str,
+        default: &[&str],
+    ) -> Vec<String> {
+        match values {
+            None => default.iter().map(|s| normalize_rel(s)).collect(),
+            Some(values) => values
+                .iter()
+                .filter_map(|v| {
+                    let checked = self.rel(v, key);
+                    self.or(checked.map(Some), None)
+                })
+                .collect(),
+        }
+    }
+
+    /// `policy` when nothing was noted; else every problem, in file order.
+    fn finish(self, policy: Policy) -> Result<Policy, InputErrors> {
+        let mut problems = self.problems;
+        // Where two are at one place, the order the steps found them in.
+        problems.sort_by_key(|e| match e.location {
+            Some(Location::LineColumn(l, c)) => (l, c),
+            Some(Location::Line(l)) => (l, 0),
+            Some(Location::Byte(_)) | None => (u64::MAX, 0),
+        });
+        match InputErrors::from_vec(problems) {
+            None => Ok(policy),
+            Some(errors) => Err(errors),
+        }
+    }
+}
+
+/// The keys a ledger may have at its top level, in the order an unknown one's message lists
+/// them.
+const LEDGER_KEYS: &[&str] = &[
+    "version",
+    "properties",
+    "fixtures",
+    "freeze",
+    "coverage",
+    "tests",
+    "agents",
+    "trailers",
+    "protect",
+    "refs",
+    "artifacts",
+    "humans",
+    "harness",
+    "baseline",
+];
+
+/// The ledger's top-level values, each read on its own so that a mistake in one leaves the
+/// others to be checked. A table with a TOML error (a wrong type, an unknown key) is noted
+/// and then read as if absent.
+fn read_tables<'a>(doc: DeTable<'a>, c: &mut Checker<'a>) -> RawLedger {
+    let mut raw = RawLedger::default();
+    for (key, value) in doc {
+        match key.get_ref().as_ref() {
+            "version" => raw.version = c.table(value).flatten(),
+            "properties" => raw.properties = c.table(value).unwrap_or_default(),
+            "fixtures" => raw.fixtures = c.table(value).unwrap_or_default(),
+            "freeze" => raw.freeze = c.table(value).unwrap_or_default(),
+            "coverage" => raw.coverage = c.table(value).unwrap_or_default(),
+            "tests" => raw.tests = c.table(value).unwrap_or_default(),
+            "agents" => raw.agents = c.table(value).unwrap_or_default(),
+            "trailers" => raw.trailers = c.table(value).unwrap_or_default(),
+            "protect" => raw.protect = c.table(value).unwrap_or_default(),
+            "refs" => raw.refs = c.table(value).unwrap_or_default(),
+            "artifacts" => raw.artifacts = c.table(value).unwrap_or_default(),
+            "humans" => raw.humans = c.table(value).unwrap_or_default(),
+            "harness" => raw.harness = c.table(value).unwrap_or_default(),
+            "baseline" => raw.baseline = c.table(value).unwrap_or_default(),
+            // Worded as serde words an unknown field (the tables' own unknown keys are).
+            other => c.invalid(
+                key.span(),
+                toml::de::Error::unknown_field(other, LEDGER_KEYS)
+                    .message()
+                    .to_string(),
+            ),
+        }
+    }
+    raw
+}
+
+/// `version`: absent, or the one this guard reads.
+fn check_version(version: &Option<Spanned<i64>>, c: &mut Checker) {
+    if let Some(version) = version
+        && *version.get_ref() != LEDGER_VERSION
+    {
+        c.invalid(
+            version.span(),
+            format!(
+                "unsupported ledger version {}; this guard reads version {LEDGER_VERSION}",
+                version.get_ref()
+            ),
+        );
+    }
+}
+
+/// `[properties]`.
+fn properties(p: &RawProperties, c: &mut Checker) -> PropertiesPolicy {
+    let min_lines = match &p.min_lines {
+        None => DEFAULT_MIN_LINES,
+        Some(v) if MIN_LINES_RANGE.contains(v.get_ref()) => *v.get_ref() as usize,
+        Some(v) => {
+            c.invalid(
+                v.span(),
+                format!(
+                    "`properties.min_lines` must be {}..={}, not {}",
+                    MIN_LINES_RANGE.start(),
+                    MIN_LINES_RANGE.end(),
+                    v.get_ref()
+                ),
+            );
+            DEFAULT_MIN_LINES
+        }
+    };
+    let file_patterns: Vec<String> = match &p.files {
+        None => DEFAULT_PROPERTY_FILES
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        Some(list) => list.iter().map(|s| s.get_ref().clone()).collect(),
+    };
+    let mut globs = GlobSetBuilder::new();
+    let mut each_compiles = true;
+    for (i, pattern) in file_patterns.iter().enumerate() {
+        match Glob::new(pattern) {
+            Ok(glob) => {
+                globs.add(glob);
             }
-        };
-        let file_patterns: Vec<String> = match &p.files {
-            None => vec!["test_*.py".into(), "*_test.py".into(), "*.rs".into()],
-            Some(list) => list.iter().map(|s| s.get_ref().clone()).collect(),
-        };
-        let mut globs = GlobSetBuilder::new();
-        for (i, pattern) in file_patterns.iter().enumerate() {
-            let glob = Glob::new(pattern).map_err(|e| {
+            Err(e) => {
+                each_compiles = false;
                 let span = p.files.as_ref().map(|l| l[i].span()).unwrap_or(0..0);
-                invalid(
+                c.invalid(
                     span,
                     format!("`properties.files` pattern {pattern:?} is not a valid glob: {e}"),
-                )
-            })?;
-            globs.add(glob);
-        }
-        let files = globs
-            .build()
-            .map_err(|e| InputError::new(path, format!("`properties.files`: {e}")))?;
-        let properties = PropertiesPolicy {
-            paths: rel_list(&p.paths, "properties.paths", &["tests/properties"])?,
-            required: p.required.unwrap_or(true),
-            seeds: p
-                .seeds
-                .as_ref()
-                .map(|s| rel(s, "properties.seeds"))
-                .transpose()?,
-            min_lines,
-            file_patterns,
-            files,
-        };
-
-        let f = &raw.fixtures;
-        let fixtures = FixturesPolicy {
-            lockfile: match &f.lockfile {
-                Some(v) => rel(v, "fixtures.lockfile")?,
-                None => "qa/fixtures.lock.json".to_string(),
-            },
-            paths: rel_list(&f.paths, "fixtures.paths", &["tests/fixtures"])?,
-            allow_unhashed_new: f.allow_unhashed_new.unwrap_or(false),
-        };
-
-        let z = &raw.freeze;
-        let max_active_leases = match &z.max_active_leases {
-            None => None,
-            Some(v) => Some(u32::try_from(*v.get_ref()).map_err(|_| {
-                invalid(
-                    v.span(),
-                    format!(
-                        "`freeze.max_active_leases` must be 0 or more, not {}",
-                        v.get_ref()
-                    ),
-                )
-            })?),
-        };
-        let freeze = FreezePolicy {
-            file: match &z.file {
-                Some(v) => rel(v, "freeze.file")?,
-                None => "qa/freeze.toml".to_string(),
-            },
-            passing_frozen_is_error: z.passing_frozen_is_error.unwrap_or(true),
-            max_active_leases,
-        };
-
-        let c = &raw.coverage;
-        let min_proven = match &c.min_proven {
-            None => 70.0,
-            Some(v) if (0.0..=100.0).contains(v.get_ref()) => *v.get_ref(),
-            Some(v) => {
-                return Err(invalid(
-                    v.span(),
-                    format!("`coverage.min_proven` must be 0..=100, not {}", v.get_ref()),
-                ));
+                );
             }
-        };
-        let coverage = CoveragePolicy {
-            min_proven,
-            required: c.required.unwrap_or(false),
-        };
-        let tests = TestsPolicy {
-            failures_reject: raw.tests.failures_reject.unwrap_or(true),
-        };
+        }
+    }
+    // The set is compiled only when each glob did: one bad glob is one problem.
+    let files = if each_compiles {
+        globs.build().unwrap_or_else(|e| {
+            let error = InputError::new(c.path, format!("`properties.files`: {e}"));
+            c.note(error);
+            GlobSet::empty()
+        })
+    } else {
+        GlobSet::empty()
+    };
+    PropertiesPolicy {
+        paths: c.rel_list(&p.paths, "properties.paths", DEFAULT_PROPERTY_PATHS),
+        required: p.required.unwrap_or(DEFAULT_PROPERTIES_REQUIRED),
+        seeds: c.rel_opt(&p.seeds, "properties.seeds"),
+        min_lines,
+        file_patterns,
+        files,
+    }
+}
 
-        let agents = parse_agents(&raw.agents, &invalid)?;
-        let t = &raw.trailers;
-        let trailer = |value: &Option<Spanned<String>>, key: &str, default: &str| match value {
-            None => Ok(HumanTrailer::parse(default).expect("default trailers parse")),
-            Some(v) => HumanTrailer::parse(v.get_ref())
-                .map_err(|e| invalid(v.span(), format!("`trailers.{key}`: {e}"))),
-        };
-        let trailers = TrailerPolicy {
-            fixtures: trailer(&t.fixtures, "fixtures", "Fixture-Lock: human")?,
-            freeze: trailer(&t.freeze, "freeze", "Freeze-Lease: human")?,
-            properties: trailer(&t.properties, "properties", "Property-Seeds: human")?,
-            ledger: trailer(&t.ledger, "ledger", "Ledger-Change: human")?,
-            harness: trailer(&t.harness, "harness", "Test-Harness: human")?,
-            test_removal: trailer(&t.test_removal, "test_removal", "Test-Removal: human")?,
-        };
-        let protect_paths: Vec<Spanned<String>> = raw.protect.paths.clone().unwrap_or_default();
-        let mut protect_set = GlobSetBuilder::new();
-        let mut patterns = Vec::new();
-        for p in &protect_paths {
-            let normal = normalize_protect_pattern(p.get_ref()).map_err(|why| {
-                invalid(
+/// `[fixtures]`.
+fn fixtures(f: &RawFixtures, c: &mut Checker) -> FixturesPolicy {
+    FixturesPolicy {
+        lockfile: c
+            .rel_opt(&f.lockfile, "fixtures.lockfile")
+            .unwrap_or_else(|| DEFAULT_LOCKFILE.to_string()),
+        paths: c.rel_list(&f.paths, "fixtures.paths", DEFAULT_FIXTURE_PATHS),
+        allow_unhashed_new: f.allow_unhashed_new.unwrap_or(DEFAULT_ALLOW_UNHASHED_NEW),
+    }
+}
+
+/// `[freeze]`.
+fn freeze(z: &RawFreeze, c: &mut Checker) -> FreezePolicy {
+    let max_active_leases = z.max_active_leases.as_ref().and_then(|v| {
+        let checked = u32::try_from(*v.get_ref()).map_err(|_| {
+            c.error(
+                v.span(),
+                format!(
+                    "`freeze.max_active_leases` must be 0 or more, not {}",
+                    v.get_ref()
+                ),
+            )
+        });
+        c.or(checked.map(Some), None)
+    });
+    FreezePolicy {
+        file: c
+            .rel_opt(&z.file, "freeze.file")
+            .unwrap_or_else(|| DEFAULT_FREEZE_FILE.to_string()),
+        passing_frozen_is_error: z
+            .passing_frozen_is_error
+            .unwrap_or(DEFAULT_PASSING_FROZEN_IS_ERROR),
+        max_active_leases,
+    }
+}
+
+/// `[coverage]`.
+fn coverage(raw: &RawCoverage, c: &mut Checker) -> CoveragePolicy {
+    let min_proven = match &raw.min_proven {
+        None => DEFAULT_MIN_PROVEN,
+        Some(v) if MIN_PROVEN_RANGE.contains(v.get_ref()) => *v.get_ref(),
+        Some(v) => {
+            c.invalid(
+                v.span(),
+                format!(
+                    "`coverage.min_proven` must be {}..={}, not {}",
+                    MIN_PROVEN_RANGE.start(),
+                    MIN_PROVEN_RANGE.end(),
+                    v.get_ref()
+                ),
+            );
+            DEFAULT_MIN_PROVEN
+        }
+    };
+    CoveragePolicy {
+        min_proven,
+        required: raw.required.unwrap_or(DEFAULT_COVERAGE_REQUIRED),
+    }
+}
+
+/// A list of identity globs (`agents.*`, `refs.protected`), `default` when absent; the first
+/// wrong entry of the list is noted.
+fn pattern_set(
+    c: &mut Checker,
+    values: &Option<Vec<Spanned<String>>>,
+    key: &str,
+    default: &[&str],
+) -> PatternSet {
+    let texts: Vec<String> = match values {
+        None => default.iter().map(|s| s.to_string()).collect(),
+        Some(list) => list.iter().map(|v| v.get_ref().clone()).collect(),
+    };
+    PatternSet::new(&texts).unwrap_or_else(|(i, e)| {
+        let span = values
+            .as_ref()
+            .and_then(|l| l.get(i))
+            .map(|v| v.span())
+            .unwrap_or(0..0);
+        c.invalid(span, format!("`{key}`: {e}"));
+        PatternSet {
+            patterns: Vec::new(),
+            set: GlobSet::empty(),
+        }
+    })
+}
+
+/// `[agents]`.
+fn agents(raw: &RawAgents, c: &mut Checker) -> AgentsPolicy {
+    let default_agent = match &raw.default {
+        None => DEFAULT_UNMATCHED_IS_AGENT,
+        Some(v) => match v.get_ref().as_str() {
+            "human" => false,
+            "agent" => true,
+            other => {
+                c.invalid(
+                    v.span(),
+                    format!("`agents.default` must be \"human\" or \"agent\", not {other:?}"),
+                );
+                DEFAULT_UNMATCHED_IS_AGENT
+            }
+        },
+    };
+    let trailers = match &raw.trailers {
+        None => DEFAULT_AGENT_TRAILERS
+            .iter()
+            .map(|t| trailer_pattern(t).expect("default patterns parse"))
+            .collect(),
+        Some(list) => list
+            .iter()
+            .filter_map(|v| match trailer_pattern(v.get_ref()) {
+                Ok(pattern) => Some(pattern),
+                Err(e) => {
+                    c.invalid(v.span(), format!("`agents.trailers`: {e}"));
+                    None
+                }
+            })
+            .collect(),
+    };
+    AgentsPolicy {
+        default_agent,
+        emails: pattern_set(c, &raw.emails, "agents.emails", DEFAULT_AGENT_EMAILS),
+        names: pattern_set(c, &raw.names, "agents.names", DEFAULT_AGENT_NAMES),
+        trailers,
+        subjects: pattern_set(c, &raw.subjects, "agents.subjects", DEFAULT_AGENT_SUBJECTS),
+        pushers: pattern_set(c, &raw.pushers, "agents.pushers", DEFAULT_AGENT_PUSHERS),
+    }
+}
+
+/// `[trailers]`.
+fn trailers(t: &RawTrailers, c: &mut Checker) -> TrailerPolicy {
+    let mut trailer = |value: &Option<Spanned<String>>, key: &str, default: &str| {
+        let default = HumanTrailer::parse(default).expect("default trailers parse");
+        match value {
+            None => default,
+            Some(v) => {
+                let checked = HumanTrailer::parse(v.get_ref())
+                    .map_err(|e| c.error(v.span(), format!("`trailers.{key}`: {e}")));
+                c.or(checked, default)
+            }
+        }
+    };
+    TrailerPolicy {
+        fixtures: trailer(&t.fixtures, "fixtures", DEFAULT_TRAILER_FIXTURES),
+        freeze: trailer(&t.freeze, "freeze", DEFAULT_TRAILER_FREEZE),
+        properties: trailer(&t.properties, "properties", DEFAULT_TRAILER_PROPERTIES),
+        ledger: trailer(&t.ledger, "ledger", DEFAULT_TRAILER_LEDGER),
+        harness: trailer(&t.harness, "harness", DEFAULT_TRAILER_HARNESS),
+        test_removal: trailer(
+            &t.test_removal,
+            "test_removal",
+            DEFAULT_TRAILER_TEST_REMOVAL,
+        ),
+    }
+}
+
+/// `[protect]`.
+fn protect(raw: &RawProtect, c: &mut Checker) -> ProtectPolicy {
+    let entries = raw.paths.as_deref().unwrap_or_default();
+    let mut set = GlobSetBuilder::new();
+    let mut patterns = Vec::new();
+    let mut each_compiles = true;
+    for p in entries {
+        let normal = match normalize_protect_pattern(p.get_ref()) {
+            Ok(normal) => normal,
+            Err(why) => {
+                each_compiles = false;
+                c.invalid(
                     p.span(),
                     format!("`protect.paths` pattern {:?}: {why}", p.get_ref()),
-                )
-            })?;
-            for pattern in expand_protect_pattern(&normal) {
-                let glob = protect_glob(&pattern).map_err(|e| {
-                    invalid(
+                );
+                continue;
+            }
+        };
+        for pattern in expand_protect_pattern(&normal) {
+            match protect_glob(&pattern) {
+                Ok(glob) => {
+                    set.add(glob);
+                    patterns.push(pattern);
+                }
+                Err(e) => {
+                    each_compiles = false;
+                    c.invalid(
                         p.span(),
                         format!("`protect.paths` pattern {:?}: {e}", p.get_ref()),
-                    )
-                })?;
-                protect_set.add(glob);
-                patterns.push(pattern);
+                    );
+                    break;
+                }
             }
         }
-        let protect = ProtectPolicy {
-            paths: patterns,
-            // Each glob compiled alone; together they can exceed the engine's size limit.
-            set: protect_set.build().map_err(|e| {
-                let first = protect_paths.first().map_or(0..0, |p| p.span());
-                invalid(
-                    first,
-                    format!(
-                        "`protect.paths`: its {} patterns do not compile into one set ({e}); use fewer, broader globs",
-                        protect_paths.len()
-                    ),
-                )
-            })?,
-        };
+    }
+    // Each glob compiled alone; together they can exceed the engine's size limit. The set is
+    // compiled only when each did: one bad glob is one problem.
+    let set = if each_compiles {
+        set.build().unwrap_or_else(|e| {
+            let first = entries.first().map_or(0..0, |p| p.span());
+            c.invalid(
+                first,
+                format!(
+                    "`protect.paths`: its {} patterns do not compile into one set ({e}); use fewer, broader globs",
+                    entries.len()
+                ),
+            );
+            GlobSet::empty()
+        })
+    } else {
+        GlobSet::empty()
+    };
+    ProtectPolicy {
+        paths: patterns,
+        set,
+    }
+}
 
-        let harness = parse_harness(&raw.harness, &invalid)?;
+/// `[refs]`.
+fn refs(r: &RawRefs, c: &mut Checker) -> RefsPolicy {
+    RefsPolicy {
+        protected: pattern_set(c, &r.protected, "refs.protected", DEFAULT_PROTECTED_REFS),
+        allow_delete: r.allow_delete.unwrap_or(DEFAULT_ALLOW_DELETE),
+    }
+}
 
-        let r = &raw.refs;
-        let protected_texts: Vec<String> = match &r.protected {
-            None => vec!["refs/heads/*".to_string(), "refs/tags/*".to_string()],
-            Some(list) => list.iter().map(|v| v.get_ref().clone()).collect(),
-        };
-        let refs = RefsPolicy {
-            protected: PatternSet::new(&protected_texts).map_err(|(i, e)| {
-                let span = r
-                    .protected
-                    .as_ref()
-                    .and_then(|l| l.get(i))
-                    .map(|v| v.span())
-                    .unwrap_or(0..0);
-                invalid(span, format!("`refs.protected`: {e}"))
-            })?,
-            allow_delete: r.allow_delete.unwrap_or(true),
-        };
-        let a = &raw.artifacts;
-        let name = |v: &Spanned<String>, key: &str| -> Result<String, InputError> {
-            check_relative(v.get_ref()).map_err(|e| {
-                invalid(
+/// `[artifacts]`: file names in the artifact directory.
+fn artifacts(a: &RawArtifacts, c: &mut Checker) -> ArtifactsPolicy {
+    fn name(c: &mut Checker, v: &Spanned<String>, key: &str) -> Option<String> {
+        match check_relative(v.get_ref()) {
+            Ok(_) => Some(normalize_rel(v.get_ref())),
+            Err(e) => {
+                c.invalid(
                     v.span(),
                     format!("`artifacts.{key}` = {:?}: {e}", v.get_ref()),
-                )
-            })?;
-            Ok(normalize_rel(v.get_ref()))
-        };
-        let artifacts = ArtifactsPolicy {
-            required: a.required.unwrap_or(false),
-            junit: match &a.junit {
-                None => vec!["junit.xml".to_string()],
-                Some(list) => list
-                    .iter()
-                    .map(|v| name(v, "junit"))
-                    .collect::<Result<_, _>>()?,
-            },
-            coverage: a
-                .coverage
-                .as_ref()
-                .map(|v| name(v, "coverage"))
-                .transpose()?,
-            collected: a
-                .collected
-                .as_ref()
-                .map(|v| name(v, "collected"))
-                .transpose()?,
-        };
+                );
+                None
+            }
+        }
+    }
+    ArtifactsPolicy {
+        required: a.required.unwrap_or(DEFAULT_ARTIFACTS_REQUIRED),
+        junit: match &a.junit {
+            None => DEFAULT_JUNIT_ARTIFACTS
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            Some(list) => list.iter().filter_map(|v| name(c, v, "junit")).collect(),
+        },
+        coverage: a.coverage.as_ref().and_then(|v| name(c, v, "coverage")),
+        collected: a.collected.as_ref().and_then(|v| name(c, v, "collected")),
+    }
+}
 
-        let h = &raw.humans;
-        let humans = HumansPolicy {
-            allowed_signers: h
-                .allowed_signers
-                .as_ref()
-                .map(|v| rel(v, "humans.allowed_signers"))
-                .transpose()?,
-            require_signature: h.require_signature.unwrap_or(false),
-        };
+/// `[humans]`.
+fn humans(h: &RawHumans, c: &mut Checker) -> HumansPolicy {
+    HumansPolicy {
+        allowed_signers: c.rel_opt(&h.allowed_signers, "humans.allowed_signers"),
+        require_signature: h.require_signature.unwrap_or(DEFAULT_REQUIRE_SIGNATURE),
+    }
+}
 
-        let baseline = parse_baseline(&raw.baseline, &invalid)?;
+/// `[harness]`: path globs like `[protect]`'s, and per file glob the section selectors
+/// (dotted table names for `*.toml` files, section-name globs for INI files).
+fn harness(raw: &RawHarness, c: &mut Checker) -> HarnessPolicy {
+    // Spelled as `[protect]` entries are (`a/./b`, `a//b` normalised; `..`, absolute paths and
+    // Windows separators refused): a spelling that matches no tree path protects nothing.
+    fn glob(c: &mut Checker, value: &Spanned<String>, key: &str) -> Option<String> {
+        let text = value.get_ref();
+        let checked = normalize_protect_pattern(text).and_then(|normal| {
+            protect_glob(&normal)
+                .map(|_| normal)
+                .map_err(|e| e.to_string())
+        });
+        match checked {
+            Ok(normal) => Some(normal),
+            Err(e) => {
+                c.invalid(value.span(), format!("`{key}` glob {text:?}: {e}"));
+                None
+            }
+        }
+    }
+    let paths = match &raw.paths {
+        None => DEFAULT_HARNESS_PATHS
+            .iter()
+            .flat_map(|p| expand_protect_pattern(p))
+            .collect(),
+        Some(list) => list
+            .iter()
+            .filter_map(|value| glob(c, value, "harness.paths"))
+            .flat_map(|normal| expand_protect_pattern(&normal))
+            .collect(),
+    };
+    let sections = match &raw.sections {
+        None => DEFAULT_HARNESS_SECTIONS
+            .iter()
+            .map(|(file, selectors)| {
+                let selectors: Vec<String> = selectors.iter().map(|s| s.to_string()).collect();
+                HarnessSections {
+                    file: file.to_string(),
+                    scope: Scope::parse(Format::of(file), &selectors)
+                        .expect("default harness sections parse"),
+                }
+            })
+            .collect(),
+        Some(table) => {
+            let mut out = Vec::new();
+            for (file, selectors) in table {
+                let normal = glob(c, file, "harness.sections");
+                let texts: Vec<String> = selectors.iter().map(|s| s.get_ref().clone()).collect();
+                let scope = match Scope::parse(Format::of(file.get_ref()), &texts) {
+                    Ok(scope) => Some(scope),
+                    Err((i, e)) => {
+                        let span = selectors.get(i).map_or(0..0, |s| s.span());
+                        c.invalid(
+                            span,
+                            format!("`harness.sections` for {:?}: {e}", file.get_ref()),
+                        );
+                        None
+                    }
+                };
+                if let (Some(file), Some(scope)) = (normal, scope) {
+                    out.push(HarnessSections { file, scope });
+                }
+            }
+            out
+        }
+    };
+    HarnessPolicy { paths, sections }
+}
 
-        Ok(Policy {
-            baseline,
-            humans,
-            harness,
-            source,
-            properties,
-            fixtures,
-            freeze,
-            coverage,
-            tests,
-            agents,
-            trailers,
-            protect,
-            refs,
-            artifacts,
+/// `[baseline]`.
+fn baseline(raw: &RawBaseline, c: &mut Checker) -> BaselinePolicy {
+    let mut severity = |v: &Option<Spanned<String>>, key: &str| match v {
+        None => DEFAULT_BASELINE_SEVERITY,
+        Some(v) => match v.get_ref().as_str() {
+            "reject" => Severity::Reject,
+            "warn" => Severity::Warn,
+            "off" => Severity::Off,
+            other => {
+                c.invalid(
+                    v.span(),
+                    format!(
+                        "`baseline.{key}` must be \"reject\", \"warn\" or \"off\", not {other:?}"
+                    ),
+                );
+                DEFAULT_BASELINE_SEVERITY
+            }
+        },
+    };
+    let vanished = severity(&raw.vanished, "vanished");
+    let newly_skipped = severity(&raw.newly_skipped, "newly_skipped");
+    let entries = raw.ignore.as_deref().unwrap_or_default();
+    let mut set = GlobSetBuilder::new();
+    let mut ignore = Vec::new();
+    let mut each_compiles = true;
+    for v in entries {
+        match crate::testid::id_glob(v.get_ref()) {
+            Ok(glob) => {
+                set.add(glob);
+                ignore.push(v.get_ref().clone());
+            }
+            Err(e) => {
+                each_compiles = false;
+                c.invalid(
+                    v.span(),
+                    format!("`baseline.ignore` pattern {:?}: {e}", v.get_ref()),
+                );
+            }
+        }
+    }
+    let ignore_set = if each_compiles {
+        set.build().unwrap_or_else(|e| {
+            let first = entries.first().map_or(0..0, |p| p.span());
+            c.invalid(first, format!("`baseline.ignore`: {e}"));
+            GlobSet::empty()
         })
+    } else {
+        GlobSet::empty()
+    };
+    BaselinePolicy {
+        vanished,
+        newly_skipped,
+        ignore,
+        ignore_set,
     }
 }
 
@@ -581,240 +1100,22 @@ pub fn toml_error(path: &Path, text: &str, err: &toml::de::Error) -> InputError 
     e
 }
 
-/// Validates `[harness]`: path globs like `[protect]`'s, and per file glob the section
-/// selectors (dotted table names for `*.toml` files, section-name globs for INI files).
-fn parse_harness(
-    raw: &RawHarness,
-    invalid: &dyn Fn(std::ops::Range<usize>, String) -> InputError,
-) -> Result<HarnessPolicy, InputError> {
-    // Spelled as `[protect]` entries are (`a/./b`, `a//b` normalised; `..`, absolute paths and
-    // Windows separators refused): a spelling that matches no tree path protects nothing.
-    let glob = |value: &Spanned<String>, key: &str| -> Result<String, InputError> {
-        let text = value.get_ref();
-        let normal = normalize_protect_pattern(text)
-            .map_err(|e| invalid(value.span(), format!("`{key}` glob {text:?}: {e}")))?;
-        protect_glob(&normal)
-            .map_err(|e| invalid(value.span(), format!("`{key}` glob {text:?}: {e}")))?;
-        Ok(normal)
-    };
-    let paths = match &raw.paths {
-        None => DEFAULT_HARNESS_PATHS
-            .iter()
-            .flat_map(|p| expand_protect_pattern(p))
-            .collect(),
-        Some(list) => {
-            let mut paths = Vec::new();
-            for value in list {
-                paths.extend(expand_protect_pattern(&glob(value, "harness.paths")?));
-            }
-            paths
-        }
-    };
-    let sections = match &raw.sections {
-        None => DEFAULT_HARNESS_SECTIONS
-            .iter()
-            .map(|(file, selectors)| {
-                let selectors: Vec<String> = selectors.iter().map(|s| s.to_string()).collect();
-                HarnessSections {
-                    file: file.to_string(),
-                    scope: Scope::parse(Format::of(file), &selectors)
-                        .expect("default harness sections parse"),
-                }
-            })
-            .collect(),
-        Some(table) => {
-            let mut out = Vec::new();
-            for (file, selectors) in table {
-                let normal = glob(file, "harness.sections")?;
-                let texts: Vec<String> = selectors.iter().map(|s| s.get_ref().clone()).collect();
-                let scope =
-                    Scope::parse(Format::of(file.get_ref()), &texts).map_err(|(i, e)| {
-                        invalid(
-                            selectors[i].span(),
-                            format!("`harness.sections` for {:?}: {e}", file.get_ref()),
-                        )
-                    })?;
-                out.push(HarnessSections {
-                    file: normal,
-                    scope,
-                });
-            }
-            out
-        }
-    };
-    Ok(HarnessPolicy { paths, sections })
-}
-
-/// The files that decide how tests run and what they report, wherever they are: pytest's
-/// own files (`pytest.ini`, and pytest 9's `pytest.toml`, hidden or not), `conftest.py`
-/// plugins, tox and nox sessions, coverage settings, cargo-nextest's profile, Cargo's config
-/// (a target `runner` wraps every test binary, `[env]` sets the tests' environment), and the
-/// submodules a checkout brings in (a submodule's `conftest.py` is collected like any other).
-const DEFAULT_HARNESS_PATHS: &[&str] = &[
-    "**/conftest.py",
-    "**/pytest.ini",
-    "**/.pytest.ini",
-    "**/pytest.toml",
-    "**/.pytest.toml",
-    "**/tox.ini",
-    "**/noxfile.py",
-    "**/.coveragerc",
-    "**/.config/nextest.toml",
-    "**/.cargo/config.toml",
-    "**/.cargo/config",
-    ".gitmodules",
-];
-
-/// Shared files whose harness sections only count: pytest and coverage options, tox's
-/// table, pytest plugins registered by entry point (PEP 621's table, and Poetry's), and
-/// `[DEFAULT]`, whose values Python's `configparser` (coverage, setuptools) reads into every
-/// section.
-const DEFAULT_HARNESS_SECTIONS: &[(&str, &[&str])] = &[
-    (
-        "**/pyproject.toml",
-        &[
-            "tool.pytest",
-            "tool.coverage",
-            "tool.tox",
-            "project.entry-points.pytest11",
-            "tool.poetry.plugins.pytest11",
-        ],
-    ),
-    (
-        "**/setup.cfg",
-        &[
-            "tool:pytest",
-            "coverage:*",
-            "options.entry_points",
-            "DEFAULT",
-        ],
-    ),
-];
-
-fn parse_agents(
-    raw: &RawAgents,
-    invalid: &dyn Fn(std::ops::Range<usize>, String) -> InputError,
-) -> Result<AgentsPolicy, InputError> {
-    let default_agent = match &raw.default {
-        None => false,
-        Some(v) => match v.get_ref().as_str() {
-            "human" => false,
-            "agent" => true,
-            other => {
-                return Err(invalid(
-                    v.span(),
-                    format!("`agents.default` must be \"human\" or \"agent\", not {other:?}"),
-                ));
-            }
-        },
-    };
-    let set = |values: &Option<Vec<Spanned<String>>>,
-               key: &str,
-               default: &[&str]|
-     -> Result<PatternSet, InputError> {
-        let texts: Vec<String> = match values {
-            None => default.iter().map(|s| s.to_string()).collect(),
-            Some(list) => list.iter().map(|v| v.get_ref().clone()).collect(),
-        };
-        PatternSet::new(&texts).map_err(|(i, e)| {
-            let span = values
-                .as_ref()
-                .and_then(|l| l.get(i))
-                .map(|v| v.span())
-                .unwrap_or(0..0);
-            invalid(span, format!("`agents.{key}`: {e}"))
-        })
-    };
-    let trailers = match &raw.trailers {
-        None => DEFAULT_AGENT_TRAILERS
-            .iter()
-            .map(|t| trailer_pattern(t).expect("default patterns parse"))
-            .collect(),
-        Some(list) => list
-            .iter()
-            .map(|v| {
-                trailer_pattern(v.get_ref())
-                    .map_err(|e| invalid(v.span(), format!("`agents.trailers`: {e}")))
-            })
-            .collect::<Result<Vec<_>, _>>()?,
-    };
-    Ok(AgentsPolicy {
-        default_agent,
-        emails: set(&raw.emails, "emails", DEFAULT_AGENT_EMAILS)?,
-        names: set(&raw.names, "names", DEFAULT_AGENT_NAMES)?,
-        trailers,
-        subjects: set(&raw.subjects, "subjects", DEFAULT_AGENT_SUBJECTS)?,
-        pushers: set(&raw.pushers, "pushers", &[])?,
-    })
-}
-
-/// Agent identities seen in the wild (DESIGN.md, issue 10), used where a ledger has no
-/// `[agents]`; `policy/merge_ledger.toml` lists the same (a test compares them). E-mails and
-/// trailer keys only: a display name alone is anyone's to type.
-const DEFAULT_AGENT_EMAILS: &[&str] = &[
-    r"*\[bot\]@users.noreply.github.com",
-    // Copilot coding agent; Copilot CLI/SDK; Copilot in VS Code.
-    "198982749+Copilot@users.noreply.github.com",
-    "223556219+Copilot@users.noreply.github.com",
-    "copilot@github.com",
-    "cursoragent@cursor.com",
-    "noreply@aider.chat",
-    "aider@aider.chat",
-    "noreply@anthropic.com",
-    "codex@openai.com",
-    "noreply@openai.com",
-];
-const DEFAULT_AGENT_NAMES: &[&str] = &["* (aider)"];
-const DEFAULT_AGENT_TRAILERS: &[&str] = &[
-    "Co-authored-by: *<noreply@anthropic.com>",
-    "Co-authored-by: *<codex@openai.com>",
-    "Co-authored-by: *<noreply@openai.com>",
-    "Co-authored-by: *<223556219+Copilot@users.noreply.github.com>",
-    "Co-authored-by: *<copilot@github.com>",
-    "Co-authored-by: *<noreply@aider.chat>",
-    "Co-authored-by: *<aider@aider.chat>",
-    "Co-authored-by: *<cursoragent@cursor.com>",
-    // Devin's co-author line, and any other [bot] account's.
-    r"Co-authored-by: *\[bot\]@users.noreply.github.com>",
-    "Made-with: Cursor*",
-    "Agent-Logs-Url: *",
-    "Claude-Session: *",
-    "Assisted-by: *",
-    "Generated-by: *",
-    "Replit-Commit-Author: Agent",
-];
-/// aider writes its commit messages with this prefix.
-const DEFAULT_AGENT_SUBJECTS: &[&str] = &["aider: *"];
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The ledger as TOML gives it; read by `read_tables`, one key at a time.
+#[derive(Debug, Default)]
 struct RawLedger {
     version: Option<Spanned<i64>>,
-    #[serde(default)]
     properties: RawProperties,
-    #[serde(default)]
     fixtures: RawFixtures,
-    #[serde(default)]
     freeze: RawFreeze,
-    #[serde(default)]
     coverage: RawCoverage,
-    #[serde(default)]
     tests: RawTests,
-    #[serde(default)]
     agents: RawAgents,
-    #[serde(default)]
     trailers: RawTrailers,
-    #[serde(default)]
     protect: RawProtect,
-    #[serde(default)]
     refs: RawRefs,
-    #[serde(default)]
     artifacts: RawArtifacts,
-    #[serde(default)]
     humans: RawHumans,
-    #[serde(default)]
     harness: RawHarness,
-    #[serde(default)]
     baseline: RawBaseline,
 }
 
@@ -824,50 +1125,6 @@ struct RawBaseline {
     vanished: Option<Spanned<String>>,
     newly_skipped: Option<Spanned<String>>,
     ignore: Option<Vec<Spanned<String>>>,
-}
-
-fn parse_baseline(
-    raw: &RawBaseline,
-    invalid: &dyn Fn(std::ops::Range<usize>, String) -> InputError,
-) -> Result<BaselinePolicy, InputError> {
-    let severity = |v: &Option<Spanned<String>>, key: &str| match v {
-        None => Ok(Severity::Reject),
-        Some(v) => match v.get_ref().as_str() {
-            "reject" => Ok(Severity::Reject),
-            "warn" => Ok(Severity::Warn),
-            "off" => Ok(Severity::Off),
-            other => Err(invalid(
-                v.span(),
-                format!("`baseline.{key}` must be \"reject\", \"warn\" or \"off\", not {other:?}"),
-            )),
-        },
-    };
-    let mut set = GlobSetBuilder::new();
-    let mut ignore = Vec::new();
-    for v in raw.ignore.iter().flatten() {
-        let glob = crate::testid::id_glob(v.get_ref()).map_err(|e| {
-            invalid(
-                v.span(),
-                format!("`baseline.ignore` pattern {:?}: {e}", v.get_ref()),
-            )
-        })?;
-        set.add(glob);
-        ignore.push(v.get_ref().clone());
-    }
-    Ok(BaselinePolicy {
-        vanished: severity(&raw.vanished, "vanished")?,
-        newly_skipped: severity(&raw.newly_skipped, "newly_skipped")?,
-        ignore,
-        ignore_set: set.build().map_err(|e| {
-            let first = raw
-                .ignore
-                .iter()
-                .flatten()
-                .next()
-                .map_or(0..0, |p| p.span());
-            invalid(first, format!("`baseline.ignore`: {e}"))
-        })?,
-    })
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -971,7 +1228,7 @@ struct RawTests {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<Policy, InputError> {
+    fn parse(text: &str) -> Result<Policy, InputErrors> {
         Policy::parse(
             Path::new("qa/merge_ledger.toml"),
             text,
@@ -1201,6 +1458,103 @@ passing_frozen_is_error = true
         let own = parse("[harness]\npaths = [\"ci/run-tests.sh\"]\n").unwrap();
         assert_eq!(own.harness.paths, ["ci/run-tests.sh", "ci/run-tests.sh/**"]);
         assert_eq!(sections(&own), sections(&starter));
+    }
+
+    /// Each error as `(line, column, message)`.
+    fn problems(errors: &InputErrors) -> Vec<(u64, u64, String)> {
+        errors
+            .iter()
+            .map(|e| match e.location {
+                Some(Location::LineColumn(l, c)) => (l, c, e.message.clone()),
+                other => panic!("no line and column: {other:?} {e}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn three_mistakes_in_three_tables_are_all_reported_in_file_order() {
+        // Written in another order than the tables are checked in; one is a TOML type error
+        // (read table by table, it hides nothing else), one an unknown table.
+        let text = "[coverage]
+min_proven = 101.0
+
+[refs]
+allow_delete = \"no\"
+
+[propertes]
+min_lines = 8
+";
+        let err = parse(text).unwrap_err();
+        assert_eq!(
+            problems(&err),
+            [
+                (2, 14, "`coverage.min_proven` must be 0..=100, not 101".to_string()),
+                (
+                    5,
+                    16,
+                    "invalid type: string \"no\", expected a boolean".to_string()
+                ),
+                (
+                    7,
+                    2,
+                    "unknown field `propertes`, expected one of `version`, `properties`, `fixtures`, `freeze`, `coverage`, `tests`, `agents`, `trailers`, `protect`, `refs`, `artifacts`, `humans`, `harness`, `baseline`".to_string()
+                ),
+            ]
+        );
+        // Each reads as it does alone, one after the other.
+        let alone: Vec<String> = [
+            "[coverage]\nmin_proven = 101.0\n",
+            "\n\n\n[refs]\nallow_delete = \"no\"\n",
+            "\n\n\n\n\n\n[propertes]\nmin_lines = 8\n",
+        ]
+        .iter()
+        .map(|text| {
+            let err = parse(text).unwrap_err();
+            assert!(err.rest().is_empty(), "{err}");
+            err.to_string()
+        })
+        .collect();
+        assert_eq!(err.to_string(), alone.join("\nerror: "));
+    }
+
+    #[test]
+    fn every_step_reports_its_mistakes_beside_the_others() {
+        let text = concat!(
+            "version = 2\n",
+            "[properties]\nmin_lines = 0\nfiles = [\"[\"]\nseeds = \"../seeds\"\n",
+            "[fixtures]\nlockfile = \"/abs.json\"\npaths = [\"ok\", \"a\\\\b\"]\n",
+            "[freeze]\nmax_active_leases = -1\n",
+            "[agents]\ndefault = \"robot\"\nemails = [\"[x\"]\ntrailers = [\"nocolon\"]\n",
+            "[trailers]\nfreeze = \"nocolon\"\n",
+            "[protect]\npaths = [\"/etc\", \"ok/\", \"a/../b\"]\n",
+            "[refs]\nprotected = [\"[y\"]\n",
+            "[artifacts]\njunit = [\"../j.xml\"]\n",
+            "[humans]\nallowed_signers = \"/signers\"\n",
+            "[harness]\npaths = [\"c//d/../e\"]\n",
+            "[baseline]\nvanished = \"maybe\"\n",
+        );
+        let err = parse(text).unwrap_err();
+        let lines: Vec<u64> = problems(&err).iter().map(|p| p.0).collect();
+        // Line 18 holds two bad `[protect]` entries, each reported.
+        assert_eq!(
+            lines,
+            [
+                1, 3, 4, 5, 7, 8, 10, 12, 13, 14, 16, 18, 18, 20, 22, 24, 26, 28
+            ],
+            "{err}"
+        );
+        // No more than these: the `[protect]` entry that is fine is not compiled into a set
+        // alone (which could fail on its own account and add a problem of its own).
+        assert!(problems(&err)[11].1 < problems(&err)[12].1, "{err}");
+        assert!(problems(&err)[11].2.contains("\"/etc\""), "{err}");
+        assert!(problems(&err)[12].2.contains("\"a/../b\""), "{err}");
+    }
+
+    #[test]
+    fn a_syntax_error_stops_the_reading() {
+        let err = parse("[properties]\nmin_lines = 0\n[fixtures\n").unwrap_err();
+        assert_eq!(problems(&err).len(), 1, "{err}");
+        assert_eq!(problems(&err)[0].0, 3, "{err}");
     }
 
     #[test]

@@ -365,3 +365,94 @@ fn blank_lease_fields_are_refused_with_file_and_position() {
         assert_cannot_judge(&p.guard(&["lint"]), &["qa/freeze.toml:", "is empty"]);
     }
 }
+
+/// Three independent mistakes in the scenario ledger, one per table: (the line as it is, the
+/// line with the mistake, the `error:` line guard prints for it alone).
+const THREE_MISTAKES: [(&str, &str, &str); 3] = [
+    (
+        "seeds = \"tests/properties/seeds\"",
+        "seeds = \"/seeds\"",
+        "error: qa/merge_ledger.toml:5:9: `properties.seeds` = \"/seeds\": path is absolute; write it relative to the repository root",
+    ),
+    (
+        "lockfile = \"qa/fixtures.lock.json\"",
+        "lockfile = 7",
+        "error: qa/merge_ledger.toml:8:12: invalid type: integer `7`, expected a string",
+    ),
+    (
+        "max_active_leases = 2",
+        "max_active_leases = -1",
+        "error: qa/merge_ledger.toml:14:21: `freeze.max_active_leases` must be 0 or more, not -1",
+    ),
+];
+
+#[test]
+fn a_ledger_with_three_mistakes_names_all_three_with_their_lines() {
+    let p = clean();
+    let mut ledger = LEDGER.to_string();
+    for (good, bad, _) in THREE_MISTAKES {
+        assert_eq!(ledger.matches(good).count(), 1, "{good}");
+        ledger = ledger.replace(good, bad);
+    }
+    p.write("qa/merge_ledger.toml", &ledger);
+    let expected: String = THREE_MISTAKES
+        .iter()
+        .map(|(_, _, line)| format!("{line}\n"))
+        .collect();
+    for args in [
+        &["lint"][..],
+        &["lint", "--format", "json"],
+        &["score", "--junit", "junit.xml"],
+        &["score", "--junit", "junit.xml", "--format", "json"],
+    ] {
+        let run = p.guard(args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr, expected, "{args:?}");
+        if args.contains(&"json") {
+            // The first mistake, counting the others.
+            assert_eq!(
+                run.json()["error"],
+                serde_json::json!({
+                    "message": "`properties.seeds` = \"/seeds\": path is absolute; write it relative to the repository root (and 2 more errors in this file)",
+                    "path": "qa/merge_ledger.toml",
+                    "line": 5,
+                    "column": 9,
+                    "byte": null,
+                    "help": null,
+                }),
+                "{args:?}"
+            );
+        } else {
+            assert_eq!(run.stdout, "", "{args:?}");
+        }
+    }
+}
+
+#[test]
+fn a_ledger_with_one_mistake_reads_as_it_always_did() {
+    // Each of the three alone: one `error:` line, and the JSON `error` names it and no more.
+    for (good, bad, line) in THREE_MISTAKES {
+        let p = clean();
+        p.write("qa/merge_ledger.toml", LEDGER.replace(good, bad));
+        let run = p.guard(&["lint"]);
+        assert_eq!(
+            (run.code, run.stderr.as_str()),
+            (2, format!("{line}\n").as_str())
+        );
+        let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        let message = run.json()["error"]["message"].as_str().unwrap().to_string();
+        let (position, said) = line
+            .strip_prefix("error: qa/merge_ledger.toml:")
+            .unwrap()
+            .split_once(": ")
+            .unwrap();
+        assert_eq!(message, said, "no count of other errors");
+        let error = &run.json()["error"];
+        assert_eq!(
+            format!("{}:{}", error["line"], error["column"]),
+            position,
+            "{line}"
+        );
+    }
+}

@@ -1867,6 +1867,27 @@ fn range_that_leaves_a_ledger_that_does_not_parse_is_rejected() {
     );
 }
 
+#[test]
+fn range_that_leaves_a_ledger_with_two_mistakes_names_both_in_one_finding() {
+    let (p, base) = repo();
+    let text =
+        format!("{LEDGER}\n[coverage]\nmin_proven = 101.0\n\n[baseline]\nvanished = \"maybe\"\n");
+    let lines = text.lines().count();
+    p.write("qa/merge_ledger.toml", &text);
+    let c = p.commit_as(HUMAN, "Tweak the ledger\n\nLedger-Change: human\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["ledger_invalid"]);
+    let f = only(&run.json(), "ledger_invalid");
+    assert_eq!(f["commit"], p.short(&c));
+    assert_eq!(
+        f["message"],
+        format!(
+            "qa/merge_ledger.toml:{}:14: `coverage.min_proven` must be 0..=100, not 101; qa/merge_ledger.toml:{lines}:12: `baseline.vanished` must be \"reject\", \"warn\" or \"off\", not \"maybe\"",
+            lines - 3
+        )
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Issue 10: agent identities of today, [protect] spellings, rewritten frozen tests.
 

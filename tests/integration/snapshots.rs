@@ -16,10 +16,10 @@ use crate::check::{
     CURSOR, EXPIRES, HUMAN, NEW_LEASE, diverge, extend_lease, lockfile, repo, set_leases, since,
     unrelated,
 };
-use crate::hooks::{AGENTS, Server, append_in, ledger};
 use crate::scenario::{
     FAIL, LEDGER, PASS, clean, clean_cases, freeze_toml, junit, use_freeze_toml,
 };
+use crate::support::server::{AGENTS, Server, append_in, ledger};
 use crate::support::{Project, hermetic};
 
 /// One command as a user ran it, and what it printed.

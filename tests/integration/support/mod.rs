@@ -1,4 +1,7 @@
-//! Test support: temp projects, hermetic `git`, and running the `guard` binary.
+//! Test support: temp projects, hermetic `git`, and running the `guard` binary; `server` is
+//! the hook tests' server harness.
+
+pub mod server;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -1,0 +1,185 @@
+//! Protected content a push brings: fixtures hashed from quarantine and after
+//! break-glass, and the test harness (conftest, pytest options, attributes).
+
+use crate::support::server::{Server, write_in};
+use crate::support::{fixture_corpus, sha256sum, sha256sum_lockfile};
+
+// Fixtures: hashed again after break-glass, and from quarantine.
+
+#[test]
+fn fixtures_are_hashed_again_after_a_break_glass_push() {
+    // The hook trusts the old tip's fixture digests because the old tip passed the gate; a tip
+    // that came in by break-glass did not.
+    let s = Server::new("");
+    write_in(&s.work, "tests/fixtures/golden.csv", "a,b\n1,2\n");
+    write_in(
+        &s.work,
+        "qa/fixtures.lock.json",
+        &format!(
+            "{{\"files\": {{\"tests/fixtures/golden.csv\": \"{}\"}}}}\n",
+            crate::support::sha256sum(b"a,b\n1,2\n")
+        ),
+    );
+    s.commit("Add a golden file\n\nFixture-Lock: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    s.config("receive.advertisePushOptions", "true");
+    s.config("guard.bypass", "alice");
+    s.config("guard.auditLog", s.tmp.path("audit.log").to_str().unwrap());
+    write_in(&s.work, "tests/fixtures/golden.csv", "a,b\n1,3\n");
+    s.agent_commit("Regenerate the golden file\n");
+    s.push_from(
+        &s.work,
+        &["-o", "guard.bypass=hotfix", "origin", "main"],
+        &[("REMOTE_USER", "alice")],
+    )
+    .assert_accepted();
+
+    // The next ordinary push brings nothing protected, yet the drift is found again.
+    s.human_change("NOTES.md", "Notes");
+    s.push(&["origin", "main"])
+        .assert_rejected_with("remote: error: refs/heads/main: [fixture_digest]");
+
+    // An audit log that exists but cannot be read cannot vouch that the old tip passed the
+    // gate: the fixtures are hashed again all the same.
+    let log = s.tmp.path("audit.log");
+    std::fs::rename(&log, s.tmp.path("audit.log.kept")).unwrap();
+    std::fs::create_dir(&log).unwrap();
+    assert!(std::fs::read_to_string(&log).is_err());
+    s.push(&["origin", "main"])
+        .assert_rejected_with("remote: error: refs/heads/main: [fixture_digest]");
+}
+
+#[test]
+fn a_push_of_many_fixtures_is_hashed_from_quarantine_on_every_core() {
+    // 200 fixtures of about 8 KiB (1.6 MB: hashed on every core, each thread through its own
+    // repository handle, which must see the push's quarantined objects), in one push with
+    // their lockfile; one was regenerated after the lockfile was written.
+    let s = Server::new("");
+    let corpus = fixture_corpus("tests/fixtures/many", 200, 8192);
+    for (path, bytes) in &corpus {
+        let file = s.work.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, bytes).unwrap();
+    }
+    let rels: Vec<&str> = corpus.iter().map(|(path, _)| path.as_str()).collect();
+    write_in(
+        &s.work,
+        "qa/fixtures.lock.json",
+        &sha256sum_lockfile(&s.work, &rels),
+    );
+    let drifted = "tests/fixtures/many/f_063.bin";
+    let new_bytes = vec![b'y'; 5000];
+    std::fs::write(s.work.join(drifted), &new_bytes).unwrap();
+    s.commit("Add the golden corpus\n\nFixture-Lock: human\n");
+    // Over 100 objects arrive as a pack in the quarantine; with a higher unpack limit, git
+    // unpacks them there as loose objects.
+    for unpack_limit in ["100", "10000"] {
+        s.config("receive.unpackLimit", unpack_limit);
+        let pushed = s.push(&["origin", "main"]);
+        pushed.assert_rejected_with(&format!(
+            "remote: error: refs/heads/main: [fixture_digest] {drifted}"
+        ));
+        assert!(
+            pushed.stderr.contains(&sha256sum(&new_bytes)),
+            "{}",
+            pushed.stderr
+        );
+        assert_eq!(
+            pushed
+                .lines()
+                .iter()
+                .filter(|l| l.contains("[fixture_digest]"))
+                .count(),
+            1,
+            "{}",
+            pushed.stderr
+        );
+        assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+    }
+
+    // The lockfile made again: the push lands.
+    write_in(
+        &s.work,
+        "qa/fixtures.lock.json",
+        &sha256sum_lockfile(&s.work, &rels),
+    );
+    let fixed = s.commit("Lock the regenerated fixture\n\nFixture-Lock: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(fixed));
+}
+
+// 17. The test harness.
+
+#[test]
+fn agent_push_of_a_conftest_that_passes_every_test_is_rejected() {
+    let s = Server::new("");
+    write_in(
+        &s.work,
+        "tests/conftest.py",
+        "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    outcome.get_result().outcome = \"passed\"\n",
+    );
+    s.agent_commit("Stabilise the test run\n");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert!(
+        pushed.stderr.contains("tests/conftest.py")
+            && pushed.stderr.contains("Test-Harness: human"),
+        "names the path and the trailer: {}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    // A human who means it pushes the same change with the harness trailer.
+    s.git(&["reset", "-q", "--soft", "HEAD~"]);
+    s.commit("Stabilise the test run\n\nTest-Harness: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+}
+
+#[test]
+fn agent_push_of_pytest_addopts_in_pyproject_is_rejected_and_a_dependency_is_not() {
+    let s = Server::new("");
+    let pyproject = "[project]\nname = \"calc\"\ndependencies = []\n\n[tool.pytest.ini_options]\naddopts = \"-q\"\n";
+    s.write("pyproject.toml", pyproject);
+    s.commit("Add the project file\n\nTest-Harness: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    s.write(
+        "pyproject.toml",
+        &pyproject.replace("dependencies = []", "dependencies = [\"attrs\"]"),
+    );
+    s.agent_commit("Depend on attrs\n");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    s.write(
+        "pyproject.toml",
+        &pyproject
+            .replace("dependencies = []", "dependencies = [\"attrs\"]")
+            .replace(
+                "\"-q\"",
+                "\"-q --deselect=tests/properties/test_x.py::test_y\"",
+            ),
+    );
+    s.agent_commit("Tidy the test options\n");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert!(
+        pushed.stderr.contains("pyproject.toml"),
+        "names the path: {}",
+        pushed.stderr
+    );
+}
+
+#[test]
+fn agent_push_of_attributes_beside_the_ledger_is_rejected() {
+    let s = Server::new("");
+    write_in(&s.work, "qa/.gitattributes", "freeze.toml ident\n");
+    s.agent_commit("Normalise attributes\n");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert!(
+        pushed.stderr.contains("qa/.gitattributes"),
+        "{}",
+        pushed.stderr
+    );
+}
