@@ -1,0 +1,232 @@
+//! The reference documentation is generated from the code, or compared with it whole: the
+//! README's reason-code table and `docs/reason-codes.md` cannot drift from `Code`. Also the
+//! layering the code promises (ARCHITECTURE.md): which module may use which.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use merge_guard::render::markdown;
+
+fn repo_file(rel: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Writes `text` to `rel` when `GUARD_REGENERATE_DOCS=1`, else asserts it is already there.
+fn generated(rel: &str, text: &str) {
+    if std::env::var_os("GUARD_REGENERATE_DOCS").is_some_and(|v| v == "1") {
+        std::fs::write(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel), text).unwrap();
+        return;
+    }
+    assert!(
+        repo_file(rel) == text,
+        "{rel} is not what the code generates; run `GUARD_REGENERATE_DOCS=1 cargo test --test integration docs` and review the diff"
+    );
+}
+
+#[test]
+fn readme_reason_code_table_is_the_codes_whole() {
+    let readme = repo_file("README.md");
+    let marker = "<!-- reason-codes: this table is checked against the code by a test -->\n";
+    let start = readme
+        .find(marker)
+        .expect("README has the reason-code marker")
+        + marker.len();
+    let end = readme[start..]
+        .find("\n\n")
+        .map_or(readme.len(), |i| start + i + 1);
+    let table = &readme[start..end];
+    let want = markdown::reason_code_table();
+    if std::env::var_os("GUARD_REGENERATE_DOCS").is_some_and(|v| v == "1") {
+        let text = format!("{}{want}{}", &readme[..start], &readme[end..]);
+        std::fs::write(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"),
+            text,
+        )
+        .unwrap();
+        return;
+    }
+    if table != want {
+        // Name the first row that differs, to say what to change.
+        let row = table
+            .lines()
+            .zip(want.lines())
+            .find(|(a, b)| a != b)
+            .map(|(a, b)| format!("README: {a}\ncode:   {b}"))
+            .unwrap_or_else(|| "the tables differ in length".to_string());
+        panic!(
+            "the README's reason-code table is not the codes' (meaning and fix from src/report/finding.rs):\n{row}"
+        );
+    }
+}
+
+#[test]
+fn reason_codes_page_is_generated_from_the_codes() {
+    generated("docs/reason-codes.md", &markdown::reason_codes_page());
+}
+
+#[test]
+fn every_code_has_a_meaning_and_a_fix() {
+    for code in merge_guard::report::Code::ALL {
+        assert!(!code.description().is_empty(), "{code}");
+        assert!(!code.fix().is_empty(), "{code}");
+        assert!(
+            !code.description().ends_with('.') && !code.fix().ends_with('.'),
+            "{code}: the page adds the full stop"
+        );
+    }
+}
+
+/// The modules each top-level module of `src/` may use (`crate::name`). Lower layers never
+/// use higher ones, so there are no cycles (ARCHITECTURE.md draws the same picture).
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("error", &["exit"]),
+    ("exit", &[]),
+    ("wording", &[]),
+    ("testid", &[]),
+    ("workspace", &[]),
+    ("fsutil", &[]),
+    ("changes", &[]),
+    ("evidence", &["error", "workspace", "testid"]),
+    ("source", &["error", "evidence", "workspace"]),
+    ("runner", &["source", "workspace"]),
+    (
+        "policy",
+        &[
+            "error",
+            "testid",
+            "workspace",
+            "wording",
+            "evidence",
+            "changes",
+        ],
+    ),
+    ("report", &["error", "exit", "changes", "policy"]),
+    (
+        "git",
+        &[
+            "error",
+            "changes",
+            "evidence",
+            "policy",
+            "source",
+            "workspace",
+        ],
+    ),
+    (
+        "rules",
+        &[
+            "changes", "evidence", "policy", "report", "runner", "testid", "wording", "error",
+        ],
+    ),
+    ("render", &["error", "report", "wording"]),
+    (
+        "engine",
+        &[
+            "changes",
+            "error",
+            "evidence",
+            "git",
+            "policy",
+            "report",
+            "rules",
+            "runner",
+            "source",
+            "testid",
+            "workspace",
+            "wording",
+        ],
+    ),
+    (
+        "hooks",
+        &[
+            "engine", "error", "exit", "git", "policy", "render", "report", "rules", "wording",
+        ],
+    ),
+    (
+        "cli",
+        &[
+            "engine",
+            "error",
+            "evidence",
+            "exit",
+            "fsutil",
+            "git",
+            "hooks",
+            "policy",
+            "render",
+            "report",
+            "rules",
+            "runner",
+            "source",
+            "testid",
+            "workspace",
+            "wording",
+        ],
+    ),
+];
+
+/// `crate::x` paths used by each top-level module, outside its `#[cfg(test)]` code.
+fn module_uses() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let rel = path
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if !rel.ends_with(".rs") || rel == "lib.rs" || rel == "main.rs" {
+                continue;
+            }
+            let top = rel
+                .split('/')
+                .next()
+                .unwrap()
+                .trim_end_matches(".rs")
+                .to_string();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            let set = uses.entry(top.clone()).or_default();
+            for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                for part in line.split("crate::").skip(1) {
+                    let name: String = part
+                        .chars()
+                        .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                        .collect();
+                    if !name.is_empty() && name != top {
+                        set.insert(name);
+                    }
+                }
+            }
+        }
+    }
+    uses
+}
+
+#[test]
+fn modules_use_only_lower_layers() {
+    let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+    let mut wrong = Vec::new();
+    for (module, used) in module_uses() {
+        let Some(may) = allowed.get(module.as_str()) else {
+            wrong.push(format!(
+                "{module}: a new top-level module; add it to ALLOWED (and ARCHITECTURE.md)"
+            ));
+            continue;
+        };
+        for name in used {
+            if !may.contains(&name.as_str()) {
+                wrong.push(format!("{module} uses crate::{name}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "layering broken:\n{}", wrong.join("\n"));
+}
