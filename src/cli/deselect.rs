@@ -9,11 +9,11 @@ use std::path::Path;
 use anyhow::bail;
 
 use crate::cli::args::{DeselectArgs, Runner};
-use crate::engine::score::load_freeze;
 use crate::evidence::collected::read_collected;
 use crate::exit;
 use crate::policy::freeze::today_utc;
 use crate::policy::ledger::Policy;
+use crate::policy::load::load_freeze;
 use crate::source::WorkTree;
 use crate::testid::{collected_keys, id_key};
 use crate::wording::count;

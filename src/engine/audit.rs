@@ -9,7 +9,7 @@ use git2::{Oid, Repository};
 use jiff::civil::Date;
 
 use crate::changes::{Change, ChangeKind};
-use crate::engine::score::{Artifacts, Scored, floor, load_lockfile, score_tree};
+use crate::engine::score::{Artifacts, Scored, floor, score_tree};
 use crate::error::{ErrorReport, InputError};
 use crate::git;
 use crate::git::lineage::Lineage;
@@ -19,6 +19,7 @@ use crate::git::tree_source::GitTree;
 use crate::policy::diff::{self, PolicyChange};
 use crate::policy::freeze::FreezeFile;
 use crate::policy::ledger::{DEFAULT_LEDGER_PATH, Policy, PolicySource};
+use crate::policy::load::{load_freeze, load_lockfile};
 use crate::policy::lockfile::Lockfile;
 use crate::policy::signers::{AllowedSigners, SignatureStatus};
 use crate::report::finding::{Code, Finding};
@@ -133,7 +134,7 @@ pub fn judge(
     let mut policy_changes = Vec::new();
     let mut agent_added_leases = 0;
     let reject_if_agent_adds_lease = match policy_tree {
-        Some(t) => crate::engine::score::load_freeze(t, &policy)
+        Some(t) => load_freeze(t, &policy)
             .map(|f| f.reject_if_agent_adds_lease)
             .unwrap_or(true),
         None => true,

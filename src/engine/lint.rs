@@ -7,11 +7,10 @@
 
 use jiff::civil::Date;
 
-use crate::engine::score::{
-    judge_fixtures, judge_property_files, load_freeze, load_lockfile, property_files,
-};
+use crate::engine::score::{judge_fixtures, judge_property_files, property_files};
 use crate::error::InputError;
 use crate::policy::ledger::Policy;
+use crate::policy::load::{load_freeze, load_lockfile};
 use crate::report::{Kind, Report, Stats};
 use crate::rules;
 use crate::source::{Source, WorkTree};

@@ -3,7 +3,7 @@
 //! reports once, and runs every rule. The decision is left to `findings::Decision`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use jiff::civil::Date;
 
@@ -15,7 +15,10 @@ use crate::evidence::junit::read_junit;
 use crate::evidence::record::{JunitCounts, Outcome, SuiteFailure, TestCase};
 use crate::policy::freeze::{FreezeFile, Lease};
 use crate::policy::ledger::{Policy, PropertiesPolicy, Severity};
-use crate::policy::lockfile::{LockFormat, Lockfile};
+use crate::policy::load::{
+    in_ledger, no_freeze, no_lockfile, not_found, parse_freeze, parse_lockfile,
+};
+use crate::policy::lockfile::Lockfile;
 use crate::report::finding::{Code, Finding};
 use crate::report::{JunitStats, RunnerExit, Stats};
 use crate::rules;
@@ -359,28 +362,6 @@ impl PolicyFile {
     }
 }
 
-fn parse_freeze(policy: &Policy, bytes: &[u8]) -> Result<FreezeFile, InputError> {
-    FreezeFile::parse(Path::new(&policy.freeze.file), bytes)
-}
-
-fn parse_lockfile(policy: &Policy, bytes: &[u8]) -> Result<Lockfile, InputError> {
-    Lockfile::parse(Path::new(&policy.fixtures.lockfile), bytes)
-}
-
-/// No freeze file under the embedded policy: no leases.
-fn no_freeze(_: &Policy) -> FreezeFile {
-    FreezeFile::empty()
-}
-
-/// No lockfile under the embedded policy: an empty one, in the form its name suggests.
-fn no_lockfile(policy: &Policy) -> Lockfile {
-    Lockfile::new(if policy.fixtures.lockfile.ends_with(".json") {
-        LockFormat::Json
-    } else {
-        LockFormat::Sha256sum
-    })
-}
-
 /// A policy file as the scored tree holds it.
 enum Loaded<T> {
     Parsed(T),
@@ -446,60 +427,6 @@ fn load_in<T>(
         key,
         base.map(|b| b.describe()).as_deref(),
     )))
-}
-
-/// Names the ledger key in an error about the file it names.
-fn in_ledger(policy: &Policy, key: &str, e: InputError) -> InputError {
-    InputError {
-        message: format!("{} (`{key}` in {})", e.message, policy.source.describe()),
-        ..e
-    }
-}
-
-/// The error for a policy file the ledger names that `source` does not have.
-fn not_found(source: &dyn Source, policy: &Policy, rel: &str, key: &str) -> InputError {
-    InputError::new(rel, format!("file not found in the {}", source.describe())).with_hint(format!(
-        "the ledger ({}) names this file as `{key}`; restore it from the base branch, or fix the ledger (in a new project, `guard init` writes starters)",
-        policy.source.describe()
-    ))
-}
-
-/// Reads a policy file named by the ledger. `Ok(None)` when it does not exist and the policy
-/// allows that (the embedded default).
-pub fn read_policy_file(
-    source: &dyn Source,
-    policy: &Policy,
-    rel: &str,
-    key: &str,
-) -> Result<Option<Vec<u8>>, InputError> {
-    match source.read(rel).map_err(|e| in_ledger(policy, key, e))? {
-        Some(bytes) => Ok(Some(bytes)),
-        None if policy.files_optional() => Ok(None),
-        None => Err(not_found(source, policy, rel, key)),
-    }
-}
-
-/// The freeze file named by the policy, or an empty one when the embedded policy is in force
-/// and there is none.
-pub fn load_freeze(source: &dyn Source, policy: &Policy) -> Result<FreezeFile, InputError> {
-    match read_policy_file(source, policy, &policy.freeze.file, "freeze.file")? {
-        Some(bytes) => parse_freeze(policy, &bytes),
-        None => Ok(no_freeze(policy)),
-    }
-}
-
-/// The lockfile named by the policy. A missing lockfile under the embedded policy is empty,
-/// in the form its file name suggests.
-pub fn load_lockfile(source: &dyn Source, policy: &Policy) -> Result<Lockfile, InputError> {
-    match read_policy_file(
-        source,
-        policy,
-        &policy.fixtures.lockfile,
-        "fixtures.lockfile",
-    )? {
-        Some(bytes) => parse_lockfile(policy, &bytes),
-        None => Ok(no_lockfile(policy)),
-    }
 }
 
 /// The fixture corpus under the fixture paths against `lockfile`: the findings (and the

@@ -7,5 +7,6 @@ pub mod diff;
 pub mod freeze;
 pub mod harness;
 pub mod ledger;
+pub mod load;
 pub mod lockfile;
 pub mod signers;

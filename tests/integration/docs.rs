@@ -99,6 +99,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wording",
             "evidence",
             "changes",
+            "source",
         ],
     ),
     ("report", &["error", "exit", "changes", "policy"]),
