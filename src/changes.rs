@@ -66,10 +66,8 @@ pub struct Change {
     pub class: Class,
     /// The protected path this one is a variant of, when the names differ (in case, Unicode
     /// normalisation, or what HFS+ or NTFS ignore).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub case_variant_of: Option<String>,
     /// For a file of which only some sections are protected: which differ.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
 

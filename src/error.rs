@@ -219,8 +219,7 @@ impl std::error::Error for InputErrors {}
 /// JSON report (each key `null` where unknown), and the text people read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ErrorReport {
-    /// Whether the input or guard failed (JSON from schema version 1 on).
-    #[serde(skip)]
+    /// Whether the input or guard failed.
     pub kind: ErrorKind,
     pub message: String,
     pub path: Option<String>,

@@ -10,7 +10,7 @@ use crate::workspace::Workspace;
 
 pub fn run(ws: &Workspace, args: &LintArgs, progress: &mut Progress) -> anyhow::Result<i32> {
     let policy = Policy::load(ws, args.policy.ledger.as_deref())?;
-    progress.policy = Some(policy.source.describe());
+    progress.policy = Some(policy.source.clone());
     let report = lint(ws, &policy, today_utc())?;
     out!("{}", render(&report, args.format.into()));
     Ok(report.exit_code())

@@ -48,7 +48,7 @@ pub fn emit(text: &str) {
 #[derive(Debug, Default)]
 pub struct Progress {
     /// Where the policy came from, once the ledger was read.
-    pub policy: Option<String>,
+    pub policy: Option<crate::policy::ledger::PolicySource>,
     /// The proven-coverage floor, once `--min-proven` or the ledger gave it.
     pub floor: Option<f64>,
     /// How the test command of `run` ended, once it did.

@@ -33,7 +33,7 @@ pub fn run(ws: &Workspace, args: &RunArgs, progress: &mut Progress) -> anyhow::R
     // A ledger that cannot be read stops guard before the tests spend any time.
     let policy = Policy::load(ws, args.policy.ledger.as_deref())?;
     let mut artifacts = artifacts(&args.artifacts, true);
-    progress.policy = Some(policy.source.describe());
+    progress.policy = Some(policy.source.clone());
     progress.floor = Some(floor(&policy, &artifacts));
 
     let before: Vec<Option<Stamp>> = artifacts.junit.iter().map(|p| stamp(p)).collect();
@@ -45,11 +45,7 @@ pub fn run(ws: &Workspace, args: &RunArgs, progress: &mut Progress) -> anyhow::R
 
     artifacts.runner = Some(runner.clone());
     let evaluation = score(&WorkTree { ws }, &policy, &artifacts, today_utc())?;
-    let mut report = Report::gate(
-        policy.source.describe(),
-        evaluation.findings,
-        evaluation.stats,
-    );
+    let mut report = Report::gate(policy.source.clone(), evaluation.findings, evaluation.stats);
     report.runner = Some(runner);
     report.warnings = evaluation.warnings;
     out!("{}", render(&report, args.format.into()));

@@ -13,14 +13,10 @@ use crate::workspace::Workspace;
 pub fn run(ws: &Workspace, args: &ScoreArgs, progress: &mut Progress) -> anyhow::Result<i32> {
     let policy = Policy::load(ws, args.policy.ledger.as_deref())?;
     let artifacts = artifacts(&args.artifacts, true);
-    progress.policy = Some(policy.source.describe());
+    progress.policy = Some(policy.source.clone());
     progress.floor = Some(floor(&policy, &artifacts));
     let evaluation = score(&WorkTree { ws }, &policy, &artifacts, today_utc())?;
-    let mut report = Report::gate(
-        policy.source.describe(),
-        evaluation.findings,
-        evaluation.stats,
-    );
+    let mut report = Report::gate(policy.source.clone(), evaluation.findings, evaluation.stats);
     report.warnings = evaluation.warnings;
     out!("{}", render(&report, args.format.into()));
     Ok(report.exit_code())

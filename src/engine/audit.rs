@@ -285,7 +285,7 @@ pub fn judge(
         findings.extend(more);
     }
 
-    let mut report = Report::gate(policy.source.describe(), findings, stats);
+    let mut report = Report::gate(policy.source.clone(), findings, stats);
     report.unjudged = unjudged;
     report.warnings = warnings;
     report.history = Some(History {

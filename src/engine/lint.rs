@@ -54,11 +54,7 @@ pub fn lint(ws: &Workspace, policy: &Policy, today: Date) -> anyhow::Result<Repo
         findings.extend(judge_fixtures(&tree, policy, &lockfile)?.0);
     }
 
-    let mut report = Report::gate(
-        policy.source.describe(),
-        findings,
-        Stats::unknown(today, None),
-    );
+    let mut report = Report::gate(policy.source.clone(), findings, Stats::unknown(today, None));
     report.kind = Kind::Lint;
     report.stats.active_leases = Some(stats.active);
     report.stats.expired_leases = Some(stats.expired);

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use jiff::civil::Date;
 
-use crate::error::{InputError, Location};
+use crate::error::InputError;
 use crate::evidence::collected::read_collected;
 use crate::evidence::coverage::{Coverage, read_coverage};
 use crate::evidence::distinct::DistinctTests;
@@ -162,7 +162,7 @@ pub fn score_tree(
         acc.suite_failures.extend(
             read.suite_failures
                 .into_iter()
-                .map(|failure| (located(&shown, failure.location), failure)),
+                .map(|failure| (shown.clone(), failure)),
         );
     }
     let have_reports = !artifacts.junit.is_empty();
@@ -493,15 +493,6 @@ pub fn judge_property_files(
         }
     }
     Ok(findings)
-}
-
-/// `path:line:column` (or `path:line`, `path` at a byte) for a finding's `path`.
-fn located(path: &str, location: Location) -> String {
-    match location {
-        Location::LineColumn(line, column) => format!("{path}:{line}:{column}"),
-        Location::Line(line) => format!("{path}:{line}"),
-        Location::Byte(byte) => format!("{path} (byte {byte})"),
-    }
 }
 
 /// Which collected ids have a record. Runners mostly write records in the order they

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::render::one_line;
+use crate::render::{one_line, place};
 use crate::report::{Finding, History};
 
 /// How hook messages are written: `error:` lines, prefixed for GitLab's web UI.
@@ -49,8 +49,8 @@ impl Messages {
                 let _ = write!(line, "{subject:?} ");
             }
         }
-        if let Some(path) = &f.path {
-            let _ = write!(line, "{path}: ");
+        if let Some(place) = place(f) {
+            let _ = write!(line, "{place}: ");
         }
         line.push_str(&f.message);
         let mut out = self.error(&line);

@@ -7,7 +7,7 @@ pub mod json;
 pub mod markdown;
 pub mod text;
 
-use crate::report::Report;
+use crate::report::{Finding, Report};
 
 /// The output formats of `score`, `check`, `run` and `lint` (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +22,17 @@ pub fn render(report: &Report, format: Format) -> String {
         Format::Text => text::report(report),
         Format::Json => json::report(report),
     }
+}
+
+/// Where a finding is, as editors and terminals jump to it: `path`, `path:line` or
+/// `path:line:column`; `None` when it has no path.
+pub fn place(f: &Finding) -> Option<String> {
+    let path = f.path.as_ref()?;
+    Some(match (f.line, f.column) {
+        (Some(line), Some(column)) => format!("{path}:{line}:{column}"),
+        (Some(line), None) => format!("{path}:{line}"),
+        _ => path.clone(),
+    })
 }
 
 /// `text` with control characters (newlines, colour codes) turned into spaces: what a report or

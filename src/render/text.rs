@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::render::one_line;
+use crate::render::{one_line, place};
 use crate::report::{Decision, Finding, Kind, Report};
 use crate::wording::count;
 
@@ -53,7 +53,14 @@ fn gate(report: &Report) -> String {
         let _ = writeln!(out, "error: {e}");
     }
     let s = &report.stats;
-    let _ = writeln!(out, "policy: {}", report.policy.as_deref().unwrap_or("-"));
+    let _ = writeln!(
+        out,
+        "policy: {}",
+        report
+            .policy
+            .as_ref()
+            .map_or("-".to_string(), |p| p.describe())
+    );
     if let Some(runner) = &report.runner {
         let _ = writeln!(
             out,
@@ -165,8 +172,8 @@ fn labelled(out: &mut String, label: &str, f: &Finding) {
     }
     // Paths, test ids and messages carry text from the reports and commits under judgement: a
     // newline there would print lines that look like guard's own.
-    if let Some(path) = &f.path {
-        let _ = write!(out, "{}: ", one_line(path));
+    if let Some(place) = place(f) {
+        let _ = write!(out, "{}: ", one_line(&place));
     }
     let _ = writeln!(out, "{}", one_line(&f.message));
     if let Some(help) = &f.help {
@@ -204,7 +211,10 @@ fn lint(report: &Report) -> String {
             0 => String::new(),
             n => format!(", {}", count(n, "warning")),
         },
-        report.policy.as_deref().unwrap_or("-"),
+        report
+            .policy
+            .as_ref()
+            .map_or("-".to_string(), |p| p.describe()),
         count(s.active_leases.unwrap_or(0), "active lease"),
         s.expired_leases.unwrap_or(0),
         count(report.fixtures.unwrap_or(0), "fixture")

@@ -133,18 +133,17 @@ impl std::fmt::Display for Code {
 pub struct Finding {
     pub code: Code,
     pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The 1-based line in `path`, where the finding has one.
+    pub line: Option<u64>,
+    /// The 1-based column on `line`, where the finding has one.
+    pub column: Option<u64>,
     /// The abbreviated commit id.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
     /// The commit's subject line.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub test: Option<String>,
     /// What a human does to clear the finding.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
 }
 
@@ -154,6 +153,8 @@ impl Finding {
             code,
             message: message.into(),
             path: None,
+            line: None,
+            column: None,
             commit: None,
             subject: None,
             test: None,
@@ -163,6 +164,16 @@ impl Finding {
 
     pub fn path(mut self, path: impl Into<String>) -> Finding {
         self.path = Some(path.into());
+        self
+    }
+
+    pub fn line(mut self, line: u64) -> Finding {
+        self.line = Some(line);
+        self
+    }
+
+    pub fn column(mut self, column: u64) -> Finding {
+        self.column = Some(column);
         self
     }
 

@@ -15,10 +15,8 @@ pub struct CommitSummary {
     pub subject: String,
     pub author: String,
     /// Why the commit counts as an agent's; absent for a human's.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     /// Who signed it, when the policy asks for signatures or names allowed signers.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub signature: Option<SignatureStatus>,
     pub protected_changes: Vec<Change>,
 }

@@ -8,6 +8,7 @@ pub mod history;
 
 use crate::error::ErrorReport;
 use crate::exit;
+use crate::policy::ledger::PolicySource;
 pub use figures::{JunitStats, RunnerExit, Stats};
 pub use finding::{Code, Decision, Finding};
 pub use history::{CommitSummary, FileChanges, History};
@@ -33,9 +34,8 @@ pub struct Advice {
 #[derive(Debug, Clone)]
 pub struct Report {
     pub kind: Kind,
-    /// Where the policy in force came from (a path, or a revision and path); `None` when it
-    /// could not be read.
-    pub policy: Option<String>,
+    /// Where the policy in force came from; `None` when it could not be read.
+    pub policy: Option<PolicySource>,
     pub findings: Vec<Finding>,
     pub stats: Stats,
     /// Why part of the input could not be judged. With no finding the decision is unknown
@@ -55,7 +55,7 @@ pub struct Report {
 
 impl Report {
     /// A gate report (`score`, `check`, `run`, a hook) of `findings` under `policy`.
-    pub fn gate(policy: String, findings: Vec<Finding>, stats: Stats) -> Report {
+    pub fn gate(policy: PolicySource, findings: Vec<Finding>, stats: Stats) -> Report {
         Report {
             kind: Kind::Gate,
             policy: Some(policy),
@@ -74,7 +74,7 @@ impl Report {
     /// decision, no findings, only the figures in `stats` that are known.
     pub fn cannot_judge(
         kind: Kind,
-        policy: Option<String>,
+        policy: Option<PolicySource>,
         stats: Stats,
         error: ErrorReport,
     ) -> Report {

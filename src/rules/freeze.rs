@@ -41,7 +41,6 @@ pub fn judge(input: &FreezeInput) -> (Vec<Finding>, FreezeStats) {
         active: active.len(),
         expired: expired.len(),
     };
-    let at = |lease: &Lease| format!("{}:{}", input.freeze_path, lease.line);
 
     if input.file.reject_if_expired {
         for lease in &expired {
@@ -51,7 +50,8 @@ pub fn judge(input: &FreezeInput) -> (Vec<Finding>, FreezeStats) {
                     Code::ExpiredLeases,
                     format!("lease for {} expired on {expires} (today is {} UTC)", lease.nodeid, input.today),
                 )
-                .path(at(lease))
+                .path(input.freeze_path)
+                .line(lease.line)
                 .test(&lease.nodeid)
                 .help("fix the test and remove the lease, or have its owner renew it with a new `expires` in a human commit"),
             );
@@ -81,7 +81,8 @@ pub fn judge(input: &FreezeInput) -> (Vec<Finding>, FreezeStats) {
                             lease.nodeid
                         ),
                     )
-                    .path(at(lease))
+                    .path(input.freeze_path)
+                    .line(lease.line)
                     .test(&lease.nodeid)
                     .help("correct the lease's id to a collected node id, or remove the lease"),
                 );
@@ -96,7 +97,8 @@ pub fn judge(input: &FreezeInput) -> (Vec<Finding>, FreezeStats) {
                     Code::FrozenTestMissing,
                     format!("frozen test {} matches no test in the JUnit reports", lease.nodeid),
                 )
-                .path(at(lease))
+                .path(input.freeze_path)
+                .line(lease.line)
                 .test(&lease.nodeid)
                 .help("run the frozen test too (deselect it only for the coverage run), or correct the id in the freeze file"),
             ),
@@ -105,7 +107,8 @@ pub fn judge(input: &FreezeInput) -> (Vec<Finding>, FreezeStats) {
                     Code::FrozenTestPassed,
                     format!("frozen test {} passed: a frozen test that turns green is a blocker, not a win", lease.nodeid),
                 )
-                .path(at(lease))
+                .path(input.freeze_path)
+                .line(lease.line)
                 .test(&lease.nodeid)
                 .help("if the patch changed the test, drop that change from the branch; else rerun it on main without the patch, and only a human removes the lease"),
             ),
@@ -143,7 +146,8 @@ fn rewritten(freeze_path: &str, lease: &Lease, file: &str, base: &str) -> Findin
             lease.nodeid
         ),
     )
-    .path(format!("{freeze_path}:{}", lease.line))
+    .path(freeze_path)
+    .line(lease.line)
     .test(&lease.nodeid)
     .help(format!(
         "restore {file} as it is in {base}: drop or rewrite the commits that changed it (`git rebase -i {base}`); the lease stays until an agent-free rerun on main is boring"
@@ -300,7 +304,10 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].test.as_deref(), Some("b"));
         // `file` writes each lease in five lines after the two of the header.
-        assert_eq!(found[0].path.as_deref(), Some("qa/freeze.toml:8"));
+        assert_eq!(
+            (found[0].path.as_deref(), found[0].line),
+            (Some("qa/freeze.toml"), Some(8))
+        );
         assert_eq!(run(&f, None, Some(&[true, true])), vec![]);
         assert_eq!(
             run(&f, None, Some(&[false, false])),

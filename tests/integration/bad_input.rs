@@ -413,6 +413,7 @@ fn a_ledger_with_three_mistakes_names_all_three_with_their_lines() {
             assert_eq!(
                 run.json()["error"],
                 serde_json::json!({
+                    "kind": "input",
                     "message": "`properties.seeds` = \"/seeds\": path is absolute; write it relative to the repository root (and 2 more errors in this file)",
                     "path": "qa/merge_ledger.toml",
                     "line": 5,

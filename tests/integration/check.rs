@@ -144,7 +144,7 @@ fn changes_of(json: &Value, id: &str) -> Value {
 }
 
 fn change(path: &str, kind: &str, class: &str) -> Value {
-    json!({"path": path, "kind": kind, "class": class})
+    json!({"path": path, "kind": kind, "class": class, "case_variant_of": null, "detail": null})
 }
 
 // ---------------------------------------------------------------------------------------
@@ -160,7 +160,7 @@ fn unrelated_human_commit_merges_under_the_base_policy() {
     assert_eq!(json["decision"], "MERGE");
     assert_eq!(
         json["policy"],
-        format!("qa/merge_ledger.toml at {}", p.short(&base))
+        json!({"source": "commit", "path": "qa/merge_ledger.toml", "commit": p.short(&base)})
     );
     assert_eq!(
         (json["base"].as_str(), json["tip"].as_str()),
@@ -168,7 +168,7 @@ fn unrelated_human_commit_merges_under_the_base_policy() {
     );
     assert_eq!(json["commits"].as_array().unwrap().len(), 1);
     assert_eq!(changes_of(&json, &c), json!([]));
-    assert!(json["commits"][0].get("agent").is_none(), "{json:#}");
+    assert!(json["commits"][0]["agent"].is_null(), "{json:#}");
     assert_eq!(json["active_leases"], 1);
     assert_eq!(json["agent_added_leases"], 0);
 }
@@ -455,7 +455,7 @@ fn agent_commit_with_the_human_trailer_is_forged() {
     );
     assert_eq!(
         single.json()["policy"],
-        format!("qa/merge_ledger.toml at {}", p.short(&base))
+        json!({"source": "commit", "path": "qa/merge_ledger.toml", "commit": p.short(&base)})
     );
 }
 
@@ -510,7 +510,7 @@ fn range_that_edits_the_ledger_is_judged_by_the_ledger_it_replaces() {
     expect(&run, 1, &["missing_human_trailer"]);
     assert_eq!(
         run.json()["policy"],
-        format!("qa/merge_ledger.toml at {}", p.short(&allow))
+        json!({"source": "commit", "path": "qa/merge_ledger.toml", "commit": p.short(&allow)})
     );
 }
 
@@ -724,7 +724,7 @@ fn agent_renames_the_lockfile() {
     expect(&run, 1, &["agent_edit_protected", "lockfile_missing"]);
     let json = run.json();
     assert_eq!(json["decision"], "REJECT");
-    assert!(json.get("error").is_none(), "nothing unjudged: {json:#}");
+    assert!(json["error"].is_null(), "nothing unjudged: {json:#}");
     let missing = only(&json, "lockfile_missing");
     assert_eq!(missing["path"], "qa/fixtures.lock.json");
     // Without a lockfile no fixture was verified: that figure is unknown, not 0.
@@ -860,12 +860,12 @@ fn agent_adds_case_variants_of_protected_paths() {
     assert_eq!(
         changes_of(&json, &dir_variant),
         json!([{"path": "QA/merge_ledger.toml", "kind": "added", "class": "ledger",
-                "case_variant_of": "qa/merge_ledger.toml"}])
+                "case_variant_of": "qa/merge_ledger.toml", "detail": null}])
     );
     assert_eq!(
         changes_of(&json, &file_variant),
         json!([{"path": "qa/Freeze.toml", "kind": "added", "class": "freeze",
-                "case_variant_of": "qa/freeze.toml"}])
+                "case_variant_of": "qa/freeze.toml", "detail": null}])
     );
     let paths: Vec<(Value, Value)> = findings(&json, "agent_edit_protected")
         .iter()
@@ -928,7 +928,7 @@ fn agent_replaces_a_fixture_with_a_symlink() {
     let run = check(&p, &since(&base));
     expect(&run, 1, &["agent_edit_protected", "fixture_not_regular"]);
     let json = run.json();
-    assert!(json.get("error").is_none(), "nothing unjudged: {json:#}");
+    assert!(json["error"].is_null(), "nothing unjudged: {json:#}");
     let f = only(&json, "fixture_not_regular");
     assert_eq!(f["path"], "tests/fixtures/invoice.json");
     assert!(f["message"].as_str().unwrap().contains("symlink"), "{f:#}");
@@ -1030,7 +1030,7 @@ fn human_deletes_the_lockfile_the_ledger_names() {
     let json = run.json();
     assert_eq!(json["decision"], "REJECT");
     assert_eq!(json["score"], 0);
-    assert!(json.get("error").is_none(), "{json:#}");
+    assert!(json["error"].is_null(), "{json:#}");
     let f = only(&json, "lockfile_missing");
     assert_eq!(f["path"], "qa/fixtures.lock.json");
     let help = f["help"].as_str().unwrap();
@@ -2174,7 +2174,10 @@ fn gutted_frozen_test_is_rewritten_even_when_passing_frozen_tests_are_allowed() 
     expect(&run, 1, &["frozen_test_rewritten"]);
     let f = only(&run.json(), "frozen_test_rewritten");
     assert_eq!(f["test"], LEASE);
-    assert_eq!(f["path"], "qa/freeze.toml:5");
+    assert_eq!(
+        (&f["path"], &f["line"]),
+        (&json!("qa/freeze.toml"), &json!(5))
+    );
     assert!(
         f["message"]
             .as_str()

@@ -187,7 +187,7 @@ fn lint_rejects_a_malformed_lease_with_its_line() {
     let run = p.guard(&["lint", "--format", "json"]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     let json = run.json();
-    assert!(json["ok"].is_null(), "{json:#}");
+    assert!(json["decision"].is_null(), "{json:#}");
     assert_eq!(json["findings"], serde_json::json!([]));
     assert_eq!(json["error"]["path"], "qa/freeze.toml");
     assert_eq!(json["error"]["line"], 4, "{json:#}");
@@ -195,7 +195,8 @@ fn lint_rejects_a_malformed_lease_with_its_line() {
         assert!(json[key].is_null(), "{key} in {json:#}");
     }
     assert_eq!(
-        json["policy"], "qa/merge_ledger.toml",
+        json["policy"],
+        serde_json::json!({"source": "file", "path": "qa/merge_ledger.toml", "commit": null}),
         "the ledger was read"
     );
 }

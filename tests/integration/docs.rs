@@ -120,7 +120,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "changes", "evidence", "policy", "report", "runner", "testid", "wording", "error",
         ],
     ),
-    ("render", &["error", "report", "wording"]),
+    ("render", &["error", "policy", "report", "wording"]),
     (
         "engine",
         &[
@@ -230,4 +230,35 @@ fn modules_use_only_lower_layers() {
         }
     }
     assert!(wrong.is_empty(), "layering broken:\n{}", wrong.join("\n"));
+}
+
+/// The schema the suite validates against can fail: a report with a key left out, a finding
+/// with a wrong field, or a decision that disagrees with the findings is refused.
+#[test]
+fn the_report_schema_refuses_what_breaks_the_contract() {
+    let p = crate::scenario::clean();
+    let run = p.guard(&["score", "--junit", "junit.xml", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let good: serde_json::Value = run.json();
+    crate::support::json_contract::check(&good.to_string());
+    let refused = |bad: serde_json::Value, why: &str| {
+        let text = bad.to_string();
+        let caught = std::panic::catch_unwind(|| crate::support::json_contract::check(&text));
+        assert!(caught.is_err(), "the schema accepts a report where {why}: {text}");
+    };
+    let mut omitted = good.clone();
+    omitted.as_object_mut().unwrap().remove("error");
+    refused(omitted, "`error` is omitted instead of null");
+    let mut merge_with_findings = good.clone();
+    merge_with_findings["findings"] = serde_json::json!([{
+        "code": "fixture_digest", "message": "m", "path": null, "line": null, "column": null,
+        "commit": null, "subject": null, "test": null, "help": null
+    }]);
+    refused(merge_with_findings, "MERGE has a finding");
+    let mut placeholder = good.clone();
+    placeholder["policy"] = serde_json::json!("qa/merge_ledger.toml");
+    refused(placeholder, "`policy` is display text");
+    let mut version = good;
+    version["schema_version"] = serde_json::json!(2);
+    refused(version, "the version is not 1");
 }

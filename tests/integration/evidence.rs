@@ -213,7 +213,14 @@ fn suite_level_error_beside_passing_records_is_a_failure() {
     let finding = &run.json()["findings"][0];
     assert_eq!(finding["test"], "tests.test_setup");
     let column = report.find("<error").unwrap() + 1;
-    assert_eq!(finding["path"], format!("junit.xml:1:{column}"));
+    assert_eq!(
+        (&finding["path"], &finding["line"], &finding["column"]),
+        (
+            &serde_json::json!("junit.xml"),
+            &serde_json::json!(1),
+            &serde_json::json!(column)
+        )
+    );
     assert!(
         finding["message"]
             .as_str()

@@ -369,7 +369,7 @@ fn first_article_ledger_and_freeze_list_merge_with_a_failing_and_a_skipped_flake
     );
     assert!(lint.stdout.contains("max_active_leases"), "{}", lint.stdout);
     let json = p.guard(&["lint", "--format", "json"]).json();
-    assert_eq!(json["ok"], true);
+    assert_eq!(json["decision"], "MERGE");
     assert_eq!(json["warnings"][0]["path"], "qa/flake_freeze.txt");
 
     // A budget in the ledger applies to the list: two active leases, budget 1.
@@ -389,7 +389,7 @@ fn first_article_ledger_and_freeze_list_merge_with_a_failing_and_a_skipped_flake
     );
     let lint = p.guard(&["lint", "--format", "json"]);
     assert_eq!(lint.code, 1, "{}{}", lint.stdout, lint.stderr);
-    assert_eq!(lint.json()["ok"], false);
+    assert_eq!(lint.json()["decision"], "REJECT");
     assert_eq!(lint.reasons(), vec!["freeze_budget"]);
     assert_eq!(lint.json()["warnings"], serde_json::json!([]));
 }

@@ -34,7 +34,8 @@ fn clean_project_merges_with_every_contract_key() {
         json["junit"],
         serde_json::json!({"files": 1, "cases": 5, "tests": 5, "passed": 3, "failed": 1, "errors": 0, "skipped": 1})
     );
-    // Exactly the contract's keys plus `junit` (issue 2).
+    // Exactly the keys of JSON contract v1 (docs/report.schema.json), every one present:
+    // `null` where it does not apply to `score` (the range's keys, `runner`, `error`).
     let mut keys: Vec<&str> = json
         .as_object()
         .unwrap()
@@ -47,20 +48,44 @@ fn clean_project_merges_with_every_contract_key() {
         vec![
             "active_leases",
             "agent_added_leases",
+            "base",
             "collected_tests",
+            "commits",
             "decision",
+            "error",
             "expired_leases",
             "findings",
             "fixture_digest_delta",
             "junit",
             "min_proven_coverage_percent",
+            "policy",
+            "policy_changes",
             "property_failures",
             "proven_coverage_percent",
+            "range",
             "reasons",
+            "runner",
+            "schema_version",
             "score",
-            "today_utc"
+            "tests_scored",
+            "tip",
+            "today_utc",
+            "warnings",
         ]
     );
+    assert_eq!(json["schema_version"], 1);
+    assert_eq!(json["tests_scored"], true);
+    for key in [
+        "base",
+        "commits",
+        "error",
+        "policy_changes",
+        "range",
+        "runner",
+        "tip",
+    ] {
+        assert!(json[key].is_null(), "{key}: {json:#}");
+    }
 }
 
 #[test]
@@ -90,7 +115,13 @@ fn frozen_test_that_passes_is_a_blocker() {
         finding["test"],
         "tests.runtime.test_retry::test_backoff_under_load"
     );
-    assert_eq!(finding["path"], "qa/flake_freeze.txt:2");
+    assert_eq!(
+        (&finding["path"], &finding["line"]),
+        (
+            &serde_json::json!("qa/flake_freeze.txt"),
+            &serde_json::json!(2)
+        )
+    );
     let text = p.guard(&["score", "--junit", "junit.xml"]);
     assert!(
         text.stdout.contains("error[frozen_test_passed]"),

@@ -74,7 +74,9 @@ fn guard(p: &Project, args: &[&str]) -> Shot {
         .env("COLUMNS", "100")
         .env_remove("LINES")
         .env_remove("CLICOLOR_FORCE");
-    shoot(cmd, command_line("guard", args))
+    let shot = shoot(cmd, command_line("guard", args));
+    crate::support::json_contract::check_if_json(args, &shot.stdout);
+    shot
 }
 
 /// One stream of a snapshot; an empty stream and a missing final newline are said, since

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::error::Location;
 use crate::evidence::record::{Outcome, SuiteFailure};
 use crate::report::finding::{Code, Finding};
 
@@ -42,15 +43,15 @@ pub fn judge(failures: &BTreeMap<String, Outcome>, failures_reject: bool) -> Vec
         .collect()
 }
 
-/// `failures` are the `<failure>`/`<error>` elements written on suites, each with where it is
-/// (`report:line:column`).
+/// `failures` are the `<failure>`/`<error>` elements written on suites, each with the report
+/// it is in.
 pub fn judge_suites(failures: &[(String, SuiteFailure)], failures_reject: bool) -> Vec<Finding> {
     if !failures_reject {
         return Vec::new();
     }
     failures
         .iter()
-        .map(|(at, failure)| {
+        .map(|(report, failure)| {
             let what = match failure.outcome {
                 Outcome::Errored => "an error",
                 _ => "a failure",
@@ -61,12 +62,19 @@ pub fn judge_suites(failures: &[(String, SuiteFailure)], failures_reject: bool) 
                 format!("suite {}", failure.suite)
             };
             let mut message = format!("{suite} reports {what} outside any test");
+            if let Location::Byte(byte) = failure.location {
+                message.push_str(&format!(" (at byte {byte})"));
+            }
             if let Some(text) = &failure.message {
                 message.push_str(&format!(": {text}"));
             }
-            Finding::new(Code::TestFailures, message)
-                .path(at)
-                .test(&failure.suite)
+            let finding = Finding::new(Code::TestFailures, message).path(report);
+            match failure.location {
+                Location::LineColumn(line, column) => finding.line(line).column(column),
+                Location::Line(line) => finding.line(line),
+                Location::Byte(_) => finding,
+            }
+            .test(&failure.suite)
                 .help("a suite-level error is a collection or setup failure (an import error, a failing module fixture or setUpClass): the tests under it did not run; fix it")
         })
         .collect()
@@ -85,14 +93,17 @@ mod tests {
             message: Some("setup_module failed".into()),
             location: Location::LineColumn(3, 5),
         };
-        let found = judge_suites(&[("junit.xml:3:5".into(), failure.clone())], true);
+        let found = judge_suites(&[("junit.xml".into(), failure.clone())], true);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].code, Code::TestFailures);
         assert_eq!(
             found[0].message,
             "suite tests.test_setup reports an error outside any test: setup_module failed"
         );
-        assert_eq!(found[0].path.as_deref(), Some("junit.xml:3:5"));
+        assert_eq!(
+            (found[0].path.as_deref(), found[0].line, found[0].column),
+            (Some("junit.xml"), Some(3), Some(5))
+        );
         assert_eq!(found[0].test.as_deref(), Some("tests.test_setup"));
         assert!(judge_suites(&[("j".into(), failure)], false).is_empty());
     }

@@ -1,6 +1,7 @@
 //! Test support: temp projects, hermetic `git`, and running the `guard` binary; `server` is
 //! the hook tests' server harness.
 
+pub mod json_contract;
 pub mod server;
 
 use std::path::{Path, PathBuf};
@@ -262,7 +263,9 @@ impl Project {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        Run::from(out)
+        let run = Run::from(out);
+        json_contract::check_if_json(args, &run.stdout);
+        run
     }
 }
 
