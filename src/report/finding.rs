@@ -58,7 +58,7 @@ codes! {
         "run frozen tests in the JUnit run, or fix the id";
     LeaseNotCollected => "lease_not_collected", "a lease names a test that was not collected",
         "correct the id or remove the lease";
-    TestFailures => "test_failures", "an ordinary test (neither frozen nor a property) failed, errored, or passed only on a rerun; or a suite reports a `<failure>`/`<error>` outside any test (a collection or setup error: the finding's `path` has the report's line and column)",
+    TestFailures => "test_failures", "an ordinary test (neither frozen nor a property) failed, errored, or passed only on a rerun; or a suite reports a `<failure>`/`<error>` outside any test (a collection or setup error: the finding's `line` and `column` give its place in the report)",
         "fix it, or a human freezes it with a lease";
     JunitMissing => "junit_missing", "no JUnit report was given, so nothing proves the tests ran",
         "pass `--junit`";
