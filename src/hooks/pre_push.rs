@@ -3,15 +3,15 @@
 
 use std::io::{BufRead, Read as _, Write as _};
 
-use anyhow::Context as _;
-use git2::{Oid, Repository};
 use jiff::civil::Date;
 
 use crate::engine::audit::{CheckOptions, policy_at};
 use crate::engine::ref_update::{self, Update};
 use crate::engine::score::Artifacts;
 use crate::exit;
-use crate::git;
+use crate::git::config::GitConfig;
+use crate::git::refs::{self, NotACommit};
+use crate::git::{self, Oid, Repository};
 use crate::hooks::{is_replace_ref, parse_id};
 use crate::render::hook::Messages;
 use crate::render::hook::signer_lines;
@@ -108,20 +108,13 @@ type Verdicts = Vec<(String, Vec<Finding>, Option<String>)>;
 fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<Verdicts> {
     let repo = git::open()?;
     // Where the project keeps its ledger, when not at qa/merge_ledger.toml.
-    let ledger = repo
-        .config()
+    let ledger = GitConfig::read(&repo)
         .ok()
-        .and_then(|c| c.get_string("guard.ledger").ok());
-    let tracking = remote_tracking_tips(&repo, remote);
+        .and_then(|c| c.string("guard.ledger"));
+    let tracking = refs::remote_tracking_tips(&repo, remote);
     let remote_default = ["HEAD", "main", "master"]
         .iter()
-        .find_map(|b| {
-            repo.find_reference(&format!("refs/remotes/{remote}/{b}"))
-                .ok()?
-                .peel_to_commit()
-                .ok()
-        })
-        .map(|c| c.id());
+        .find_map(|b| remote_tip(&repo, remote, b));
     let mut out = Vec::new();
     for line in lines {
         // A ref that cannot be judged leaves the others judged: a finding on any rejects.
@@ -139,13 +132,12 @@ fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<V
     Ok(out)
 }
 
-/// Tips of `refs/remotes/REMOTE/*`: what the remote is known to have.
-fn remote_tracking_tips(repo: &Repository, remote: &str) -> Vec<Oid> {
-    let Ok(refs) = repo.references_glob(&format!("refs/remotes/{remote}/*")) else {
-        return Vec::new();
-    };
-    refs.filter_map(|r| r.ok()?.peel_to_commit().ok().map(|c| c.id()))
-        .collect()
+/// Where this clone last saw `branch` of `remote` (`refs/remotes/REMOTE/BRANCH`), if it
+/// names a commit.
+fn remote_tip(repo: &Repository, remote: &str, branch: &str) -> Option<Oid> {
+    refs::tip(repo, &format!("refs/remotes/{remote}/{branch}"))
+        .ok()
+        .flatten()
 }
 
 fn judge_line(
@@ -163,9 +155,7 @@ fn judge_line(
     let remote_old = line
         .remote
         .as_deref()
-        .and_then(|id| Oid::from_str(id).ok())
-        .and_then(|oid| repo.find_object(oid, None).ok()?.peel_to_commit().ok())
-        .map(|c| c.id());
+        .and_then(|id| refs::peel_to_commit(repo, id).ok());
     // Like the server: from the remote's old tip, else where this clone last saw the ref,
     // else the remote's default branch. Not from every remote-tracking ref: an agent commit
     // on another remote branch is judged again for this ref, and the server rejects it.
@@ -173,13 +163,7 @@ fn judge_line(
         .remote
         .as_ref()
         .and_then(|_| line.remote_ref.strip_prefix("refs/heads/"))
-        .and_then(|b| {
-            repo.find_reference(&format!("refs/remotes/{remote}/{b}"))
-                .ok()?
-                .peel_to_commit()
-                .ok()
-        })
-        .map(|c| c.id());
+        .and_then(|b| remote_tip(repo, remote, b));
     let base = remote_old.or(last_seen).or(remote_default);
     // Like the server: the remote default branch's ledger is in force for every ref, so a
     // branch made at an old commit does not bring an old ledger back.
@@ -195,18 +179,19 @@ fn judge_line(
         let f = push::ref_deletion(Deleted::Protected, false);
         return Ok((vec![f], None));
     };
-    let tip = repo
-        .find_object(Oid::from_str(local)?, None)?
-        .peel_to_commit()
-        .with_context(|| format!("{} is not a commit", line.local_ref))?
-        .id();
+    let tip = refs::peel_to_commit(repo, local).map_err(|e| match e {
+        NotACommit::BadId(e) | NotACommit::Missing(e) => anyhow::Error::new(e),
+        NotACommit::Other(e) => {
+            anyhow::Error::new(e).context(format!("{} is not a commit", line.local_ref))
+        }
+    })?;
     let known: Vec<Oid> = match base {
         Some(o) => vec![o],
         None => tracking.to_vec(),
     };
     let mut artifacts = Artifacts::default();
     let mut prior = Vec::new();
-    if let Some(workdir) = repo.workdir() {
+    if let Some(workdir) = git::work_tree(repo) {
         artifacts = crate::hooks::artifacts_in(workdir, &policy.artifacts);
     }
     if policy.artifacts.required && artifacts.junit.is_empty() {
