@@ -8,6 +8,7 @@ mod commands;
 mod evidence;
 mod harness;
 mod hooks;
+mod layering;
 mod real_runners;
 mod scenario;
 mod score;
