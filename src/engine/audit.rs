@@ -563,8 +563,8 @@ fn load_signers(
     } else {
         return Ok(None);
     };
-    let signers = AllowedSigners::parse(&text).map_err(|(line, msg)| {
-        InputError::new(&shown, msg).at(crate::error::Location::Line(line))
+    let signers = AllowedSigners::parse(&text).map_err(|(line, e)| {
+        InputError::new(&shown, e.to_string()).at(crate::error::Location::Line(line))
     })?;
     Ok(Some(signers))
 }
