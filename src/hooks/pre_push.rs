@@ -12,7 +12,7 @@ use crate::exit;
 use crate::git::config::GitConfig;
 use crate::git::refs::{self, NotACommit};
 use crate::git::{self, Oid, Repository};
-use crate::hooks::{is_replace_ref, parse_id};
+use crate::hooks::{HookInputError, is_replace_ref, parse_id};
 use crate::render::hook::Messages;
 use crate::render::hook::signer_lines;
 use crate::report::finding::Finding;
@@ -30,26 +30,30 @@ pub struct PushLine {
 }
 
 /// Parses git's pre-push input: `<local ref> <local oid> <remote ref> <remote oid>` lines.
-pub fn parse_lines(input: &mut dyn BufRead) -> Result<Vec<PushLine>, String> {
+pub fn parse_lines(input: &mut dyn BufRead) -> Result<Vec<PushLine>, HookInputError> {
     let mut text = String::new();
     std::io::Read::take(input, 64 << 20)
         .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read the pre-push lines on standard input: {e}"))?;
+        .map_err(|error| HookInputError::Read {
+            what: "pre-push lines",
+            error,
+        })?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let fields: Vec<&str> = line.split(' ').collect();
         let [local_ref, local, remote_ref, remote] = fields[..] else {
-            return Err(format!(
-                "line {}: expected `<local ref> <local id> <remote ref> <remote id>`, got {:?}",
-                i + 1,
-                line.chars().take(80).collect::<String>()
-            ));
+            return Err(HookInputError::Fields {
+                line: i + 1,
+                expected: "<local ref> <local id> <remote ref> <remote id>",
+                got: line.chars().take(80).collect::<String>(),
+            });
         };
+        let id = |text| parse_id(text).map_err(|id| HookInputError::Id { line: i + 1, id });
         out.push(PushLine {
             local_ref: local_ref.to_string(),
-            local: parse_id(local).map_err(|e| format!("line {}: {e}", i + 1))?,
+            local: id(local)?,
             remote_ref: remote_ref.to_string(),
-            remote: parse_id(remote).map_err(|e| format!("line {}: {e}", i + 1))?,
+            remote: id(remote)?,
         });
     }
     Ok(out)

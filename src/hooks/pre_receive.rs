@@ -25,7 +25,7 @@ use crate::git::{self, Oid, Repository};
 use crate::hooks::server::{
     ServerConfig, bypass_reason, push_identities_from_env, push_options_from_env, pusher_from_env,
 };
-use crate::hooks::{is_replace_ref, parse_id};
+use crate::hooks::{HookInputError, is_replace_ref, parse_id};
 use crate::policy::ledger::Policy;
 use crate::render::hook::Messages;
 use crate::render::hook::{signer_lines, warning_line};
@@ -46,37 +46,36 @@ const MAX_INPUT: u64 = 64 << 20;
 
 /// Parses git's pre-receive (and post-receive) input. Every line must be well formed: a
 /// hook that skipped a line it did not understand would let that ref through.
-pub fn parse_updates(input: &mut dyn BufRead) -> Result<Vec<RefUpdate>, String> {
+pub fn parse_updates(input: &mut dyn BufRead) -> Result<Vec<RefUpdate>, HookInputError> {
     let mut bytes = Vec::new();
     std::io::Read::take(input, MAX_INPUT + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the ref updates on standard input: {e}"))?;
+        .map_err(|error| HookInputError::Read {
+            what: "ref updates",
+            error,
+        })?;
     if bytes.len() as u64 > MAX_INPUT {
-        return Err(
-            "standard input is larger than 64 MiB; this is not git's pre-receive input".into(),
-        );
+        return Err(HookInputError::TooLarge);
     }
-    let text = String::from_utf8(bytes).map_err(|_| {
-        "standard input is not text: expected `<old> <new> <ref>` lines".to_string()
-    })?;
+    let text = String::from_utf8(bytes).map_err(|_| HookInputError::NotText)?;
     let mut updates = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let fields: Vec<&str> = line.split(' ').collect();
         let [old, new, name] = fields[..] else {
-            return Err(format!(
-                "line {}: expected `<old-id> <new-id> <ref>`, got {:?}",
-                i + 1,
-                shorten(line)
-            ));
+            return Err(HookInputError::Fields {
+                line: i + 1,
+                expected: "<old-id> <new-id> <ref>",
+                got: shorten(line),
+            });
         };
-        let old = parse_id(old).map_err(|e| format!("line {}: {e}", i + 1))?;
-        let new = parse_id(new).map_err(|e| format!("line {}: {e}", i + 1))?;
+        let id = |text| parse_id(text).map_err(|id| HookInputError::Id { line: i + 1, id });
+        let old = id(old)?;
+        let new = id(new)?;
         if !name.starts_with("refs/") || name.contains(char::is_control) {
-            return Err(format!(
-                "line {}: {:?} is not a ref name",
-                i + 1,
-                shorten(name)
-            ));
+            return Err(HookInputError::RefName {
+                line: i + 1,
+                name: shorten(name),
+            });
         }
         updates.push(RefUpdate {
             old,
@@ -842,7 +841,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Vec<RefUpdate>, String> {
-        parse_updates(&mut text.as_bytes())
+        parse_updates(&mut text.as_bytes()).map_err(|e| e.to_string())
     }
 
     #[test]
