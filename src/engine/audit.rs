@@ -5,17 +5,17 @@
 use std::path::Path;
 
 use anyhow::Context as _;
-use git2::{Oid, Repository};
 use jiff::civil::Date;
 
 use crate::changes::{Change, ChangeKind};
 use crate::engine::score::{Artifacts, Scored, floor, score_tree};
 use crate::error::{ErrorReport, InputError};
-use crate::git;
+use crate::git::commit::{self, Commit, Signature};
 use crate::git::lineage::Lineage;
 use crate::git::protected::{ProtectedSet, Trees};
 use crate::git::range::{self, Commits};
 use crate::git::tree_source::GitTree;
+use crate::git::{self, Oid, Repository};
 use crate::policy::diff::{self, PolicyChange};
 use crate::policy::freeze::FreezeFile;
 use crate::policy::ledger::{DEFAULT_LEDGER_PATH, Policy, PolicySource};
@@ -182,8 +182,7 @@ pub fn judge(
         if !changed_ledger {
             continue;
         }
-        let tree = repo.find_commit(id)?.tree()?;
-        let Some(text) = blob_text(repo, &tree, &ledger_path) else {
+        let Some(text) = commit::blob_text(repo, id, &ledger_path)? else {
             continue;
         };
         // A ledger that does not parse protects nothing more; the tip's own check of it
@@ -280,7 +279,7 @@ pub fn judge(
     // read as a checkout writes it, and still refused.
     let tip_malformed = tip_tree.malformed();
     if !tip_malformed.is_empty() {
-        let subject = git::summary(&repo.find_commit(tip)?);
+        let subject = Commit::find(repo, tip)?.summary();
         let more = malformed::findings(&tip_short, &subject, &tip_malformed, &findings);
         findings.extend(more);
     }
@@ -338,10 +337,7 @@ fn judge_commits(
     commits: &Commits,
     ctx: &CommitContext,
 ) -> anyhow::Result<Vec<CommitOutcome>> {
-    git2::opts::enable_caching(false);
-    let judged = judge_uncached(repo, commits, ctx);
-    git2::opts::enable_caching(true);
-    judged
+    git::without_object_cache(|| judge_uncached(repo, commits, ctx))
 }
 
 fn judge_uncached(
@@ -369,7 +365,7 @@ fn changes_against_parents(
     trees: &Trees,
     commits: &Commits,
     protected: &ProtectedSet,
-) -> Result<Vec<Vec<Vec<Change>>>, git2::Error> {
+) -> anyhow::Result<Vec<Vec<Vec<Change>>>> {
     let mut against_parents: Vec<Vec<Vec<Change>>> = Vec::with_capacity(commits.len());
     for k in (0..commits.len()).rev() {
         let (tree, parent_trees) = commits.trees(k);
@@ -415,13 +411,13 @@ fn judge_commit(
         });
     }
     let id = commits.ids()[k];
-    let commit = repo.find_commit(id)?;
-    let short = git::object_short_id(commit.as_object());
-    let subject = git::summary(&commit);
-    let who = git::identity(&commit, ctx.pusher);
+    let commit = Commit::find(repo, id)?;
+    let short = commit.short_id();
+    let subject = commit.summary();
+    let who = commit.identity(ctx.pusher);
     let signature = ctx
         .signers
-        .map(|s| commit_signature(repo, &commit, s, ctx.signatures_valid_at));
+        .map(|s| commit_signature(&commit, s, ctx.signatures_valid_at));
     let verified = signature.as_ref().is_some_and(SignatureStatus::is_verified);
     let pattern_agent = ctx.policy.agents.matched_agent(&who);
     let agent = pattern_agent.clone().or_else(|| {
@@ -441,27 +437,23 @@ fn judge_commit(
         if !changes.iter().any(|c| &c.path == path) {
             continue;
         }
-        let tree = trees.get(tree)?;
-        let parents: Vec<git2::Tree> = parent_trees
-            .iter()
-            .map(|&t| trees.get(t))
-            .collect::<Result<_, _>>()?;
         // A merge's edit is described against the parents whose content no other parent had
         // moved past (the first of them): what it adds that none of them has, it adds itself.
         // Any other parent's content is older, and taking it back is an addition too.
-        let current = if parents.len() > 1 {
-            let versions: Vec<Option<Oid>> = parents
+        let current = if parent_trees.len() > 1 {
+            let versions: Vec<Option<Oid>> = parent_trees
                 .iter()
-                .map(|t| t.get_path(Path::new(path.as_str())).ok().map(|e| e.id()))
-                .collect();
+                .map(|&t| trees.entry_id(t, path))
+                .collect::<Result<_, _>>()?;
             lineage.current_parents(k, path, &versions)?
         } else {
-            (0..parents.len()).collect()
+            (0..parent_trees.len()).collect()
         };
-        let old = current
-            .first()
-            .and_then(|&i| blob_text(repo, &parents[i], path));
-        let new = blob_text(repo, &tree, path);
+        let old = match current.first() {
+            Some(&i) => trees.blob_text(parent_trees[i], path)?,
+            None => None,
+        };
+        let new = trees.blob_text(tree, path)?;
         let described = if path == &ctx.policy.freeze.file {
             let parse = |t: &Option<String>| {
                 t.as_ref()
@@ -471,7 +463,10 @@ fn judge_commit(
             let others: Vec<FreezeFile> = current
                 .iter()
                 .skip(1)
-                .filter_map(|&i| parse(&blob_text(repo, &parents[i], path)))
+                .map(|&i| trees.blob_text(parent_trees[i], path))
+                .collect::<Result<Vec<_>, _>>()?
+                .iter()
+                .filter_map(parse)
                 .collect();
             let in_others = |id: &str| {
                 others
@@ -569,8 +564,8 @@ fn load_signers(
     } else {
         return Ok(None);
     };
-    let signers = AllowedSigners::parse(&text).map_err(|(line, msg)| {
-        InputError::new(&shown, msg).at(crate::error::Location::Line(line))
+    let signers = AllowedSigners::parse(&text).map_err(|(line, e)| {
+        InputError::new(&shown, e.to_string()).at(crate::error::Location::Line(line))
     })?;
     Ok(Some(signers))
 }
@@ -579,23 +574,18 @@ fn load_signers(
 /// given, at `also_at` (the time of a push: a retired key signs nothing new, whatever date the
 /// commit claims).
 fn commit_signature(
-    repo: &Repository,
-    commit: &git2::Commit,
+    commit: &Commit,
     signers: &AllowedSigners,
     also_at: Option<jiff::Timestamp>,
 ) -> SignatureStatus {
-    match repo.extract_signature(&commit.id(), None) {
-        Err(e) if e.code() == git2::ErrorCode::NotFound => SignatureStatus::Unsigned,
-        Err(e) => SignatureStatus::Bad {
-            reason: e.message().to_string(),
-        },
-        Ok((sig, payload)) => {
-            let committer = commit.committer();
-            let email = String::from_utf8_lossy(committer.email_bytes()).into_owned();
-            let time = jiff::Timestamp::from_second(committer.when().seconds())
-                .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-            let times: Vec<jiff::Timestamp> = std::iter::once(time).chain(also_at).collect();
-            signers.verify_at(&sig, &payload, &email, &times)
+    match commit.signature() {
+        Signature::Unsigned => SignatureStatus::Unsigned,
+        Signature::Unreadable(reason) => SignatureStatus::Bad { reason },
+        Signature::Signed { armored, payload } => {
+            let times: Vec<jiff::Timestamp> = std::iter::once(commit.committer_time())
+                .chain(also_at)
+                .collect();
+            signers.verify_at(&armored, &payload, &commit.committer_email(), &times)
         }
     }
 }
@@ -636,12 +626,6 @@ fn ledger_removed(base: Option<&GitTree>, tip: &GitTree, ledger_path: &str) -> O
         Err(e) => format!("the ledger is not a regular file: {}", e.message),
     };
     Some(history::ledger_removed(ledger_path, &why, &base.describe()))
-}
-
-fn blob_text(repo: &Repository, tree: &git2::Tree, path: &str) -> Option<String> {
-    let entry = tree.get_path(Path::new(path)).ok()?;
-    let blob = repo.find_blob(entry.id()).ok()?;
-    Some(String::from_utf8_lossy(blob.content()).into_owned())
 }
 
 /// `frozen_test_rewritten`: each passing frozen test (`passing`) whose test file differs
@@ -688,14 +672,14 @@ struct WhoContext<'a> {
 
 impl WhoContext<'_> {
     /// Why `commit` counts as an agent's (`None`: a human's), as `judge_commit` decides it.
-    fn agent(&self, repo: &Repository, commit: &git2::Commit) -> Option<String> {
-        let who = git::identity(commit, self.pusher);
+    fn agent(&self, commit: &Commit) -> Option<String> {
+        let who = commit.identity(self.pusher);
         if let Some(why) = self.policy.agents.matched_agent(&who) {
             return Some(why);
         }
-        let verified = self.signers.is_some_and(|s| {
-            commit_signature(repo, commit, s, self.signatures_valid_at).is_verified()
-        });
+        let verified = self
+            .signers
+            .is_some_and(|s| commit_signature(commit, s, self.signatures_valid_at).is_verified());
         (self.needs_proof && !verified).then(|| "not proven human".to_string())
     }
 }
@@ -741,25 +725,21 @@ fn attribute_baseline_findings(
             if parents.len() > 1 {
                 continue;
             }
-            let entry = |tree: Oid| -> anyhow::Result<Option<Oid>> {
-                let tree = repo.find_tree(tree)?;
-                Ok(tree.get_path(Path::new(&file)).ok().map(|e| e.id()))
-            };
             let before = match parents.first() {
-                Some(&p) => entry(p)?,
+                Some(&p) => commit::entry_id(repo, p, &file)?,
                 None => None,
             };
-            if entry(tree)? != before {
-                changing.push(repo.find_commit(id)?);
+            if commit::entry_id(repo, tree, &file)? != before {
+                changing.push(Commit::find(repo, id)?);
             }
         }
         let changing: Vec<rules::evidence::baseline::Changer> = changing
             .iter()
             .map(|c| rules::evidence::baseline::Changer {
-                short: git::object_short_id(c.as_object()),
-                subject: git::summary(c),
-                agent: who.agent(repo, c),
-                has_trailer: trailer.present_in(&git::identity(c, who.pusher).trailers.block),
+                short: c.short_id(),
+                subject: c.summary(),
+                agent: who.agent(c),
+                has_trailer: trailer.present_in(&c.identity(who.pusher).trailers.block),
             })
             .collect();
         kept.extend(rules::evidence::baseline::attribute(
@@ -801,13 +781,13 @@ pub fn rewind_findings(
     new: Oid,
     ledger: Option<&str>,
 ) -> anyhow::Result<Vec<Finding>> {
-    if old == new || repo.graph_descendant_of(new, old)? {
+    if old == new || commit::descends_from(repo, new, old)? {
         return Ok(Vec::new());
     }
     let protected = ProtectedSet::new(policy, ledger.unwrap_or(DEFAULT_LEDGER_PATH));
     let trees = Trees::new(repo);
-    let old_tree = repo.find_commit(old)?.tree_id();
-    let new_tree = repo.find_commit(new)?.tree_id();
+    let old_tree = Commit::find(repo, old)?.tree_id();
+    let new_tree = Commit::find(repo, new)?.tree_id();
     let differing = protected.changes(&trees, new_tree, Some(old_tree))?;
     if differing.is_empty() {
         return Ok(Vec::new());
@@ -846,19 +826,10 @@ fn tip_ledger_findings(
     ledger_path: &str,
     signers_from_ledger: bool,
 ) -> anyhow::Result<Vec<Finding>> {
-    let entry = |t: &GitTree, path: &str| {
-        t.tree()
-            .get_path(Path::new(path))
-            .ok()
-            .map(|e| (e.id(), e.filemode()))
-    };
-    let changed = |path: &str| entry(tip, path) != base.and_then(|b| entry(b, path));
-    let commit = repo.find_commit(tip_id)?;
+    let changed = |path: &str| tip.entry_at(path) != base.and_then(|b| b.entry_at(path));
+    let commit = Commit::find(repo, tip_id)?;
     let invalid = |path: &str, problem: String| {
-        let at = (
-            git::object_short_id(commit.as_object()),
-            git::summary(&commit),
-        );
+        let at = (commit.short_id(), commit.summary());
         history::ledger_invalid(path, problem, at)
     };
     let ledger_changed = changed(ledger_path);

@@ -3,11 +3,10 @@
 //! the artifacts and the pusher come from) is the hook's to gather into an `Update`; what a
 //! ref update means for the gate is decided here once.
 
-use git2::{Oid, Repository};
 use jiff::civil::Date;
 
 use crate::engine::audit::{self, CheckOptions, Judged, rewind_findings};
-use crate::git::range;
+use crate::git::{Oid, Repository, range};
 use crate::policy::ledger::Policy;
 use crate::report::{Finding, Report};
 

@@ -1,20 +1,28 @@
-//! Reading git history with libgit2. The only module that imports `git2`: it opens the
-//! repository, resolves ranges, reads commit identities and trailers, finds changes to
-//! protected paths, and serves a commit's tree as a `Source`. It never writes to the
-//! repository (in pre-receive the pushed objects are in quarantine).
+//! Reading git with libgit2. The only module that imports `git2` (a test in
+//! `tests/integration/layering.rs` holds the rest of `src/` to that): it opens the
+//! repository, reads its config and refs, resolves ranges, reads commits (identities,
+//! trailers, signatures, files), finds changes to protected paths, and serves a commit's tree
+//! as a `Source`. It never writes to the repository (in pre-receive the pushed objects are in
+//! quarantine).
 
+pub mod commit;
+pub mod config;
 pub mod fsck;
 pub mod graph;
 pub mod lineage;
 pub mod path_variants;
 pub mod protected;
 pub mod range;
+pub mod refs;
 pub mod tree_source;
 
 use anyhow::bail;
-use git2::{Commit, Oid, Repository};
 
-use crate::policy::agents::{Identity, Trailers};
+// The engine and the hooks pass these handles along (the repository a hook opened, the ids
+// of a range's commits) without reading anything through them: whatever they read goes
+// through a function of this module. Re-exported so that the rest of the crate names them
+// without importing `git2`.
+pub use git2::{Oid, Repository};
 
 /// Opens the repository the way git does for a hook or a command: `GIT_DIR`,
 /// `GIT_OBJECT_DIRECTORY` and `GIT_ALTERNATE_OBJECT_DIRECTORIES` from the environment when
@@ -97,6 +105,40 @@ fn owner_error(e: &git2::Error) -> anyhow::Error {
     )
 }
 
+/// The repository's git directory (a bare repository's own directory).
+pub fn git_dir(repo: &Repository) -> &std::path::Path {
+    repo.path()
+}
+
+/// The repository's work tree; `None` for a bare repository.
+pub fn work_tree(repo: &Repository) -> Option<&std::path::Path> {
+    repo.workdir()
+}
+
+/// Runs `read` with libgit2's object cache off, and turns it on again after. Reading a long
+/// range keeps every tree and commit it reads in that cache, which costs more time (and
+/// memory) than it saves; the callers keep the few objects they read again.
+pub fn without_object_cache<T>(read: impl FnOnce() -> T) -> T {
+    git2::opts::enable_caching(false);
+    let out = read();
+    git2::opts::enable_caching(true);
+    out
+}
+
+/// Lets libgit2 open a repository that another user owns. git trusts the repository it runs
+/// a hook in; libgit2 would refuse one owned by another user (common on servers).
+///
+/// # Safety
+///
+/// libgit2's global options are not synchronised: call this before any repository is
+/// opened, while no other thread uses libgit2.
+pub unsafe fn trust_repositories_of_other_owners() {
+    // SAFETY: the caller guarantees that no other thread uses libgit2 meanwhile.
+    unsafe {
+        let _ = git2::opts::set_verify_owner_validation(false);
+    }
+}
+
 /// The abbreviated id git would show, at least 7 hex digits.
 pub fn short_id(repo: &Repository, id: Oid) -> String {
     match repo.find_object(id, None) {
@@ -106,37 +148,12 @@ pub fn short_id(repo: &Repository, id: Oid) -> String {
 }
 
 /// `short_id` of an object already read (reading it again costs more than abbreviating it).
-pub fn object_short_id(object: &git2::Object) -> String {
+fn object_short_id(object: &git2::Object) -> String {
     object
         .short_id()
         .ok()
         .and_then(|buf| buf.as_str().ok().map(str::to_string))
         .unwrap_or_else(|| object.id().to_string()[..7].to_string())
-}
-
-/// The commit's first line, lossily decoded (messages may be in any encoding).
-pub fn summary(commit: &Commit) -> String {
-    let bytes = commit.summary_bytes().unwrap_or_default();
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Who made `commit`, with its trailers. `pusher` is the authenticated pusher in hooks.
-pub fn identity(commit: &Commit, pusher: Option<&str>) -> Identity {
-    let author = commit.author();
-    let committer = commit.committer();
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    Identity {
-        author_name: text(author.name_bytes()),
-        author_email: text(author.email_bytes()),
-        committer_name: text(committer.name_bytes()),
-        committer_email: text(committer.email_bytes()),
-        subject: summary(commit),
-        trailers: Trailers {
-            block: trailers(commit.message_bytes()),
-            in_message: trailer_lines(commit.message_bytes()),
-        },
-        pusher: pusher.map(str::to_string),
-    }
 }
 
 /// Every `Key: value` line of a message (a one-word key, as git's trailers have), wherever it

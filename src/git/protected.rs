@@ -580,6 +580,22 @@ impl<'r> Trees<'r> {
         held.push_back((id, tree.clone()));
         Ok(tree)
     }
+
+    /// The id of the entry at `path` in the tree `tree`; `None` when there is none.
+    pub fn entry_id(&self, tree: Oid, path: &str) -> Result<Option<Oid>, git2::Error> {
+        let tree = self.get(tree)?;
+        Ok(tree
+            .get_path(std::path::Path::new(path))
+            .ok()
+            .map(|e| e.id()))
+    }
+
+    /// The text (lossily decoded) of the blob at `path` in the tree `tree`; `None` when
+    /// nothing is there or it is not a blob.
+    pub fn blob_text(&self, tree: Oid, path: &str) -> Result<Option<String>, git2::Error> {
+        let tree = self.get(tree)?;
+        Ok(super::commit::tree_blob_text(self.repo, &tree, path))
+    }
 }
 
 /// An entry: object id, file mode.

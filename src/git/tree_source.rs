@@ -109,8 +109,13 @@ impl<'r> GitTree<'r> {
         }
     }
 
-    pub fn tree(&self) -> &Tree<'r> {
-        &self.tree
+    /// The id and file mode of the entry at `path`, as libgit2's lookup by path finds it;
+    /// `None` when there is none. (What a checkout reads there is `Source::read`'s answer.)
+    pub fn entry_at(&self, path: &str) -> Option<(Oid, i32)> {
+        self.tree
+            .get_path(std::path::Path::new(path))
+            .ok()
+            .map(|e| (e.id(), e.filemode()))
     }
 
     fn find(&self, rel: &str) -> Result<Found<'_>, InputError> {

@@ -24,12 +24,47 @@ pub fn artifacts_in(
     }
 }
 
+/// What is wrong with the lines git wrote on a hook's standard input. The hook prints it
+/// after `guard: `; the I/O error is part of the message, not a source, so that printing a
+/// chain of errors does not repeat it.
+#[derive(Debug, thiserror::Error)]
+pub enum HookInputError {
+    /// Standard input could not be read; `what` names what the hook reads there.
+    #[error("cannot read the {what} on standard input: {error}")]
+    Read {
+        what: &'static str,
+        error: std::io::Error,
+    },
+    #[error("standard input is larger than 64 MiB; this is not git's pre-receive input")]
+    TooLarge,
+    #[error("standard input is not text: expected `<old> <new> <ref>` lines")]
+    NotText,
+    /// A line without the fields the hook expects (`expected` shows them); `got` is the line,
+    /// cut to 80 characters.
+    #[error("line {line}: expected `{expected}`, got {got:?}")]
+    Fields {
+        line: usize,
+        expected: &'static str,
+        got: String,
+    },
+    #[error("line {line}: {id}")]
+    Id { line: usize, id: NotAnId },
+    /// `name` is cut to 80 characters.
+    #[error("line {line}: {name:?} is not a ref name")]
+    RefName { line: usize, name: String },
+}
+
+/// Text where git writes an object id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not an object id")]
+pub struct NotAnId(pub String);
+
 /// A 40-hex (SHA-1) or 64-hex (SHA-256) object id as git writes it; `None` for the zero id
 /// (a ref created or deleted).
-pub fn parse_id(text: &str) -> Result<Option<String>, String> {
+pub fn parse_id(text: &str) -> Result<Option<String>, NotAnId> {
     let ok_len = text.len() == 40 || text.len() == 64;
     if !ok_len || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(format!("{text:?} is not an object id"));
+        return Err(NotAnId(text.to_string()));
     }
     if text.bytes().all(|b| b == b'0') {
         return Ok(None);
@@ -80,5 +115,54 @@ mod tests {
         assert!(!is_replace_ref("refs/notes/commits"));
         assert!(!is_replace_ref("refs/heads/refs/replace/x"));
         assert!(!is_replace_ref("refs/rép"));
+    }
+
+    #[test]
+    fn hook_input_messages() {
+        let a = "a".repeat(40);
+        let receive = |text: &str| {
+            crate::hooks::pre_receive::parse_updates(&mut text.as_bytes())
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            receive("hello\n"),
+            "line 1: expected `<old-id> <new-id> <ref>`, got \"hello\""
+        );
+        assert_eq!(
+            receive(&format!("{a} {a} refs/heads/x\n{a} nothex refs/heads/x\n")),
+            "line 2: \"nothex\" is not an object id"
+        );
+        assert_eq!(
+            receive(&format!("{a} {a} HEAD\n")),
+            "line 1: \"HEAD\" is not a ref name"
+        );
+        let long = "x".repeat(100);
+        assert_eq!(
+            receive(&long),
+            format!(
+                "line 1: expected `<old-id> <new-id> <ref>`, got {:?}",
+                "x".repeat(80)
+            )
+        );
+        assert_eq!(
+            crate::hooks::pre_receive::parse_updates(&mut &b"\xff\xfe"[..])
+                .unwrap_err()
+                .to_string(),
+            "standard input is not text: expected `<old> <new> <ref>` lines"
+        );
+        let push = |text: &str| {
+            crate::hooks::pre_push::parse_lines(&mut text.as_bytes())
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            push("refs/heads/x abc\n"),
+            "line 1: expected `<local ref> <local id> <remote ref> <remote id>`, got \"refs/heads/x abc\""
+        );
+        assert_eq!(
+            push(&format!("refs/heads/x {a} refs/heads/x zz\n")),
+            "line 1: \"zz\" is not an object id"
+        );
     }
 }

@@ -3,16 +3,16 @@
 
 use std::io::{BufRead, Read as _, Write as _};
 
-use anyhow::Context as _;
-use git2::{Oid, Repository};
 use jiff::civil::Date;
 
 use crate::engine::audit::{CheckOptions, policy_at};
 use crate::engine::ref_update::{self, Update};
 use crate::engine::score::Artifacts;
 use crate::exit;
-use crate::git;
-use crate::hooks::{is_replace_ref, parse_id};
+use crate::git::config::GitConfig;
+use crate::git::refs::{self, NotACommit};
+use crate::git::{self, Oid, Repository};
+use crate::hooks::{HookInputError, is_replace_ref, parse_id};
 use crate::render::hook::Messages;
 use crate::render::hook::signer_lines;
 use crate::report::finding::Finding;
@@ -30,26 +30,30 @@ pub struct PushLine {
 }
 
 /// Parses git's pre-push input: `<local ref> <local oid> <remote ref> <remote oid>` lines.
-pub fn parse_lines(input: &mut dyn BufRead) -> Result<Vec<PushLine>, String> {
+pub fn parse_lines(input: &mut dyn BufRead) -> Result<Vec<PushLine>, HookInputError> {
     let mut text = String::new();
     std::io::Read::take(input, 64 << 20)
         .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read the pre-push lines on standard input: {e}"))?;
+        .map_err(|error| HookInputError::Read {
+            what: "pre-push lines",
+            error,
+        })?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let fields: Vec<&str> = line.split(' ').collect();
         let [local_ref, local, remote_ref, remote] = fields[..] else {
-            return Err(format!(
-                "line {}: expected `<local ref> <local id> <remote ref> <remote id>`, got {:?}",
-                i + 1,
-                line.chars().take(80).collect::<String>()
-            ));
+            return Err(HookInputError::Fields {
+                line: i + 1,
+                expected: "<local ref> <local id> <remote ref> <remote id>",
+                got: line.chars().take(80).collect::<String>(),
+            });
         };
+        let id = |text| parse_id(text).map_err(|id| HookInputError::Id { line: i + 1, id });
         out.push(PushLine {
             local_ref: local_ref.to_string(),
-            local: parse_id(local).map_err(|e| format!("line {}: {e}", i + 1))?,
+            local: id(local)?,
             remote_ref: remote_ref.to_string(),
-            remote: parse_id(remote).map_err(|e| format!("line {}: {e}", i + 1))?,
+            remote: id(remote)?,
         });
     }
     Ok(out)
@@ -108,20 +112,13 @@ type Verdicts = Vec<(String, Vec<Finding>, Option<String>)>;
 fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<Verdicts> {
     let repo = git::open()?;
     // Where the project keeps its ledger, when not at qa/merge_ledger.toml.
-    let ledger = repo
-        .config()
+    let ledger = GitConfig::read(&repo)
         .ok()
-        .and_then(|c| c.get_string("guard.ledger").ok());
-    let tracking = remote_tracking_tips(&repo, remote);
+        .and_then(|c| c.string("guard.ledger"));
+    let tracking = refs::remote_tracking_tips(&repo, remote);
     let remote_default = ["HEAD", "main", "master"]
         .iter()
-        .find_map(|b| {
-            repo.find_reference(&format!("refs/remotes/{remote}/{b}"))
-                .ok()?
-                .peel_to_commit()
-                .ok()
-        })
-        .map(|c| c.id());
+        .find_map(|b| remote_tip(&repo, remote, b));
     let mut out = Vec::new();
     for line in lines {
         // A ref that cannot be judged leaves the others judged: a finding on any rejects.
@@ -139,13 +136,12 @@ fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<V
     Ok(out)
 }
 
-/// Tips of `refs/remotes/REMOTE/*`: what the remote is known to have.
-fn remote_tracking_tips(repo: &Repository, remote: &str) -> Vec<Oid> {
-    let Ok(refs) = repo.references_glob(&format!("refs/remotes/{remote}/*")) else {
-        return Vec::new();
-    };
-    refs.filter_map(|r| r.ok()?.peel_to_commit().ok().map(|c| c.id()))
-        .collect()
+/// Where this clone last saw `branch` of `remote` (`refs/remotes/REMOTE/BRANCH`), if it
+/// names a commit.
+fn remote_tip(repo: &Repository, remote: &str, branch: &str) -> Option<Oid> {
+    refs::tip(repo, &format!("refs/remotes/{remote}/{branch}"))
+        .ok()
+        .flatten()
 }
 
 fn judge_line(
@@ -163,9 +159,7 @@ fn judge_line(
     let remote_old = line
         .remote
         .as_deref()
-        .and_then(|id| Oid::from_str(id).ok())
-        .and_then(|oid| repo.find_object(oid, None).ok()?.peel_to_commit().ok())
-        .map(|c| c.id());
+        .and_then(|id| refs::peel_to_commit(repo, id).ok());
     // Like the server: from the remote's old tip, else where this clone last saw the ref,
     // else the remote's default branch. Not from every remote-tracking ref: an agent commit
     // on another remote branch is judged again for this ref, and the server rejects it.
@@ -173,13 +167,7 @@ fn judge_line(
         .remote
         .as_ref()
         .and_then(|_| line.remote_ref.strip_prefix("refs/heads/"))
-        .and_then(|b| {
-            repo.find_reference(&format!("refs/remotes/{remote}/{b}"))
-                .ok()?
-                .peel_to_commit()
-                .ok()
-        })
-        .map(|c| c.id());
+        .and_then(|b| remote_tip(repo, remote, b));
     let base = remote_old.or(last_seen).or(remote_default);
     // Like the server: the remote default branch's ledger is in force for every ref, so a
     // branch made at an old commit does not bring an old ledger back.
@@ -195,18 +183,19 @@ fn judge_line(
         let f = push::ref_deletion(Deleted::Protected, false);
         return Ok((vec![f], None));
     };
-    let tip = repo
-        .find_object(Oid::from_str(local)?, None)?
-        .peel_to_commit()
-        .with_context(|| format!("{} is not a commit", line.local_ref))?
-        .id();
+    let tip = refs::peel_to_commit(repo, local).map_err(|e| match e {
+        NotACommit::BadId(e) | NotACommit::Missing(e) => anyhow::Error::new(e),
+        NotACommit::Other(e) => {
+            anyhow::Error::new(e).context(format!("{} is not a commit", line.local_ref))
+        }
+    })?;
     let known: Vec<Oid> = match base {
         Some(o) => vec![o],
         None => tracking.to_vec(),
     };
     let mut artifacts = Artifacts::default();
     let mut prior = Vec::new();
-    if let Some(workdir) = repo.workdir() {
+    if let Some(workdir) = git::work_tree(repo) {
         artifacts = crate::hooks::artifacts_in(workdir, &policy.artifacts);
     }
     if policy.artifacts.required && artifacts.junit.is_empty() {

@@ -13,18 +13,19 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use anyhow::{Context as _, anyhow, bail};
-use git2::{Oid, Repository};
 use jiff::civil::Date;
 
 use crate::engine::audit::{CheckOptions, policy_at, rewind_findings};
 use crate::engine::ref_update::{self, Update};
 use crate::engine::score::Artifacts;
 use crate::exit;
-use crate::git::{self, range};
+use crate::git::commit::Commit;
+use crate::git::refs::{self, NotACommit};
+use crate::git::{self, Oid, Repository};
 use crate::hooks::server::{
     ServerConfig, bypass_reason, push_identities_from_env, push_options_from_env, pusher_from_env,
 };
-use crate::hooks::{is_replace_ref, parse_id};
+use crate::hooks::{HookInputError, is_replace_ref, parse_id};
 use crate::policy::ledger::Policy;
 use crate::render::hook::Messages;
 use crate::render::hook::{signer_lines, warning_line};
@@ -45,37 +46,36 @@ const MAX_INPUT: u64 = 64 << 20;
 
 /// Parses git's pre-receive (and post-receive) input. Every line must be well formed: a
 /// hook that skipped a line it did not understand would let that ref through.
-pub fn parse_updates(input: &mut dyn BufRead) -> Result<Vec<RefUpdate>, String> {
+pub fn parse_updates(input: &mut dyn BufRead) -> Result<Vec<RefUpdate>, HookInputError> {
     let mut bytes = Vec::new();
     std::io::Read::take(input, MAX_INPUT + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the ref updates on standard input: {e}"))?;
+        .map_err(|error| HookInputError::Read {
+            what: "ref updates",
+            error,
+        })?;
     if bytes.len() as u64 > MAX_INPUT {
-        return Err(
-            "standard input is larger than 64 MiB; this is not git's pre-receive input".into(),
-        );
+        return Err(HookInputError::TooLarge);
     }
-    let text = String::from_utf8(bytes).map_err(|_| {
-        "standard input is not text: expected `<old> <new> <ref>` lines".to_string()
-    })?;
+    let text = String::from_utf8(bytes).map_err(|_| HookInputError::NotText)?;
     let mut updates = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let fields: Vec<&str> = line.split(' ').collect();
         let [old, new, name] = fields[..] else {
-            return Err(format!(
-                "line {}: expected `<old-id> <new-id> <ref>`, got {:?}",
-                i + 1,
-                shorten(line)
-            ));
+            return Err(HookInputError::Fields {
+                line: i + 1,
+                expected: "<old-id> <new-id> <ref>",
+                got: shorten(line),
+            });
         };
-        let old = parse_id(old).map_err(|e| format!("line {}: {e}", i + 1))?;
-        let new = parse_id(new).map_err(|e| format!("line {}: {e}", i + 1))?;
+        let id = |text| parse_id(text).map_err(|id| HookInputError::Id { line: i + 1, id });
+        let old = id(old)?;
+        let new = id(new)?;
         if !name.starts_with("refs/") || name.contains(char::is_control) {
-            return Err(format!(
-                "line {}: {:?} is not a ref name",
-                i + 1,
-                shorten(name)
-            ));
+            return Err(HookInputError::RefName {
+                line: i + 1,
+                name: shorten(name),
+            });
         }
         updates.push(RefUpdate {
             old,
@@ -109,7 +109,7 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
     // another user (common on servers), so owner validation is off for the hook.
     // SAFETY: set before any repository is opened, from the only thread running.
     unsafe {
-        let _ = git2::opts::set_verify_owner_validation(false);
+        git::trust_repositories_of_other_owners();
     }
     let setup = (|| -> anyhow::Result<(Repository, ServerConfig)> {
         let repo = git::open()?;
@@ -318,7 +318,7 @@ struct PushContext<'a> {
     bypassed: Option<HashSet<String>>,
     /// The new ids of judged updates whose commits the default branch already holds (judged
     /// when they landed there): the id as pushed (a commit or a tag), to the commit.
-    landed: HashMap<Oid, Oid>,
+    landed: HashMap<String, Oid>,
     identities: &'a [String],
     today: Date,
     now: jiff::Timestamp,
@@ -341,7 +341,7 @@ fn judge_push(
             (Some(name), tip)
         }
     };
-    if policy_ref.1.is_none() && repo.references()?.flatten().next().is_some() {
+    if policy_ref.1.is_none() && refs::any_ref(&repo)? {
         bail!(
             "the policy ref ({}) does not exist, so no push has a policy to be judged by; a server admin creates it or unsets `guard.policyRef`",
             policy_ref.0.as_deref().unwrap_or("HEAD")
@@ -424,44 +424,20 @@ fn is_default_or_policy(ctx: &PushContext, name: &str) -> bool {
 /// whose commits the default branch's current tip already holds, with those commits, found
 /// in one walk. A mirror or a tag import pushes thousands of refs at such commits: each is
 /// then settled by a lookup, where judging it alone would walk and score it once per ref.
+/// An id that names no commit is left to `judge_ref` to report.
 fn landed_commits(
     repo: &Repository,
     ctx: &PushContext,
     updates: &[RefUpdate],
-) -> anyhow::Result<HashMap<Oid, Oid>> {
+) -> anyhow::Result<HashMap<String, Oid>> {
     let Some(default_tip) = ctx.default.1 else {
         return Ok(HashMap::new());
     };
-    // A lightweight tag or a branch names its commit: the object's header says so, without
-    // inflating it. Anything else is peeled; what cannot be is left to `judge_ref` to report.
-    let odb = repo.odb()?;
-    let mut commit_of: HashMap<Oid, Oid> = HashMap::new();
-    for update in updates {
-        if !judged_ref(ctx, update) || is_default_or_policy(ctx, &update.name) {
-            continue;
-        }
-        let Some(new) = update.new.as_deref() else {
-            continue;
-        };
-        let Ok(id) = Oid::from_str(new) else {
-            continue;
-        };
-        if commit_of.contains_key(&id) {
-            continue;
-        }
-        let commit = match odb.read_header(id) {
-            Ok((_, git2::ObjectType::Commit)) => id,
-            _ => match peel_commit(repo, new, "new") {
-                Ok(c) => c,
-                Err(_) => continue,
-            },
-        };
-        commit_of.insert(id, commit);
-    }
-    let candidates: Vec<Oid> = commit_of.values().copied().collect();
-    let reachable = range::reachable_from(repo, default_tip, &candidates)?;
-    commit_of.retain(|_, commit| reachable.contains(commit));
-    Ok(commit_of)
+    let pushed = updates
+        .iter()
+        .filter(|u| judged_ref(ctx, u) && !is_default_or_policy(ctx, &u.name))
+        .filter_map(|u| u.new.as_deref());
+    refs::held_by(repo, default_tip, pushed)
 }
 
 /// `main` is `refs/heads/main`; a name starting `refs/` is taken as it is.
@@ -475,14 +451,7 @@ fn full_ref_name(name: &str) -> String {
 
 /// The commit `name` points at, if the ref exists.
 fn ref_tip(repo: &Repository, name: &str, what: &str) -> anyhow::Result<Option<Oid>> {
-    match repo.find_reference(name) {
-        Ok(r) => Ok(Some(
-            r.peel_to_commit()
-                .with_context(|| format!("{what} {name}"))?
-                .id(),
-        )),
-        Err(_) => Ok(None),
-    }
+    refs::tip(repo, name).with_context(|| format!("{what} {name}"))
 }
 
 /// The default branch: its ref name and tip. `guard.defaultBranch`, else what HEAD points
@@ -494,16 +463,13 @@ fn default_branch(
 ) -> anyhow::Result<(Option<String>, Option<Oid>)> {
     let name = match &config.default_branch {
         Some(b) => Some(full_ref_name(b)),
-        None => repo
-            .find_reference("HEAD")
-            .ok()
-            .and_then(|h| h.symbolic_target().ok().flatten().map(|s| s.to_string())),
+        None => refs::head_target(repo),
     };
     let tip = match name.as_deref() {
         Some(n) => ref_tip(repo, n, "default branch")?,
         None => None,
     };
-    if tip.is_none() && repo.references()?.flatten().next().is_some() {
+    if tip.is_none() && refs::any_ref(repo)? {
         bail!(
             "the default branch ({}) does not exist, so new refs have no policy to be judged by; a server admin sets `git config guard.defaultBranch <branch>`",
             name.as_deref().unwrap_or("HEAD")
@@ -512,15 +478,17 @@ fn default_branch(
     Ok((name, tip))
 }
 
+/// The commit the pushed id `id` names; `what` says which id of the update it is.
 fn peel_commit(repo: &Repository, id: &str, what: &str) -> anyhow::Result<Oid> {
-    let oid = Oid::from_str(id).with_context(|| format!("{what} id {id}"))?;
-    let object = repo
-        .find_object(oid, None)
-        .with_context(|| format!("{what} object {id} is not in the repository"))?;
-    let commit = object.peel_to_commit().map_err(|_| {
-        anyhow!("{what} {id} is not a commit (or a tag of one); guard cannot judge it")
-    })?;
-    Ok(commit.id())
+    refs::peel_to_commit(repo, id).map_err(|e| match e {
+        NotACommit::BadId(e) => anyhow::Error::new(e).context(format!("{what} id {id}")),
+        NotACommit::Missing(e) => {
+            anyhow::Error::new(e).context(format!("{what} object {id} is not in the repository"))
+        }
+        NotACommit::Other(_) => {
+            anyhow!("{what} {id} is not a commit (or a tag of one); guard cannot judge it")
+        }
+    })
 }
 
 fn judge_ref(
@@ -574,9 +542,10 @@ fn judge_ref(
         Some(id) => Some(peel_commit(repo, id, "old")?),
         None => None,
     };
-    let landed = Oid::from_str(new_id)
-        .ok()
-        .and_then(|id| ctx.landed.get(&id).copied())
+    let landed = ctx
+        .landed
+        .get(new_id)
+        .copied()
         .filter(|_| !is_default && !is_policy);
     if let Some(new) = landed {
         // The default branch holds the new commit, so every commit the update brings was
@@ -707,10 +676,7 @@ fn recreation_findings(
     ledger: Option<&str>,
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<Vec<Finding>> {
-    let old = Oid::from_str(deleted)
-        .ok()
-        .and_then(|id| repo.find_object(id, None).ok()?.peel_to_commit().ok());
-    let Some(old) = old else {
+    let Ok(old) = refs::peel_to_commit(repo, deleted) else {
         // Pruned since: unreachable for weeks (git gc's grace period), so no ref kept what
         // it held; there is nothing left to compare with.
         warnings.push(format!(
@@ -718,8 +684,8 @@ fn recreation_findings(
         ));
         return Ok(Vec::new());
     };
-    let short = git::short_id(repo, old.id());
-    Ok(rewind_findings(repo, policy, old.id(), new, ledger)?
+    let short = git::short_id(repo, old);
+    Ok(rewind_findings(repo, policy, old, new, ledger)?
         .into_iter()
         .map(|f| crate::rules::history::recreated_rewind(f, &short))
         .collect())
@@ -804,14 +770,14 @@ fn server_artifacts(
 
 /// The directory `guard.artifacts` (`template`) names for `commit`.
 fn artifact_dir(repo: &Repository, template: &str, commit: Oid) -> anyhow::Result<PathBuf> {
-    let tree = repo.find_commit(commit)?.tree_id();
+    let tree = Commit::find(repo, commit)?.tree_id();
     let dir = template
         .replace("{commit}", &commit.to_string())
         .replace("{tree}", &tree.to_string());
     Ok(if Path::new(&dir).is_absolute() {
         PathBuf::from(dir)
     } else {
-        repo.path().join(dir)
+        git::git_dir(repo).join(dir)
     })
 }
 
@@ -875,7 +841,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Vec<RefUpdate>, String> {
-        parse_updates(&mut text.as_bytes())
+        parse_updates(&mut text.as_bytes()).map_err(|e| e.to_string())
     }
 
     #[test]

@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use git2::Repository;
+use crate::git::Repository;
+use crate::git::config::GitConfig;
 
 /// `guard.*` settings of the bare repository.
 #[derive(Debug, Clone)]
@@ -35,10 +36,10 @@ pub struct ServerConfig {
 
 impl ServerConfig {
     pub fn read(repo: &Repository) -> anyhow::Result<ServerConfig> {
-        let config = repo.config()?.snapshot()?;
-        let string = |key: &str| config.get_string(key).ok().filter(|s| !s.trim().is_empty());
-        let timeout = match config.get_string("guard.timeout") {
-            Ok(text) => {
+        let config = GitConfig::read(repo)?;
+        let string = |key: &str| config.string(key).filter(|s| !s.trim().is_empty());
+        let timeout = match config.string("guard.timeout") {
+            Some(text) => {
                 let secs: f64 = text
                     .trim()
                     .trim_end_matches('s')
@@ -52,22 +53,16 @@ impl ServerConfig {
                     })?;
                 Duration::from_secs_f64(secs)
             }
-            Err(_) => Duration::from_secs(4),
+            None => Duration::from_secs(4),
         };
-        let mut bypass = Vec::new();
-        if let Ok(mut entries) = config.multivar("guard.bypass", None) {
-            while let Some(Ok(entry)) = entries.next() {
-                if let Ok(value) = entry.value() {
-                    bypass.extend(
-                        value
-                            .split(',')
-                            .map(str::trim)
-                            .filter(|s| !s.is_empty())
-                            .map(str::to_string),
-                    );
-                }
-            }
-        }
+        let bypass = config
+            .values("guard.bypass")
+            .iter()
+            .flat_map(|value| value.split(','))
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
         Ok(ServerConfig {
             default_branch: string("guard.defaultBranch"),
             timeout,
@@ -77,53 +72,9 @@ impl ServerConfig {
             allowed_signers: string("guard.allowedSigners").map(PathBuf::from),
             ledger: string("guard.ledger"),
             policy_ref: string("guard.policyRef"),
-            fsck_objects: fsck_objects(&config),
+            fsck_objects: config.fsck_objects(),
         })
     }
-}
-
-/// `receive.fsckObjects`, falling back to `transfer.fsckObjects`, as receive-pack reads them:
-/// from `git -c` settings passed down in the environment first, then the config files.
-fn fsck_objects(config: &git2::Config) -> bool {
-    let env = |k: &str| std::env::var(k).ok();
-    let setting = |key: &str| command_line_bool(key, env).or_else(|| config.get_bool(key).ok());
-    setting("receive.fsckObjects")
-        .or_else(|| setting("transfer.fsckObjects"))
-        .unwrap_or(false)
-}
-
-/// A boolean that `git -c KEY=VALUE` (or a forge running git that way) passed to the hook:
-/// in `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, or in
-/// `GIT_CONFIG_PARAMETERS`, where git writes each setting as `'key'='value'` with the key
-/// lowercased. It only decides whether a warning is printed, so a form it misses costs a
-/// warning, nothing more.
-fn command_line_bool(key: &str, env: impl Fn(&str) -> Option<String>) -> Option<bool> {
-    let parse = |v: &str| match v.trim().to_ascii_lowercase().as_str() {
-        "true" | "yes" | "on" | "1" => Some(true),
-        "false" | "no" | "off" | "0" | "" => Some(false),
-        _ => None,
-    };
-    let count: usize = env("GIT_CONFIG_COUNT")
-        .and_then(|c| c.trim().parse().ok())
-        .unwrap_or(0);
-    let mut found = None;
-    for i in 0..count.min(1000) {
-        let k = env(&format!("GIT_CONFIG_KEY_{i}")).unwrap_or_default();
-        if k.eq_ignore_ascii_case(key) {
-            let v = env(&format!("GIT_CONFIG_VALUE_{i}")).unwrap_or_default();
-            found = parse(&v).or(found);
-        }
-    }
-    if found.is_some() {
-        return found;
-    }
-    let params = env("GIT_CONFIG_PARAMETERS")?;
-    let key = key.to_ascii_lowercase();
-    [("true", true), ("false", false)]
-        .iter()
-        .filter_map(|(v, b)| params.rfind(&format!("'{key}'='{v}'")).map(|at| (at, *b)))
-        .max()
-        .map(|(_, b)| b)
 }
 
 fn env_var(key: &str) -> Option<String> {
@@ -211,34 +162,5 @@ mod tests {
             Some("")
         );
         assert_eq!(bypass_reason(&["guard.bypassed=x".to_string()]), None);
-    }
-
-    #[test]
-    fn fsck_setting_from_git_config_parameters() {
-        let env = |vars: &'static [(&'static str, &'static str)]| {
-            move |k: &str| {
-                vars.iter()
-                    .find(|(name, _)| *name == k)
-                    .map(|(_, v)| v.to_string())
-            }
-        };
-        let params = env(&[(
-            "GIT_CONFIG_PARAMETERS",
-            "'receive.fsckobjects'='false' 'core.x'='y' 'receive.fsckobjects'='true'",
-        )]);
-        assert_eq!(command_line_bool("receive.fsckObjects", params), Some(true));
-        assert_eq!(command_line_bool("transfer.fsckObjects", params), None);
-        let counted = env(&[
-            ("GIT_CONFIG_COUNT", "2"),
-            ("GIT_CONFIG_KEY_0", "Transfer.FsckObjects"),
-            ("GIT_CONFIG_VALUE_0", "yes"),
-            ("GIT_CONFIG_KEY_1", "transfer.fsckobjects"),
-            ("GIT_CONFIG_VALUE_1", "off"),
-        ]);
-        assert_eq!(
-            command_line_bool("transfer.fsckObjects", counted),
-            Some(false)
-        );
-        assert_eq!(command_line_bool("receive.fsckObjects", env(&[])), None);
     }
 }

@@ -67,13 +67,36 @@ pub struct PatternSet {
     pub set: GlobSet,
 }
 
+/// What is wrong with an identity pattern or a trailer of `[agents]` or `[trailers]`; the
+/// caller says where it stands. globset's reason is part of the message, not a source, so
+/// that printing a chain of errors does not repeat it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    #[error("{pattern:?} is not a valid glob: {error}")]
+    Glob {
+        pattern: String,
+        error: globset::Error,
+    },
+    /// The patterns do not compile together.
+    #[error("{0}")]
+    Set(globset::Error),
+    #[error("{0:?} is not a trailer pattern; write `Key: value-glob`")]
+    NoColon(String),
+    #[error("{0:?}: a trailer key is one word, such as `Co-authored-by`")]
+    KeyNotOneWord(String),
+    #[error("{0:?} is not a trailer; write `Key: value`")]
+    NotATrailer(String),
+}
+
 impl PatternSet {
-    pub fn new(patterns: &[String]) -> Result<PatternSet, (usize, String)> {
+    /// The set of `patterns`; an error names the index of the pattern that is wrong (0 when
+    /// they only fail together).
+    pub fn new(patterns: &[String]) -> Result<PatternSet, (usize, PatternError)> {
         let mut builder = GlobSetBuilder::new();
         for (i, p) in patterns.iter().enumerate() {
             builder.add(identity_glob(p).map_err(|e| (i, e))?);
         }
-        let set = builder.build().map_err(|e| (0, e.to_string()))?;
+        let set = builder.build().map_err(|e| (0, PatternError::Set(e)))?;
         Ok(PatternSet {
             patterns: patterns.to_vec(),
             set,
@@ -90,31 +113,32 @@ impl PatternSet {
 }
 
 /// A case-insensitive glob where `*` also crosses `/` (identities are not paths).
-pub fn glob(pattern: &str) -> Result<GlobMatcher, String> {
+pub fn glob(pattern: &str) -> Result<GlobMatcher, PatternError> {
     identity_glob(pattern).map(|g| g.compile_matcher())
 }
 
 /// `glob`, not compiled: a `GlobSet` compiles its globs together (compiling each alone too
 /// was most of the cost of reading a ledger).
-fn identity_glob(pattern: &str) -> Result<Glob, String> {
+fn identity_glob(pattern: &str) -> Result<Glob, PatternError> {
     GlobBuilder::new(pattern)
         .case_insensitive(true)
         .literal_separator(false)
         .backslash_escape(true)
         .build()
-        .map_err(|e| format!("{pattern:?} is not a valid glob: {e}"))
+        .map_err(|error| PatternError::Glob {
+            pattern: pattern.to_string(),
+            error,
+        })
 }
 
 /// Parses `Key: value-glob`.
-pub fn trailer_pattern(text: &str) -> Result<TrailerPattern, String> {
+pub fn trailer_pattern(text: &str) -> Result<TrailerPattern, PatternError> {
     let (key, value) = text
         .split_once(':')
-        .ok_or_else(|| format!("{text:?} is not a trailer pattern; write `Key: value-glob`"))?;
+        .ok_or_else(|| PatternError::NoColon(text.to_string()))?;
     let key = key.trim();
     if key.is_empty() || key.contains(char::is_whitespace) {
-        return Err(format!(
-            "{text:?}: a trailer key is one word, such as `Co-authored-by`"
-        ));
+        return Err(PatternError::KeyNotOneWord(text.to_string()));
     }
     Ok(TrailerPattern {
         key: key.to_ascii_lowercase(),
@@ -131,13 +155,12 @@ pub struct HumanTrailer {
 }
 
 impl HumanTrailer {
-    pub fn parse(text: &str) -> Result<HumanTrailer, String> {
-        let (key, value) = text
-            .split_once(':')
-            .ok_or_else(|| format!("{text:?} is not a trailer; write `Key: value`"))?;
+    pub fn parse(text: &str) -> Result<HumanTrailer, PatternError> {
+        let not_a_trailer = || PatternError::NotATrailer(text.to_string());
+        let (key, value) = text.split_once(':').ok_or_else(not_a_trailer)?;
         let (key, value) = (key.trim(), value.trim());
         if key.is_empty() || key.contains(char::is_whitespace) || value.is_empty() {
-            return Err(format!("{text:?} is not a trailer; write `Key: value`"));
+            return Err(not_a_trailer());
         }
         Ok(HumanTrailer {
             key: key.to_string(),
@@ -397,5 +420,35 @@ mod tests {
         assert!(!t.present_in(&[("Freeze-Lease".into(), "human".into())]));
         assert!(HumanTrailer::parse("no colon").is_err());
         assert!(trailer_pattern("Two words: x").is_err());
+    }
+
+    #[test]
+    fn pattern_and_trailer_messages() {
+        let err = |r: Result<TrailerPattern, PatternError>| r.unwrap_err().to_string();
+        assert_eq!(
+            err(trailer_pattern("Two words: x")),
+            "\"Two words: x\": a trailer key is one word, such as `Co-authored-by`"
+        );
+        assert_eq!(
+            err(trailer_pattern("no colon")),
+            "\"no colon\" is not a trailer pattern; write `Key: value-glob`"
+        );
+        let bad_glob = err(trailer_pattern("Co-authored-by: a[b"));
+        assert!(
+            bad_glob.starts_with("\"a[b\" is not a valid glob: "),
+            "{bad_glob}"
+        );
+        for text in ["no colon", "Key:", "two words: human"] {
+            assert_eq!(
+                HumanTrailer::parse(text).unwrap_err().to_string(),
+                format!("{text:?} is not a trailer; write `Key: value`")
+            );
+        }
+        let (i, e) = PatternSet::new(&["ok*".to_string(), "{a".to_string()]).unwrap_err();
+        assert_eq!(i, 1);
+        assert!(
+            e.to_string().starts_with("\"{a\" is not a valid glob: "),
+            "{e}"
+        );
     }
 }

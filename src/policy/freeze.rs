@@ -216,7 +216,7 @@ fn parse_toml(path: &Path, text: &str) -> Result<FreezeFile, InputError> {
                     ),
                 );
             }
-            Some(v) => parse_date(v.get_ref()).map_err(|msg| invalid(v.span(), msg))?,
+            Some(v) => parse_date(v.get_ref()).map_err(|e| invalid(v.span(), e.to_string()))?,
         };
         if let Some(first) = seen.insert(nodeid.clone(), line) {
             return Err(invalid(
@@ -242,14 +242,22 @@ fn parse_toml(path: &Path, text: &str) -> Result<FreezeFile, InputError> {
     })
 }
 
-fn parse_date(raw: &RawDate) -> Result<Date, String> {
+/// Why a lease's `expires` is not a date.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ExpiryError {
+    /// A TOML date-time or a date with an offset.
+    #[error("`expires` = {0} must be a date without a time (YYYY-MM-DD)")]
+    HasTime(toml::value::Datetime),
+    #[error("`expires` = {0:?} is not an ISO-8601 date (YYYY-MM-DD)")]
+    NotADate(String),
+}
+
+fn parse_date(raw: &RawDate) -> Result<Date, ExpiryError> {
     let text = match raw {
         RawDate::Text(s) => s.trim().to_string(),
         RawDate::Toml(dt) => {
             if dt.time.is_some() || dt.offset.is_some() {
-                return Err(format!(
-                    "`expires` = {dt} must be a date without a time (YYYY-MM-DD)"
-                ));
+                return Err(ExpiryError::HasTime(*dt));
             }
             dt.to_string()
         }
@@ -258,9 +266,7 @@ fn parse_date(raw: &RawDate) -> Result<Date, String> {
     let strict = text.len() == 10 && text.as_bytes()[4] == b'-' && text.as_bytes()[7] == b'-';
     match text.parse::<Date>() {
         Ok(date) if strict => Ok(date),
-        _ => Err(format!(
-            "`expires` = {text:?} is not an ISO-8601 date (YYYY-MM-DD)"
-        )),
+        _ => Err(ExpiryError::NotADate(text)),
     }
 }
 
@@ -400,5 +406,23 @@ expires = 2026-09-19
     fn non_utf8_is_refused() {
         let err = FreezeFile::parse(Path::new("f.txt"), b"ok\n\xff\n").unwrap_err();
         assert!(err.to_string().contains("f.txt:2:1"), "{err}");
+    }
+
+    #[test]
+    fn bad_date_messages() {
+        let message = |date: &str| {
+            let text = format!(
+                "[[leases]]\nnodeid = \"a\"\nowner = \"o\"\nreason = \"r\"\nexpires = {date}\n"
+            );
+            toml(&text).unwrap_err().message
+        };
+        assert_eq!(
+            message("2026-09-01T10:00:00Z"),
+            "`expires` = 2026-09-01T10:00:00Z must be a date without a time (YYYY-MM-DD)"
+        );
+        assert_eq!(
+            message("\" 2026-02-30\""),
+            "`expires` = \"2026-02-30\" is not an ISO-8601 date (YYYY-MM-DD)"
+        );
     }
 }

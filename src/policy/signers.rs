@@ -97,9 +97,39 @@ impl SignatureStatus {
     }
 }
 
+/// What is wrong with a line of an allowed-signers file (the caller names the file and the
+/// line). The key parser's and the time parser's reasons are part of the message, not a
+/// source, so that printing a chain of errors does not repeat them.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SignersError {
+    #[error("unclosed quote")]
+    UnclosedQuote,
+    #[error("empty line")]
+    EmptyLine,
+    #[error("no key after the principals")]
+    NoKey,
+    #[error("cert-authority lines are not supported; list the signing keys themselves")]
+    CertAuthority,
+    #[error("unknown option {0:?}")]
+    UnknownOption(String),
+    #[error("no key data after {0:?}")]
+    NoKeyData(String),
+    #[error("not a valid {key_type} key: {error}")]
+    BadKey {
+        key_type: String,
+        error: ssh_key::Error,
+    },
+    /// A `valid-after`/`valid-before` time not in the form `YYYYMMDD[HHMM[SS]][Z]`.
+    #[error("{0:?} is not a time (YYYYMMDD[HHMM[SS]][Z])")]
+    TimeForm(String),
+    /// A time in that form that is no time (month 13, or out of range).
+    #[error("{text:?}: {error}")]
+    NoSuchTime { text: String, error: jiff::Error },
+}
+
 impl AllowedSigners {
-    /// Parses an allowed-signers file; `what` names it in messages.
-    pub fn parse(text: &str) -> Result<AllowedSigners, (u64, String)> {
+    /// Parses an allowed-signers file; an error comes with its 1-based line number.
+    pub fn parse(text: &str) -> Result<AllowedSigners, (u64, SignersError)> {
         let mut signers = Vec::new();
         for (i, raw) in text.lines().enumerate() {
             let line_no = i as u64 + 1;
@@ -109,15 +139,13 @@ impl AllowedSigners {
             }
             let tokens = tokenize(line).map_err(|e| (line_no, e))?;
             let mut it = tokens.into_iter().peekable();
-            let principals_token = it.next().ok_or((line_no, "empty line".to_string()))?;
+            let principals_token = it.next().ok_or((line_no, SignersError::EmptyLine))?;
             let principals: Vec<String> = principals_token.split(',').map(str::to_string).collect();
             let mut namespaces = None;
             let mut valid_after = None;
             let mut valid_before = None;
             let key_type = loop {
-                let token = it
-                    .next()
-                    .ok_or((line_no, "no key after the principals".to_string()))?;
+                let token = it.next().ok_or((line_no, SignersError::NoKey))?;
                 if is_key_type(&token) {
                     break token;
                 }
@@ -140,17 +168,22 @@ impl AllowedSigners {
                             valid_before = Some(parse_time(&v).map_err(|e| (line_no, e))?)
                         }
                         ("cert-authority", None) => {
-                            return Err((line_no, "cert-authority lines are not supported; list the signing keys themselves".to_string()));
+                            return Err((line_no, SignersError::CertAuthority));
                         }
-                        (other, _) => return Err((line_no, format!("unknown option {other:?}"))),
+                        (other, _) => {
+                            return Err((line_no, SignersError::UnknownOption(other.to_string())));
+                        }
                     }
                 }
             };
             let base64 = it
                 .next()
-                .ok_or((line_no, format!("no key data after {key_type:?}")))?;
-            let key = PublicKey::from_openssh(&format!("{key_type} {base64}"))
-                .map_err(|e| (line_no, format!("not a valid {key_type} key: {e}")))?;
+                .ok_or_else(|| (line_no, SignersError::NoKeyData(key_type.clone())))?;
+            let key =
+                PublicKey::from_openssh(&format!("{key_type} {base64}")).map_err(|error| {
+                    let key_type = key_type.clone();
+                    (line_no, SignersError::BadKey { key_type, error })
+                })?;
             signers.push(AllowedSigner {
                 principals,
                 namespaces,
@@ -285,7 +318,7 @@ fn is_key_type(token: &str) -> bool {
 }
 
 /// Splits on whitespace outside double quotes.
-fn tokenize(line: &str) -> Result<Vec<String>, String> {
+fn tokenize(line: &str) -> Result<Vec<String>, SignersError> {
     let mut tokens = Vec::new();
     let mut current = String::new();
     let mut quoted = false;
@@ -304,7 +337,7 @@ fn tokenize(line: &str) -> Result<Vec<String>, String> {
         }
     }
     if quoted {
-        return Err("unclosed quote".into());
+        return Err(SignersError::UnclosedQuote);
     }
     if !current.is_empty() {
         tokens.push(current);
@@ -333,19 +366,22 @@ fn split_options(token: &str) -> Vec<String> {
 
 /// `YYYYMMDD[HHMM[SS]][Z]`. Without `Z` ssh-keygen reads local time; a server runs on UTC,
 /// so guard reads both as UTC.
-fn parse_time(text: &str) -> Result<Timestamp, String> {
+fn parse_time(text: &str) -> Result<Timestamp, SignersError> {
     let t = text.trim_end_matches(['Z', 'z']);
     let padded = match t.len() {
         8 => format!("{t}000000"),
         12 => format!("{t}00"),
         14 => t.to_string(),
-        _ => return Err(format!("{text:?} is not a time (YYYYMMDD[HHMM[SS]][Z])")),
+        _ => return Err(SignersError::TimeForm(text.to_string())),
     };
-    let dt = jiff::civil::DateTime::strptime("%Y%m%d%H%M%S", &padded)
-        .map_err(|e| format!("{text:?}: {e}"))?;
+    let no_such_time = |error| SignersError::NoSuchTime {
+        text: text.to_string(),
+        error,
+    };
+    let dt = jiff::civil::DateTime::strptime("%Y%m%d%H%M%S", &padded).map_err(no_such_time)?;
     dt.to_zoned_datetime(jiff::tz::TimeZone::UTC)
         .map(|z| z.timestamp())
-        .map_err(|e| format!("{text:?}: {e}"))
+        .map_err(no_such_time)
 }
 
 #[cfg(test)]
@@ -555,5 +591,37 @@ mod tests {
             s.verify(junk, b"x", "a@b", Timestamp::UNIX_EPOCH),
             SignatureStatus::Bad { .. }
         ));
+    }
+
+    #[test]
+    fn bad_line_messages() {
+        let message = |text: String| AllowedSigners::parse(&text).unwrap_err().1.to_string();
+        assert_eq!(
+            message(format!("a@b cert-authority {KEY}")),
+            "cert-authority lines are not supported; list the signing keys themselves"
+        );
+        assert_eq!(
+            message(format!("a@b frobnicate {KEY}")),
+            "unknown option \"frobnicate\""
+        );
+        assert_eq!(
+            message(format!("a@b valid-before=\"2026\" {KEY}")),
+            "\"2026\" is not a time (YYYYMMDD[HHMM[SS]][Z])"
+        );
+        let no_digits = message(format!("a@b valid-before=\"tomorrow\" {KEY}"));
+        assert!(no_digits.starts_with("\"tomorrow\": "), "{no_digits}");
+        let no_such_day = message(format!("a@b valid-after=\"20261340\" {KEY}"));
+        assert!(no_such_day.starts_with("\"20261340\": "), "{no_such_day}");
+        assert_eq!(message("a@b".to_string()), "no key after the principals");
+        assert_eq!(
+            message("a@b ssh-ed25519".to_string()),
+            "no key data after \"ssh-ed25519\""
+        );
+        let bad_key = message("a@b ssh-ed25519 notbase64!!".to_string());
+        assert!(
+            bad_key.starts_with("not a valid ssh-ed25519 key: "),
+            "{bad_key}"
+        );
+        assert_eq!(message(format!("\"a@b {KEY}")), "unclosed quote");
     }
 }

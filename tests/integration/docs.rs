@@ -244,7 +244,10 @@ fn the_report_schema_refuses_what_breaks_the_contract() {
     let refused = |bad: serde_json::Value, why: &str| {
         let text = bad.to_string();
         let caught = std::panic::catch_unwind(|| crate::support::json_contract::check(&text));
-        assert!(caught.is_err(), "the schema accepts a report where {why}: {text}");
+        assert!(
+            caught.is_err(),
+            "the schema accepts a report where {why}: {text}"
+        );
     };
     let mut omitted = good.clone();
     omitted.as_object_mut().unwrap().remove("error");

@@ -18,6 +18,7 @@ mod hooks_protected;
 mod hooks_pushers;
 mod hooks_refs;
 mod hooks_surroundings;
+mod layering;
 mod real_runners;
 mod scenario;
 mod score;

@@ -1,0 +1,127 @@
+//! What guard reads of a commit: its abbreviated id, subject, who made it (with its
+//! trailers), its signature and what it signs, its tree and the files in it; and whether one
+//! commit descends from another. The engine asks these by commit id and gets plain values.
+
+use std::path::Path;
+
+use git2::{Oid, Repository};
+
+use crate::policy::agents::{Identity, Trailers};
+
+/// A commit read from the repository, so that every question asked of it reads the object
+/// once.
+pub struct Commit<'r> {
+    repo: &'r Repository,
+    commit: git2::Commit<'r>,
+}
+
+/// A commit's signature (git's `gpgsig` header), as stored.
+pub enum Signature {
+    Unsigned,
+    /// The commit object could not be read for it: libgit2's reason.
+    Unreadable(String),
+    /// The armored signature and the bytes it signs (the commit without the header).
+    Signed {
+        armored: Vec<u8>,
+        payload: Vec<u8>,
+    },
+}
+
+impl<'r> Commit<'r> {
+    /// The commit `id`.
+    pub fn find(repo: &'r Repository, id: Oid) -> Result<Commit<'r>, git2::Error> {
+        Ok(Commit {
+            repo,
+            commit: repo.find_commit(id)?,
+        })
+    }
+
+    /// The abbreviated id git would show, at least 7 hex digits.
+    pub fn short_id(&self) -> String {
+        super::object_short_id(self.commit.as_object())
+    }
+
+    /// The commit's first line, lossily decoded (messages may be in any encoding).
+    pub fn summary(&self) -> String {
+        let bytes = self.commit.summary_bytes().unwrap_or_default();
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+
+    /// Who made the commit, with its trailers. `pusher` is the authenticated pusher in hooks.
+    pub fn identity(&self, pusher: Option<&str>) -> Identity {
+        let commit = &self.commit;
+        let author = commit.author();
+        let committer = commit.committer();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        Identity {
+            author_name: text(author.name_bytes()),
+            author_email: text(author.email_bytes()),
+            committer_name: text(committer.name_bytes()),
+            committer_email: text(committer.email_bytes()),
+            subject: self.summary(),
+            trailers: Trailers {
+                block: super::trailers(commit.message_bytes()),
+                in_message: super::trailer_lines(commit.message_bytes()),
+            },
+            pusher: pusher.map(str::to_string),
+        }
+    }
+
+    /// The committer's e-mail address, lossily decoded.
+    pub fn committer_email(&self) -> String {
+        String::from_utf8_lossy(self.commit.committer().email_bytes()).into_owned()
+    }
+
+    /// The committer date (which the committer writes); the epoch when it is out of range.
+    pub fn committer_time(&self) -> jiff::Timestamp {
+        jiff::Timestamp::from_second(self.commit.committer().when().seconds())
+            .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+    }
+
+    /// The id of the commit's tree.
+    pub fn tree_id(&self) -> Oid {
+        self.commit.tree_id()
+    }
+
+    /// The commit's signature and what it signs.
+    pub fn signature(&self) -> Signature {
+        match self.repo.extract_signature(&self.commit.id(), None) {
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Signature::Unsigned,
+            Err(e) => Signature::Unreadable(e.message().to_string()),
+            Ok((armored, payload)) => Signature::Signed {
+                armored: armored.to_vec(),
+                payload: payload.to_vec(),
+            },
+        }
+    }
+}
+
+/// The text (lossily decoded) of the file at `path` in commit `commit`'s tree; `None` when
+/// nothing is there or it is not a blob. An unreadable commit or tree is an error.
+pub fn blob_text(
+    repo: &Repository,
+    commit: Oid,
+    path: &str,
+) -> Result<Option<String>, git2::Error> {
+    let tree = repo.find_commit(commit)?.tree()?;
+    Ok(tree_blob_text(repo, &tree, path))
+}
+
+/// The text (lossily decoded) of the blob at `path` in `tree`, if there is one.
+pub(super) fn tree_blob_text(repo: &Repository, tree: &git2::Tree, path: &str) -> Option<String> {
+    let entry = tree.get_path(Path::new(path)).ok()?;
+    let blob = repo.find_blob(entry.id()).ok()?;
+    Some(String::from_utf8_lossy(blob.content()).into_owned())
+}
+
+/// The id of the entry at `path` in the tree `tree` (libgit2's lookup by path); `None` when
+/// there is none. An unreadable tree is an error.
+pub fn entry_id(repo: &Repository, tree: Oid, path: &str) -> Result<Option<Oid>, git2::Error> {
+    let tree = repo.find_tree(tree)?;
+    Ok(tree.get_path(Path::new(path)).ok().map(|e| e.id()))
+}
+
+/// Whether `commit` descends from `ancestor` (a commit is not its own descendant).
+pub fn descends_from(repo: &Repository, commit: Oid, ancestor: Oid) -> Result<bool, git2::Error> {
+    repo.graph_descendant_of(commit, ancestor)
+}

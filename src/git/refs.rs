@@ -1,0 +1,94 @@
+//! What refs and object ids name: a ref's commit, the branch HEAD points at, whether the
+//! repository has any ref, the remote-tracking tips of a clone, the commit an id names (a
+//! tag peeled), and which pushed ids a branch's history already holds.
+
+use std::collections::HashMap;
+
+use git2::{ObjectType, Oid, Repository};
+
+use super::range;
+
+/// The commit the ref `name` points at (a tag peeled to its commit); `None` when there is no
+/// such ref. A ref that names no commit is an error.
+pub fn tip(repo: &Repository, name: &str) -> Result<Option<Oid>, git2::Error> {
+    match repo.find_reference(name) {
+        Ok(r) => Ok(Some(r.peel_to_commit()?.id())),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The full name of the ref HEAD points at (`refs/heads/main`); `None` when HEAD is missing
+/// or detached.
+pub fn head_target(repo: &Repository) -> Option<String> {
+    repo.find_reference("HEAD")
+        .ok()
+        .and_then(|h| h.symbolic_target().ok().flatten().map(|s| s.to_string()))
+}
+
+/// Whether the repository has any ref at all (a new repository has none).
+pub fn any_ref(repo: &Repository) -> Result<bool, git2::Error> {
+    Ok(repo.references()?.flatten().next().is_some())
+}
+
+/// The commits the refs `refs/remotes/REMOTE/*` point at: what a clone knows the remote has.
+pub fn remote_tracking_tips(repo: &Repository, remote: &str) -> Vec<Oid> {
+    let Ok(refs) = repo.references_glob(&format!("refs/remotes/{remote}/*")) else {
+        return Vec::new();
+    };
+    refs.filter_map(|r| r.ok()?.peel_to_commit().ok().map(|c| c.id()))
+        .collect()
+}
+
+/// Why an object id does not lead to a commit; each holds libgit2's error.
+#[derive(Debug)]
+pub enum NotACommit {
+    /// The text is not an object id this repository can hold.
+    BadId(git2::Error),
+    /// No object has the id.
+    Missing(git2::Error),
+    /// The object is neither a commit nor a tag of one.
+    Other(git2::Error),
+}
+
+/// The commit the object id `id` (hex) names: the commit itself, or what a tag of it peels
+/// to.
+pub fn peel_to_commit(repo: &Repository, id: &str) -> Result<Oid, NotACommit> {
+    let oid = Oid::from_str(id).map_err(NotACommit::BadId)?;
+    let object = repo.find_object(oid, None).map_err(NotACommit::Missing)?;
+    let commit = object.peel_to_commit().map_err(NotACommit::Other)?;
+    Ok(commit.id())
+}
+
+/// Of the object ids `ids` (hex, as pushed), those whose commit `tip`'s history holds, each
+/// with that commit: the id itself, or the commit a tag of it peels to. Found in one walk
+/// (`range::reachable_from`); ids that do not name a commit are left out.
+pub fn held_by<'a>(
+    repo: &Repository,
+    tip: Oid,
+    ids: impl IntoIterator<Item = &'a str>,
+) -> anyhow::Result<HashMap<String, Oid>> {
+    // A lightweight tag or a branch names its commit: the object's header says so, without
+    // inflating it. Anything else is peeled.
+    let odb = repo.odb()?;
+    let mut commit_of: HashMap<String, Oid> = HashMap::new();
+    for text in ids {
+        if commit_of.contains_key(text) {
+            continue;
+        }
+        let Ok(id) = Oid::from_str(text) else {
+            continue;
+        };
+        let commit = match odb.read_header(id) {
+            Ok((_, ObjectType::Commit)) => id,
+            _ => match peel_to_commit(repo, text) {
+                Ok(c) => c,
+                Err(_) => continue,
+            },
+        };
+        commit_of.insert(text.to_string(), commit);
+    }
+    let candidates: Vec<Oid> = commit_of.values().copied().collect();
+    let reachable = range::reachable_from(repo, tip, &candidates)?;
+    commit_of.retain(|_, commit| reachable.contains(commit));
+    Ok(commit_of)
+}
