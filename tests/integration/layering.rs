@@ -1,7 +1,9 @@
-//! Rules about which module may use what, checked on the source text: only `src/git/` may
-//! use the `git2` crate (the rest of the crate reads git through `crate::git`'s functions
-//! and holds only the `Oid` and `Repository` handles it re-exports).
+//! Rules about which module may use what, checked on the source text: each top-level module
+//! uses only the layers below it (ARCHITECTURE.md), so there are no module cycles; and only
+//! `src/git/` may use the `git2` crate (the rest of the crate reads git through
+//! `crate::git`'s functions and holds only the `Oid` and `Repository` handles it re-exports).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Every `.rs` file under `dir`, recursively.
@@ -88,4 +90,159 @@ fn the_scan_finds_every_form_of_use() {
     ] {
         assert!(git2_uses(not_used).is_empty(), "{not_used:?}");
     }
+}
+
+/// The modules each top-level module of `src/` may use (`crate::name`). Lower layers never
+/// use higher ones, so there are no cycles (ARCHITECTURE.md draws the same picture).
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("error", &["exit"]),
+    ("exit", &[]),
+    ("wording", &[]),
+    ("testid", &[]),
+    ("workspace", &[]),
+    ("fsutil", &[]),
+    ("changes", &[]),
+    ("evidence", &["error", "workspace", "testid"]),
+    ("source", &["error", "evidence", "workspace"]),
+    ("runner", &["source", "workspace"]),
+    (
+        "policy",
+        &[
+            "error",
+            "testid",
+            "workspace",
+            "wording",
+            "evidence",
+            "changes",
+            "source",
+        ],
+    ),
+    ("report", &["error", "exit", "changes", "policy"]),
+    (
+        "git",
+        &[
+            "error",
+            "changes",
+            "evidence",
+            "policy",
+            "source",
+            "workspace",
+        ],
+    ),
+    (
+        "rules",
+        &[
+            "changes", "evidence", "policy", "report", "runner", "testid", "wording", "error",
+        ],
+    ),
+    ("render", &["error", "policy", "report", "wording"]),
+    (
+        "engine",
+        &[
+            "changes",
+            "error",
+            "evidence",
+            "git",
+            "policy",
+            "report",
+            "rules",
+            "runner",
+            "source",
+            "testid",
+            "workspace",
+            "wording",
+        ],
+    ),
+    (
+        "hooks",
+        &[
+            "engine", "error", "exit", "git", "policy", "render", "report", "rules", "wording",
+        ],
+    ),
+    (
+        "cli",
+        &[
+            "engine",
+            "error",
+            "evidence",
+            "exit",
+            "fsutil",
+            "git",
+            "hooks",
+            "policy",
+            "render",
+            "report",
+            "rules",
+            "runner",
+            "source",
+            "testid",
+            "workspace",
+            "wording",
+        ],
+    ),
+];
+
+/// `crate::x` paths used by each top-level module, outside its `#[cfg(test)]` code.
+fn module_uses() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let rel = path
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if !rel.ends_with(".rs") || rel == "lib.rs" || rel == "main.rs" {
+                continue;
+            }
+            let top = rel
+                .split('/')
+                .next()
+                .unwrap()
+                .trim_end_matches(".rs")
+                .to_string();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            let set = uses.entry(top.clone()).or_default();
+            for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                for part in line.split("crate::").skip(1) {
+                    let name: String = part
+                        .chars()
+                        .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                        .collect();
+                    if !name.is_empty() && name != top {
+                        set.insert(name);
+                    }
+                }
+            }
+        }
+    }
+    uses
+}
+
+#[test]
+fn modules_use_only_lower_layers() {
+    let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+    let mut wrong = Vec::new();
+    for (module, used) in module_uses() {
+        let Some(may) = allowed.get(module.as_str()) else {
+            wrong.push(format!(
+                "{module}: a new top-level module; add it to ALLOWED (and ARCHITECTURE.md)"
+            ));
+            continue;
+        };
+        for name in used {
+            if !may.contains(&name.as_str()) {
+                wrong.push(format!("{module} uses crate::{name}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "layering broken:\n{}", wrong.join("\n"));
 }
