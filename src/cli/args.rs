@@ -207,6 +207,11 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 pub enum FormatArg {
     Text,
     Json,
+    // GitHub Actions annotations, SARIF 2.1.0, GitLab Code Quality (plain comments: a doc
+    // comment here would turn `--help` into its long form).
+    Github,
+    Sarif,
+    Gitlab,
 }
 
 impl From<FormatArg> for crate::render::Format {
@@ -214,6 +219,9 @@ impl From<FormatArg> for crate::render::Format {
         match arg {
             FormatArg::Text => crate::render::Format::Text,
             FormatArg::Json => crate::render::Format::Json,
+            FormatArg::Github => crate::render::Format::Github,
+            FormatArg::Sarif => crate::render::Format::Sarif,
+            FormatArg::Gitlab => crate::render::Format::Gitlab,
         }
     }
 }

@@ -1,11 +1,11 @@
 //! `guard check [RANGE]`: audit the commits of a range, then score the tip.
 
 use crate::cli::args::{CheckArgs, FormatArg};
+use crate::cli::print_report;
 use crate::cli::score::artifacts;
 use crate::engine::audit::{CheckOptions, check};
 use crate::git;
 use crate::policy::freeze::today_utc;
-use crate::render::render;
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
     let repo = git::open()?;
@@ -31,6 +31,6 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
     if args.verbose && args.format == FormatArg::Text {
         out!("{}", crate::render::text::commits(&report));
     }
-    out!("{}", render(&report, args.format.into()));
+    print_report(&report, args.format.into());
     Ok(report.exit_code())
 }

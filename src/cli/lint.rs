@@ -2,16 +2,16 @@
 
 use crate::cli::Progress;
 use crate::cli::args::LintArgs;
+use crate::cli::print_report;
 use crate::engine::lint::lint;
 use crate::policy::freeze::today_utc;
 use crate::policy::ledger::Policy;
-use crate::render::render;
 use crate::workspace::Workspace;
 
 pub fn run(ws: &Workspace, args: &LintArgs, progress: &mut Progress) -> anyhow::Result<i32> {
     let policy = Policy::load(ws, args.policy.ledger.as_deref())?;
     progress.policy = Some(policy.source.clone());
     let report = lint(ws, &policy, today_utc())?;
-    out!("{}", render(&report, args.format.into()));
+    print_report(&report, args.format.into());
     Ok(report.exit_code())
 }

@@ -44,6 +44,35 @@ pub fn emit(text: &str) {
     }
 }
 
+/// Prints `report` in `format` on standard output and, in a GitHub Actions job
+/// (`GITHUB_STEP_SUMMARY` set), appends its Markdown summary to the job's summary, whatever
+/// the format.
+pub fn print_report(report: &Report, format: Format) {
+    emit(&render(report, format));
+    append_step_summary(report);
+}
+
+/// Appends the Markdown summary of `report` to the file `GITHUB_STEP_SUMMARY` names. A
+/// summary that cannot be written is said on stderr; it changes neither the report nor the
+/// exit code (the annotations and the exit code carry the decision).
+fn append_step_summary(report: &Report) {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let summary = crate::render::markdown::summary(report);
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, summary.as_bytes()));
+    if let Err(e) = written {
+        eprintln!(
+            "warning: cannot append the summary to GITHUB_STEP_SUMMARY ({}): {e}",
+            std::path::Path::new(&path).display()
+        );
+    }
+}
+
 /// What a command learned before it failed: the JSON object it still prints shows it.
 #[derive(Debug, Default)]
 pub struct Progress {
@@ -78,16 +107,21 @@ pub fn run(cli: Cli) -> i32 {
             let kind = ErrorKind::of(&err);
             eprintln!("{}: {err:#}", kind.label());
             let error = ErrorReport::from_error(&err);
-            // The text report of a run that judged nothing is the error on stderr alone.
-            if let Some((kind, FormatArg::Json)) = output {
+            if let Some((report_kind, format)) = output {
                 let mut report = Report::cannot_judge(
-                    kind,
+                    report_kind,
                     progress.policy.take(),
                     Stats::unknown(today_utc(), progress.floor),
                     error,
                 );
                 report.runner = progress.runner.take();
-                emit(&render(&report, Format::Json));
+                // The text report of a run that judged nothing is the error on stderr
+                // alone; the machine formats still print their one document.
+                if format == FormatArg::Text {
+                    append_step_summary(&report);
+                } else {
+                    print_report(&report, format.into());
+                }
             }
             kind.exit_code()
         }

@@ -17,12 +17,12 @@ use anyhow::anyhow;
 
 use crate::cli::Progress;
 use crate::cli::args::RunArgs;
+use crate::cli::print_report;
 use crate::cli::score::artifacts;
 use crate::engine::score::{floor, score};
 use crate::error::InputError;
 use crate::policy::freeze::today_utc;
 use crate::policy::ledger::Policy;
-use crate::render::render;
 use crate::report::Report;
 use crate::report::RunnerExit;
 use crate::runner::TestRunner;
@@ -48,7 +48,7 @@ pub fn run(ws: &Workspace, args: &RunArgs, progress: &mut Progress) -> anyhow::R
     let mut report = Report::gate(policy.source.clone(), evaluation.findings, evaluation.stats);
     report.runner = Some(runner);
     report.warnings = evaluation.warnings;
-    out!("{}", render(&report, args.format.into()));
+    print_report(&report, args.format.into());
     Ok(report.exit_code())
 }
 

@@ -2,10 +2,10 @@
 
 use crate::cli::Progress;
 use crate::cli::args::{ArtifactArgs, ScoreArgs};
+use crate::cli::print_report;
 use crate::engine::score::{Artifacts, floor, score};
 use crate::policy::freeze::today_utc;
 use crate::policy::ledger::Policy;
-use crate::render::render;
 use crate::report::Report;
 use crate::source::WorkTree;
 use crate::workspace::Workspace;
@@ -18,7 +18,7 @@ pub fn run(ws: &Workspace, args: &ScoreArgs, progress: &mut Progress) -> anyhow:
     let evaluation = score(&WorkTree { ws }, &policy, &artifacts, today_utc())?;
     let mut report = Report::gate(policy.source.clone(), evaluation.findings, evaluation.stats);
     report.warnings = evaluation.warnings;
-    out!("{}", render(&report, args.format.into()));
+    print_report(&report, args.format.into());
     Ok(report.exit_code())
 }
 

@@ -1,9 +1,12 @@
-//! Markdown: the reference tables that the README and `docs/` hold, generated from the code
-//! so that they cannot drift from it (a test compares them).
+//! Markdown: a report's summary for a CI job's page (`GITHUB_STEP_SUMMARY`), and the
+//! reference tables that the README and `docs/` hold, generated from the code so that they
+//! cannot drift from it (a test compares them).
 
 use std::fmt::Write as _;
 
-use crate::report::Code;
+use crate::render::{Severity, entries, one_line};
+use crate::report::{Code, Report};
+use crate::wording::count;
 
 /// The reason-code table: `| code | meaning | fix |`, one row per code in `Code::ALL` order.
 pub fn reason_code_table() -> String {
@@ -49,4 +52,89 @@ fn capitalise(text: &str) -> String {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
     }
+}
+
+/// The Markdown summary of a report for a CI job's page (`GITHUB_STEP_SUMMARY`): the
+/// decision, a table of the findings, and the figures.
+pub fn summary(report: &Report) -> String {
+    let mut out = String::from("### merge-guard\n\n");
+    let decision = match report.decision() {
+        Some(d) => format!("**{}**", d.as_str()),
+        None => "**cannot judge** (no decision)".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "Decision: {decision}, {}.\n",
+        count(report.findings.len(), "finding")
+    );
+    let entries = entries(report);
+    if !entries.is_empty() {
+        out.push_str("| | code | where | what |\n|---|---|---|---|\n");
+        for entry in &entries {
+            let mark = match entry.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+                Severity::CannotJudge => "cannot judge",
+            };
+            let place = match (entry.line, entry.column) {
+                (Some(l), Some(c)) => format!("{}:{l}:{c}", entry.path),
+                (Some(l), None) => format!("{}:{l}", entry.path),
+                _ => entry.path.clone(),
+            };
+            let what = match entry.help {
+                Some(help) => format!("{}<br>help: {}", cell(&entry.message), cell(help)),
+                None => cell(&entry.message),
+            };
+            let _ = writeln!(
+                out,
+                "| {mark} | `{}` | `{}` | {what} |",
+                entry.code,
+                one_line(&place).replace('|', "\\|").replace('`', "'"),
+            );
+        }
+        out.push('\n');
+    }
+    let s = &report.stats;
+    let figure = |v: Option<usize>| v.map_or("-".to_string(), |n| n.to_string());
+    let _ = writeln!(
+        out,
+        "| policy | collected tests | active leases | expired leases | fixtures changed | property failures | proven coverage |\n|---|---|---|---|---|---|---|\n| {} | {} | {} | {} | {} | {} | {} |\n",
+        cell(
+            &report
+                .policy
+                .as_ref()
+                .map_or("-".to_string(), |p| p.describe())
+        ),
+        figure(s.collected_tests),
+        figure(s.active_leases),
+        figure(s.expired_leases),
+        figure(s.fixture_digest_delta),
+        figure(s.property_failures),
+        match (s.proven_coverage_percent, s.min_proven_coverage_percent) {
+            (Some(p), Some(f)) => format!("{p:.2}% (floor {f}%)"),
+            (Some(p), None) => format!("{p:.2}%"),
+            (None, Some(f)) => format!("- (floor {f}%)"),
+            (None, None) => "-".to_string(),
+        },
+    );
+    out
+}
+
+/// Text for one table cell: one line, control characters as spaces, and what Markdown or
+/// HTML would read as structure escaped (`|`, `<`, `>`, `[`, `]`): the text comes from the
+/// reports and commits under judgement, which could otherwise add links or images.
+fn cell(text: &str) -> String {
+    let mut out = String::new();
+    for c in one_line(text).chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '[' => out.push_str("\\["),
+            ']' => out.push_str("\\]"),
+            '\\' => out.push_str("\\\\"),
+            _ => out.push(c),
+        }
+    }
+    out
 }

@@ -2,11 +2,15 @@
 //! merge queues and scripts, `error:`/`hint:` lines for git hooks. One file per format; a new
 //! format is a new file here and one arm in `render`.
 
+pub mod github;
+pub mod gitlab;
 pub mod hook;
 pub mod json;
 pub mod markdown;
+pub mod sarif;
 pub mod text;
 
+use crate::policy::ledger::{DEFAULT_LEDGER_PATH, PolicySource};
 use crate::report::{Finding, Report};
 
 /// The output formats of `score`, `check`, `run` and `lint` (`--format`).
@@ -14,6 +18,12 @@ use crate::report::{Finding, Report};
 pub enum Format {
     Text,
     Json,
+    /// GitHub Actions workflow commands (`::error file=...::message`).
+    Github,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+    /// GitLab Code Quality.
+    Gitlab,
 }
 
 /// `report` in `format`.
@@ -21,6 +31,9 @@ pub fn render(report: &Report, format: Format) -> String {
     match format {
         Format::Text => text::report(report),
         Format::Json => json::report(report),
+        Format::Github => github::report(report),
+        Format::Sarif => sarif::report(report),
+        Format::Gitlab => gitlab::report(report),
     }
 }
 
@@ -33,6 +46,125 @@ pub fn place(f: &Finding) -> Option<String> {
         (Some(line), None) => format!("{path}:{line}"),
         _ => path.clone(),
     })
+}
+
+/// One thing a CI format shows: a finding (or a warning, or why the run could not be
+/// judged), at a file. Formats that need a file for every entry (annotations, code scanning,
+/// code quality) get the ledger's path for findings that have none (a missing JUnit report,
+/// a commit without a path): the ledger is what asked for what is missing.
+pub struct Entry<'a> {
+    /// The reason code; `policy_advice` for `lint`'s advice and `cannot_judge` for the error
+    /// that stopped the run (neither is a reason code: neither rejects by itself).
+    pub code: &'static str,
+    pub severity: Severity,
+    /// The finding's text: where it is about a commit, the commit first.
+    pub message: String,
+    pub help: Option<&'a str>,
+    pub path: String,
+    pub line: Option<u64>,
+    pub column: Option<u64>,
+    /// What identifies the finding across runs (no line number): code, path, test, message.
+    pub identity: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// A finding: it rejects.
+    Error,
+    /// Shown without rejecting: a `[baseline]` warning, `lint`'s advice.
+    Warning,
+    /// The run could not be judged (exit 2).
+    CannotJudge,
+}
+
+/// The check name of `lint`'s advice in CI formats.
+pub const ADVICE: &str = "policy_advice";
+/// The check name of the error that stopped a run in CI formats.
+pub const CANNOT_JUDGE: &str = "cannot_judge";
+
+/// The ledger's path, for entries without one of their own.
+pub fn ledger_path(report: &Report) -> String {
+    match &report.policy {
+        Some(PolicySource::File(path)) => path.display().to_string(),
+        Some(PolicySource::Revision { path, .. }) => path.clone(),
+        Some(PolicySource::Embedded) | None => DEFAULT_LEDGER_PATH.to_string(),
+    }
+}
+
+/// Every entry of `report`: findings, warnings, `lint`'s advice, and the error that stopped
+/// the run, in that order.
+pub fn entries<'a>(report: &'a Report) -> Vec<Entry<'a>> {
+    let ledger = ledger_path(report);
+    let finding = |f: &'a Finding, severity: Severity| -> Entry<'a> {
+        let message = match (&f.commit, &f.subject) {
+            (Some(commit), Some(subject)) => format!("{commit} {subject:?}: {}", f.message),
+            (Some(commit), None) => format!("{commit}: {}", f.message),
+            _ => f.message.clone(),
+        };
+        let path = f.path.clone().unwrap_or_else(|| ledger.clone());
+        let identity = [
+            f.code.as_str(),
+            path.as_str(),
+            f.test.as_deref().unwrap_or(""),
+            f.subject.as_deref().unwrap_or(""),
+            f.message.as_str(),
+        ]
+        .join("\0");
+        Entry {
+            code: f.code.as_str(),
+            severity,
+            message,
+            help: f.help.as_deref(),
+            path,
+            line: f.line,
+            column: f.column,
+            identity,
+        }
+    };
+    let mut out: Vec<Entry> = report
+        .findings
+        .iter()
+        .map(|f| finding(f, Severity::Error))
+        .collect();
+    out.extend(
+        report
+            .warnings
+            .iter()
+            .map(|f| finding(f, Severity::Warning)),
+    );
+    out.extend(report.advice.iter().map(|a| Entry {
+        code: ADVICE,
+        severity: Severity::Warning,
+        message: a.message.clone(),
+        help: Some(a.help.as_str()),
+        path: a.path.clone(),
+        line: None,
+        column: None,
+        identity: [ADVICE, a.path.as_str(), a.message.as_str()].join("\0"),
+    }));
+    if let Some(e) = &report.unjudged {
+        let path = e.path.clone().unwrap_or_else(|| ledger.clone());
+        out.push(Entry {
+            code: CANNOT_JUDGE,
+            severity: Severity::CannotJudge,
+            message: format!("cannot judge: {}", e.message),
+            help: e.help.as_deref(),
+            identity: [CANNOT_JUDGE, path.as_str(), e.message.as_str()].join("\0"),
+            path,
+            line: e.line,
+            column: e.column,
+        });
+    }
+    out
+}
+
+/// A stable fingerprint of `identity`: the first 16 bytes of its SHA-256, in hex.
+pub fn fingerprint(identity: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(identity.as_bytes())[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// `text` with control characters (newlines, colour codes) turned into spaces: what a report or

@@ -7,6 +7,7 @@ mod check;
 mod commands;
 mod docs;
 mod evidence;
+mod formats;
 mod harness;
 mod hooks_artifacts;
 mod hooks_install;
