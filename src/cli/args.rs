@@ -46,6 +46,25 @@ pub enum Command {
     /// Run as a git hook (reads the hook's standard input as git writes it).
     #[command(subcommand)]
     Hook(HookCommand),
+    /// Print a shell completion script: `source <(guard completions bash)`.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff): `guard man | man -l -`; `--out-dir` writes one page
+    /// per command.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write guard.1 and a page per command (guard-check.1, ...) into DIR instead.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Subcommand)]

@@ -23,6 +23,7 @@ use crate::workspace::Workspace;
 pub use args::{Cli, Command, HookCommand};
 
 mod check;
+mod completions;
 mod deselect;
 mod init;
 mod lint;
@@ -126,5 +127,7 @@ fn dispatch(cli: Cli, progress: &mut Progress) -> anyhow::Result<i32> {
             &mut std::io::stdin().lock(),
             today_utc(),
         )),
+        Command::Completions(args) => completions::completions(&args),
+        Command::Man(args) => completions::man(&args),
     }
 }

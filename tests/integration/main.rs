@@ -5,6 +5,7 @@ mod bad_input;
 mod baseline;
 mod check;
 mod commands;
+mod completions;
 mod evidence;
 mod harness;
 mod hooks;
