@@ -72,9 +72,13 @@ pub enum HookCommand {
     /// Server side: judge every ref update of a push; any finding rejects the whole push.
     PreReceive,
     /// Client side: the same checks on what `git push` is about to send (advisory).
+    ///
+    /// Under pre-commit's pre-push stage (`.pre-commit-hooks.yaml`), the pushed ref comes
+    /// from pre-commit's `PRE_COMMIT_*` variables instead of standard input.
     PrePush {
-        /// The remote's name (or URL when pushing to a URL).
-        remote: String,
+        /// The remote's name (or URL when pushing to a URL) [default under pre-commit:
+        /// PRE_COMMIT_REMOTE_NAME].
+        remote: Option<String>,
         /// The remote's URL.
         url: Option<String>,
     },

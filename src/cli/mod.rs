@@ -123,7 +123,7 @@ fn dispatch(cli: Cli, progress: &mut Progress) -> anyhow::Result<i32> {
             today_utc(),
         )),
         Command::Hook(HookCommand::PrePush { remote, url: _ }) => Ok(crate::hooks::pre_push::run(
-            &remote,
+            remote.as_deref(),
             &mut std::io::stdin().lock(),
             today_utc(),
         )),

@@ -80,7 +80,8 @@ fn bash_loads_the_completion_script_and_completes_commands() {
 fn zsh_fish_and_powershell_scripts_name_every_command() {
     let p = Project::new();
     // How each shell's script declares itself, and how it spells a command it completes.
-    let shells: &[(&str, &str, fn(&str) -> String)] = &[
+    type Spelling = fn(&str) -> String;
+    let shells: &[(&str, &str, Spelling)] = &[
         ("zsh", "#compdef guard", |c| format!("'{c}:")),
         ("fish", "complete -c guard", |c| format!("-a \"{c}\"")),
         (

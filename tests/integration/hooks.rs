@@ -39,9 +39,9 @@ const BOOTSTRAP_MESSAGE: &str =
 
 /// The outcome of a `git push`, as the pusher sees it.
 #[derive(Debug)]
-struct Pushed {
-    ok: bool,
-    stderr: String,
+pub(crate) struct Pushed {
+    pub(crate) ok: bool,
+    pub(crate) stderr: String,
 }
 
 impl Pushed {
@@ -57,12 +57,12 @@ impl Pushed {
         self.stderr.lines().map(str::trim_end).collect()
     }
 
-    fn has_line_starting(&self, prefix: &str) -> bool {
+    pub(crate) fn has_line_starting(&self, prefix: &str) -> bool {
         self.lines().iter().any(|l| l.starts_with(prefix))
     }
 
     #[track_caller]
-    fn assert_accepted(&self) {
+    pub(crate) fn assert_accepted(&self) {
         assert!(self.ok, "push was refused:\n{}", self.stderr);
         assert!(
             !self.has_line_starting("remote: error:"),
@@ -73,7 +73,7 @@ impl Pushed {
 
     /// Rejected by the server's pre-receive hook, with an error line starting `expected`.
     #[track_caller]
-    fn assert_rejected_with(&self, expected: &str) {
+    pub(crate) fn assert_rejected_with(&self, expected: &str) {
         assert!(!self.ok, "push was accepted:\n{}", self.stderr);
         assert!(
             self.has_line_starting(expected),
@@ -92,7 +92,7 @@ impl Pushed {
 /// `install.sh`, and a working clone of it (`work`) whose policy commit is on the server.
 pub(crate) struct Server {
     pub(crate) tmp: Project,
-    bare: PathBuf,
+    pub(crate) bare: PathBuf,
     pub(crate) work: PathBuf,
     /// The bootstrap commit (the server's first `main`).
     pub(crate) base: String,
@@ -138,7 +138,7 @@ impl Server {
         server
     }
 
-    fn home(&self) -> &Path {
+    pub(crate) fn home(&self) -> &Path {
         self.tmp.root()
     }
 
@@ -153,7 +153,7 @@ impl Server {
     }
 
     /// `git ARGS` in the working clone.
-    fn git(&self, args: &[&str]) -> String {
+    pub(crate) fn git(&self, args: &[&str]) -> String {
         self.git_in(&self.work, args)
     }
 
@@ -194,19 +194,19 @@ impl Server {
     }
 
     /// `git push ARGS` from the working clone.
-    fn push(&self, args: &[&str]) -> Pushed {
+    pub(crate) fn push(&self, args: &[&str]) -> Pushed {
         self.push_from(&self.work, args, &[])
     }
 
     /// `git push ARGS` from `dir`, with `env` set for git (and so for the hook).
-    fn push_from(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Pushed {
+    pub(crate) fn push_from(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Pushed {
         let mut cmd = self.git_cmd(dir);
         cmd.arg("push").args(args).envs(env.iter().copied());
         Pushed::from(cmd.output().unwrap())
     }
 
     /// The id a ref of the bare repository points at, if it exists.
-    fn server_ref(&self, name: &str) -> Option<String> {
+    pub(crate) fn server_ref(&self, name: &str) -> Option<String> {
         let out = self
             .git_cmd(&self.bare)
             .args(["rev-parse", "-q", "--verify", name])
@@ -223,7 +223,7 @@ impl Server {
         self.tmp.path(name)
     }
 
-    fn short(&self, id: &str) -> String {
+    pub(crate) fn short(&self, id: &str) -> String {
         self.git(&["rev-parse", "--short=7", id])
     }
 
@@ -250,7 +250,7 @@ fn bare_repo() -> (Project, PathBuf) {
     (tmp, bare)
 }
 
-fn file_url(path: &Path) -> String {
+pub(crate) fn file_url(path: &Path) -> String {
     format!("file://{}", path.display())
 }
 
@@ -261,7 +261,7 @@ fn git_command(home: &Path, dir: &Path) -> Command {
 }
 
 #[track_caller]
-fn git_ok(home: &Path, dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git_ok(home: &Path, dir: &Path, args: &[&str]) -> String {
     let out = git_command(home, dir).args(args).output().unwrap();
     assert!(
         out.status.success(),
@@ -272,7 +272,7 @@ fn git_ok(home: &Path, dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-fn write_in(dir: &Path, rel: &str, contents: &str) {
+pub(crate) fn write_in(dir: &Path, rel: &str, contents: &str) {
     let path = dir.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, contents).unwrap();

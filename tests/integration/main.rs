@@ -9,6 +9,7 @@ mod completions;
 mod evidence;
 mod harness;
 mod hooks;
+mod pre_commit;
 mod real_runners;
 mod scenario;
 mod score;
