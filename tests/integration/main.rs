@@ -1,6 +1,7 @@
 //! All integration tests build into this one binary (as cargo-nextest does): each runs the
 //! real `guard` binary on projects built in temp dirs.
 
+mod action;
 mod bad_input;
 mod baseline;
 mod check;
@@ -15,5 +16,6 @@ mod scenario;
 mod score;
 mod signatures;
 mod snapshots;
+mod static_build;
 mod support;
 mod tree_names;
