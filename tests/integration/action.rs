@@ -73,6 +73,10 @@ fn action_declares_its_inputs_and_uses_every_one() {
     let action = action();
     assert_eq!(action.name, "merge-guard");
     assert!(!action.description.is_empty());
+    assert!(action.author.is_some());
+    // The Marketplace shows the icon and colour.
+    let branding = action.branding.as_ref().unwrap();
+    assert!(branding.contains_key("icon") && branding.contains_key("color"));
     assert_eq!(action.runs.using, "composite");
     let names: Vec<&str> = action.inputs.keys().map(String::as_str).collect();
     assert_eq!(

@@ -2,11 +2,11 @@
 //! pre-commit reads git's pre-push lines itself and hands guard `PRE_COMMIT_*` variables,
 //! from which `guard hook pre-push` must judge the same push.
 //!
-//! The consumer's `.pre-commit-config.yaml` points at a local git copy of this repository's
-//! manifest and keeps every key of it (id, entry, stages, pass_filenames, always_run) but
-//! `language`, which it sets to `system`: `language: rust` makes pre-commit run
-//! `cargo install --path .` on a clone of the whole repository, a release build of minutes
-//! per test, so here `guard` on PATH is the binary under test.
+//! The consumer's `.pre-commit-config.yaml` points at a local git copy of this repository.
+//! `language: rust` makes pre-commit run `cargo install --path .` on its clone of it, a
+//! release build of minutes: one ignored test (run by `.ci/run`) does that; the others keep
+//! every key of the manifest (id, entry, stages, pass_filenames, always_run) but `language`,
+//! which their config sets to `system`, so that `guard` on PATH is the binary under test.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -298,4 +298,120 @@ fn pre_push_reads_pre_commits_variables() {
         stderr.starts_with("error: guard: pre-commit did not say which ref is pushed (PRE_COMMIT_REMOTE_BRANCH is not set)"),
         "{stderr}"
     );
+}
+
+/// A git repository holding what `cargo install --path` needs of this working tree (the
+/// manifest, lockfile, sources, embedded policy files) and the hook manifest; its commit.
+fn source_copy(server: &Server) -> (PathBuf, String) {
+    let home = server.home();
+    let copy = home.join("merge-guard-src");
+    git_ok(home, home, &["init", "-q", "-b", "main", "merge-guard-src"]);
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("git")
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            "--",
+        ])
+        .args([
+            "Cargo.toml",
+            "Cargo.lock",
+            ".pre-commit-hooks.yaml",
+            "src",
+            "policy",
+        ])
+        .current_dir(here)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    for rel in out.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        let rel = std::str::from_utf8(rel).unwrap();
+        let (from, to) = (here.join(rel), copy.join(rel));
+        if from.is_file() {
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(from, to).unwrap();
+        }
+    }
+    git_ok(home, &copy, &["add", "-A"]);
+    git_ok(home, &copy, &["commit", "-q", "-m", "merge-guard"]);
+    let rev = git_ok(home, &copy, &["rev-parse", "HEAD"]);
+    (copy, rev)
+}
+
+#[test]
+#[ignore = "pre-commit builds guard with cargo install (a release build, minutes); .ci/run runs it"]
+fn pre_commit_builds_guard_with_language_rust_and_rejects_an_agent_edit() {
+    let s = Server::new("");
+    let (copy, rev) = source_copy(&s);
+    write_in(
+        &s.work,
+        ".pre-commit-config.yaml",
+        &format!(
+            "repos:\n  - repo: {}\n    rev: {rev}\n    hooks:\n      - id: guard\n",
+            file_url(&copy)
+        ),
+    );
+    s.commit("Run merge-guard through pre-commit");
+    s.push(&["origin", "main"]).assert_accepted();
+    pre_commit_ok(s.home(), &s.work, &["install", "--hook-type", "pre-push"]);
+
+    // cargo and rustup as this user has them (the tests' HOME is a temp dir), building into
+    // the static test's target directory with its flags, so that only guard itself compiles.
+    let real_home = PathBuf::from(std::env::var("HOME").expect("HOME is set"));
+    let cargo_home = std::env::var("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| real_home.join(".cargo"));
+    let rustup_home = std::env::var("RUSTUP_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| real_home.join(".rustup"));
+    let target_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/static");
+    let store = s.home().join("pre-commit-store");
+    let path = format!(
+        "{}:{}",
+        cargo_home.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = [
+        ("PATH", path.as_str()),
+        ("PRE_COMMIT_HOME", store.to_str().unwrap()),
+        ("CARGO_HOME", cargo_home.to_str().unwrap()),
+        ("RUSTUP_HOME", rustup_home.to_str().unwrap()),
+        ("CARGO_TARGET_DIR", target_dir.to_str().unwrap()),
+        ("CARGO_BUILD_TARGET", "x86_64-unknown-linux-gnu"),
+        ("RUSTFLAGS", "-C target-feature=+crt-static"),
+    ];
+
+    let base = s.git(&["rev-parse", "HEAD"]);
+    let agent = s.agent_edits_freeze("Park a flaky test");
+    let (ok, seen) = push(&s, &["origin", "main"], &env);
+    assert!(!ok, "agent push went through:\n{seen}");
+    assert!(
+        has_line(
+            &seen,
+            &format!(
+                "error: refs/heads/main: [agent_edit_protected] {}",
+                s.short(&agent)
+            )
+        ),
+        "{seen}"
+    );
+    assert!(!has_line(&seen, "remote:"), "{seen}");
+    // The guard that ran is the one pre-commit built in its store.
+    let built: Vec<_> = std::fs::read_dir(&store)
+        .unwrap()
+        .filter_map(|e| {
+            let bin = e.ok()?.path().join("rustenv-system/bin/guard");
+            bin.is_file().then_some(bin)
+        })
+        .collect();
+    assert_eq!(built.len(), 1, "pre-commit's store: {seen}");
+
+    s.git(&["reset", "-q", "--hard", &base]);
+    let clean = s.human_change("README.md", "Clean");
+    let (ok, seen) = push(&s, &["origin", "main"], &env);
+    assert!(ok, "clean push refused:\n{seen}");
+    assert_eq!(s.server_ref("refs/heads/main"), Some(clean));
 }
