@@ -48,8 +48,9 @@ pub enum Command {
     Hook(HookCommand),
     /// Print a shell completion script: `source <(guard completions bash)`.
     Completions(CompletionsArgs),
-    /// Print the manual page (roff): `guard man | man -l -`; `--out-dir` writes one page
-    /// per command.
+    /// Print the manual page (roff): `guard man | man -l -`.
+    ///
+    /// With `--out-dir DIR`, write guard.1 and a page per command into DIR instead.
     Man(ManArgs),
 }
 
