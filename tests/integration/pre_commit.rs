@@ -359,7 +359,8 @@ fn pre_commit_builds_guard_with_language_rust_and_rejects_an_agent_edit() {
     pre_commit_ok(s.home(), &s.work, &["install", "--hook-type", "pre-push"]);
 
     // cargo and rustup as this user has them (the tests' HOME is a temp dir), building into
-    // the static test's target directory with its flags, so that only guard itself compiles.
+    // the static test's target directory with its flags, so that only guard itself compiles
+    // (from a copy of the same sources: either build's binary serves the other test).
     let real_home = PathBuf::from(std::env::var("HOME").expect("HOME is set"));
     let cargo_home = std::env::var("CARGO_HOME")
         .map(PathBuf::from)
