@@ -3,6 +3,9 @@
 #
 #   ./install.sh [--prefix DIR]                  build guard and install it as DIR/bin/guard
 #                                                (default ~/.local)
+#   ./install.sh --static [--prefix DIR]         the same, statically linked (glibc's static
+#                                                libraries): runs where no shared library is,
+#                                                as in a GitHub Enterprise hook environment
 #   ./install.sh --hooks REPO                    install the pre-push hook into a clone
 #   ./install.sh --server BARE_REPO [--gitlab|--gitea]
 #                                                install the pre-receive hook into a bare
@@ -26,6 +29,7 @@ target=""
 flavour=plain
 uninstall=false
 guard_bin=""
+static=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) [ $# -ge 2 ] || die "--prefix needs a directory"; prefix="$2"; shift 2 ;;
@@ -36,11 +40,13 @@ while [ $# -gt 0 ]; do
     --gitea) flavour=gitea; shift ;;
     --uninstall) uninstall=true; shift ;;
     --guard) [ $# -ge 2 ] || die "--guard needs a path"; guard_bin="$2"; shift 2 ;;
+    --static) static=true; shift ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
 [ "$flavour" = plain ] || [ "$mode" = server ] || die "--gitlab and --gitea go with --server"
+! $static || [ -z "$guard_bin" ] || die "--static builds guard; it does not go with --guard"
 
 here="$(cd "$(dirname "$0")" && pwd)"
 
@@ -63,12 +69,34 @@ path_note() {
 install_binary() {
   local dest="${prefix:-${HOME:?HOME is not set; pass --prefix}/.local}"
   command -v cargo >/dev/null || die "cargo not found; install Rust from https://rustup.rs"
+  local target_dir="${CARGO_TARGET_DIR:-$here/target}" built
   # The first build compiles every dependency (libgit2 from C among them): minutes, not seconds.
   echo "building guard (release; the first build takes a few minutes, later ones only recompile guard)" >&2
-  cargo build --release --locked --manifest-path "$here/Cargo.toml" >&2
+  if $static; then
+    # glibc links statically on its own gnu target (the musl target is not needed). An
+    # explicit --target keeps RUSTFLAGS away from build scripts and proc macros, which must
+    # stay dynamic. guard needs nothing of glibc's NSS (no user or host name lookups that
+    # matter: without HOME, libgit2 finds no global config, as git itself on a server).
+    local host
+    host="$(rustc -vV | sed -n 's/^host: //p')"
+    case "$host" in
+      *-linux-gnu) ;;
+      *) die "--static builds with glibc's static libraries on a *-linux-gnu host, not on $host" ;;
+    esac
+    RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-C target-feature=+crt-static" \
+      cargo build --release --locked --target "$host" --manifest-path "$here/Cargo.toml" >&2
+    built="$target_dir/$host/release/guard"
+    # glibc's ldd says "statically linked" (static-pie) or "not a dynamic executable".
+    if command -v ldd >/dev/null && ldd "$built" 2>&1 | grep -q '=>'; then
+      die "$built is dynamically linked: $(ldd "$built" 2>&1 | tr '\n' ' ')"
+    fi
+  else
+    cargo build --release --locked --manifest-path "$here/Cargo.toml" >&2
+    built="$target_dir/release/guard"
+  fi
   mkdir -p "$dest/bin"
   # Copy then rename, so a hook running the old binary never sees a half-written file.
-  install -m 0755 "$here/target/release/guard" "$dest/bin/.guard.new"
+  install -m 0755 "$built" "$dest/bin/.guard.new"
   mv -f "$dest/bin/.guard.new" "$dest/bin/guard"
   echo "installed $dest/bin/guard ($("$dest/bin/guard" --version))" >&2
   case ":$PATH:" in

@@ -46,6 +46,26 @@ pub enum Command {
     /// Run as a git hook (reads the hook's standard input as git writes it).
     #[command(subcommand)]
     Hook(HookCommand),
+    /// Print a shell completion script: `source <(guard completions bash)`.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff): `guard man | man -l -`.
+    ///
+    /// With `--out-dir DIR`, write guard.1 and a page per command into DIR instead.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write guard.1 and a page per command (guard-check.1, ...) into DIR instead.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Subcommand)]
@@ -53,9 +73,13 @@ pub enum HookCommand {
     /// Server side: judge every ref update of a push; any finding rejects the whole push.
     PreReceive,
     /// Client side: the same checks on what `git push` is about to send (advisory).
+    ///
+    /// Under pre-commit's pre-push stage (`.pre-commit-hooks.yaml`), the pushed ref comes
+    /// from pre-commit's `PRE_COMMIT_*` variables instead of standard input.
     PrePush {
-        /// The remote's name (or URL when pushing to a URL).
-        remote: String,
+        /// The remote's name (or URL when pushing to a URL) [default under pre-commit:
+        /// PRE_COMMIT_REMOTE_NAME].
+        remote: Option<String>,
         /// The remote's URL.
         url: Option<String>,
     },

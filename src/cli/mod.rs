@@ -22,6 +22,7 @@ use crate::workspace::Workspace;
 pub use args::{Cli, Command, HookCommand};
 
 mod check;
+mod completions;
 mod deselect;
 mod init;
 mod lint;
@@ -156,9 +157,11 @@ fn dispatch(cli: Cli, progress: &mut Progress) -> anyhow::Result<i32> {
             today_utc(),
         )),
         Command::Hook(HookCommand::PrePush { remote, url: _ }) => Ok(crate::hooks::pre_push::run(
-            &remote,
+            remote.as_deref(),
             &mut std::io::stdin().lock(),
             today_utc(),
         )),
+        Command::Completions(args) => completions::completions(&args),
+        Command::Man(args) => completions::man(&args),
     }
 }

@@ -30,6 +30,14 @@ pub fn any_ref(repo: &Repository) -> Result<bool, git2::Error> {
     Ok(repo.references()?.flatten().next().is_some())
 }
 
+/// The commit a revision (`HEAD`, a branch, an id) names, or libgit2's message why none.
+pub fn resolve_commit(repo: &Repository, rev: &str) -> Result<Oid, String> {
+    repo.revparse_single(rev)
+        .and_then(|o| o.peel_to_commit())
+        .map(|c| c.id())
+        .map_err(|e| e.message().to_string())
+}
+
 /// The commits the refs `refs/remotes/REMOTE/*` point at: what a clone knows the remote has.
 pub fn remote_tracking_tips(repo: &Repository, remote: &str) -> Vec<Oid> {
     let Ok(refs) = repo.references_glob(&format!("refs/remotes/{remote}/*")) else {

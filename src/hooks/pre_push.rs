@@ -59,18 +59,40 @@ pub fn parse_lines(input: &mut dyn BufRead) -> Result<Vec<PushLine>, HookInputEr
     Ok(out)
 }
 
+/// The remote and the push lines: from pre-commit's variables when they are set (pre-commit
+/// has read standard input itself), else from standard input as git writes it.
+pub fn push_input(
+    remote: Option<&str>,
+    input: &mut dyn BufRead,
+) -> Result<(String, Vec<PushLine>), String> {
+    let env = |name: &str| std::env::var(name).ok();
+    let resolve = |rev: &str| -> Result<String, String> {
+        let repo = git::open().map_err(|e| format!("{e:#}"))?;
+        git::refs::resolve_commit(&repo, rev).map(|id| id.to_string())
+    };
+    if let Some(pushed) = crate::hooks::pre_commit::push_from_env(&env, remote, &resolve) {
+        return pushed.map(|(remote, line)| (remote, vec![line]));
+    }
+    let remote = remote.ok_or(
+        "no remote given: git runs `guard hook pre-push REMOTE URL` with the pushed refs on \
+         standard input; pre-commit's pre-push stage sets PRE_COMMIT_REMOTE_BRANCH and the rest",
+    )?;
+    let lines = parse_lines(input).map_err(|e| e.to_string())?;
+    Ok((remote.to_string(), lines))
+}
+
 /// Runs the hook; returns the exit code (0 lets the push go on).
-pub fn run(remote: &str, input: &mut dyn BufRead, today: Date) -> i32 {
+pub fn run(remote: Option<&str>, input: &mut dyn BufRead, today: Date) -> i32 {
     let msg = Messages { gitlab: false };
     let mut err = std::io::stderr().lock();
-    let lines = match parse_lines(input) {
-        Ok(l) => l,
+    let (remote, lines) = match push_input(remote, input) {
+        Ok(pushed) => pushed,
         Err(e) => {
             let _ = err.write_all(msg.error(&format!("guard: {e}")).as_bytes());
             return exit::CANNOT_JUDGE;
         }
     };
-    match judge_push(remote, &lines, today) {
+    match judge_push(&remote, &lines, today) {
         Err(e) => {
             let _ = err.write_all(msg.error(&format!("guard: {e:#}")).as_bytes());
             exit::CANNOT_JUDGE

@@ -1,0 +1,516 @@
+//! `action.yml` (the GitHub Action) and the CI examples in the README: the action parses,
+//! declares the inputs the README documents, wires every input into its scripts through
+//! `env:` only, and its scripts run as GitHub runs them (bash with the step's `env:`
+//! evaluated), with `cargo` and `guard` replaced by stubs that record their arguments.
+//! `@action-validator/cli` (npm; `.ci/run` installs it) checks action.yml and the README's
+//! workflow against GitHub's schemas.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Deserialize;
+
+use crate::support::Project;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Action {
+    name: String,
+    description: String,
+    author: Option<String>,
+    branding: Option<BTreeMap<String, String>>,
+    inputs: BTreeMap<String, Input>,
+    runs: Runs,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    description: String,
+    required: bool,
+    default: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Runs {
+    using: String,
+    steps: Vec<Step>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Step {
+    name: String,
+    uses: Option<String>,
+    with: Option<BTreeMap<String, String>>,
+    shell: Option<String>,
+    env: Option<BTreeMap<String, String>>,
+    run: Option<String>,
+}
+
+fn repo_file(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn action() -> Action {
+    let text = std::fs::read_to_string(repo_file("action.yml")).unwrap();
+    serde_norway::from_str(&text).unwrap_or_else(|e| panic!("action.yml: {e}"))
+}
+
+fn step<'a>(action: &'a Action, name: &str) -> &'a Step {
+    action
+        .runs
+        .steps
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no step {name:?}"))
+}
+
+#[test]
+fn action_declares_its_inputs_and_uses_every_one() {
+    let action = action();
+    assert_eq!(action.name, "merge-guard");
+    assert!(!action.description.is_empty());
+    assert!(action.author.is_some());
+    // The Marketplace shows the icon and colour.
+    let branding = action.branding.as_ref().unwrap();
+    assert!(branding.contains_key("icon") && branding.contains_key("color"));
+    assert_eq!(action.runs.using, "composite");
+    let names: Vec<&str> = action.inputs.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "args",
+            "collected",
+            "command",
+            "coverage",
+            "junit",
+            "range",
+            "version"
+        ]
+    );
+    for (name, input) in &action.inputs {
+        assert!(!input.required, "{name} is optional");
+        assert!(input.description.len() > 20, "{name} is described");
+        let expected_default = if name == "command" { "check" } else { "" };
+        assert_eq!(input.default, expected_default, "{name}");
+    }
+
+    // Every input reaches a script: bound to an env variable that the step's script reads,
+    // or passed to an action with `with:` (the cache key).
+    for name in action.inputs.keys() {
+        let expr = format!("${{{{ inputs.{name} }}}}");
+        let used = action.runs.steps.iter().any(|s| {
+            let in_script = s.env.iter().flatten().any(|(var, value)| {
+                value == &expr
+                    && s.run
+                        .as_deref()
+                        .is_some_and(|r| r.contains(&format!("${var}")))
+            });
+            let in_with = s.with.iter().flatten().any(|(_, v)| v.contains(&expr));
+            in_script || in_with
+        });
+        assert!(used, "input {name} is used by no step");
+    }
+    for s in &action.runs.steps {
+        if let Some(run) = &s.run {
+            // Expressions spliced into a script are a shell injection (a branch name, a
+            // path): inputs go through env.
+            assert!(
+                !run.contains("${{"),
+                "step {:?} splices an expression",
+                s.name
+            );
+            assert_eq!(s.shell.as_deref(), Some("bash"), "step {:?}", s.name);
+        }
+    }
+
+    // guard's build is cached: cargo's registry and git checkouts, and guard's own root,
+    // which holds the target directory.
+    let cache = step(&action, "Cache guard's build");
+    assert!(
+        cache
+            .uses
+            .as_deref()
+            .unwrap()
+            .starts_with("actions/cache@v")
+    );
+    let with = cache.with.as_ref().unwrap();
+    let paths: Vec<&str> = with["path"].lines().collect();
+    for path in [
+        "~/.cargo/registry/cache",
+        "~/.cargo/git/db",
+        "~/.cargo/merge-guard",
+    ] {
+        assert!(paths.contains(&path), "{path} not cached: {paths:?}");
+    }
+    let install = step(&action, "Install guard").run.as_deref().unwrap();
+    assert!(install.contains("export CARGO_TARGET_DIR=\"$root/target\""));
+    assert!(with["key"].contains("${{ inputs.version }}"));
+}
+
+/// A directory of stubs: `NAME` appends its arguments, one per line, then a `--` line, to
+/// `calls/NAME`, and exits with the code in `exit/NAME` (0 when absent).
+struct Stubs {
+    dir: Project,
+}
+
+impl Stubs {
+    fn new(names: &[&str]) -> Stubs {
+        let dir = Project::new();
+        for name in names {
+            dir.write(
+                &format!("bin/{name}"),
+                format!(
+                    "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> '{root}/calls/{name}'\necho -- >> '{root}/calls/{name}'\nexit $(cat '{root}/exit/{name}' 2>/dev/null || echo 0)\n",
+                    root = dir.root().display()
+                ),
+            );
+            let path = dir.path(&format!("bin/{name}"));
+            let mut perm = std::fs::metadata(&path).unwrap().permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+            std::fs::set_permissions(&path, perm).unwrap();
+        }
+        std::fs::create_dir_all(dir.path("calls")).unwrap();
+        Stubs { dir }
+    }
+
+    /// Each recorded call of `name`, as its arguments.
+    fn calls(&self, name: &str) -> Vec<Vec<String>> {
+        let text =
+            std::fs::read_to_string(self.dir.path(&format!("calls/{name}"))).unwrap_or_default();
+        text.split_terminator("--\n")
+            .map(|call| call.lines().map(str::to_string).collect())
+            .collect()
+    }
+}
+
+/// Runs the step `name` of action.yml as GitHub would: its `env:` evaluated (`inputs.X` from
+/// `inputs`, else the input's default; anything else from `context`), then its script with
+/// `bash -e` (GitHub's `shell: bash`), `stubs` first on PATH. The exit code and stdout.
+fn run_step(
+    name: &str,
+    inputs: &[(&str, &str)],
+    context: &[(&str, &str)],
+    stubs: &Stubs,
+    home: &Path,
+) -> (i32, String) {
+    let action = action();
+    let step = step(&action, name);
+    let mut cmd = Command::new("bash");
+    cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c"])
+        .arg(step.run.as_deref().unwrap())
+        .env("HOME", home)
+        .env("RUNNER_TEMP", home)
+        .env("GITHUB_PATH", home.join("github_path"))
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                stubs.dir.path("bin").display(),
+                std::env::var("PATH").unwrap()
+            ),
+        );
+    for (var, expr) in step.env.iter().flatten() {
+        let value = match expr
+            .strip_prefix("${{ inputs.")
+            .and_then(|e| e.strip_suffix(" }}"))
+        {
+            Some(input) => inputs
+                .iter()
+                .find(|(k, _)| *k == input)
+                .map(|(_, v)| v.to_string())
+                .unwrap_or_else(|| action.inputs[input].default.clone()),
+            // GitHub evaluates an expression it has no value for to "".
+            None => context
+                .iter()
+                .find(|(k, _)| *k == expr)
+                .map(|(_, v)| v.to_string())
+                .unwrap_or_default(),
+        };
+        cmd.env(var, value);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn run_step_passes_every_input_to_guard_with_the_github_format() {
+    let home = Project::new();
+    let stubs = Stubs::new(&["guard"]);
+    let run = |inputs: &[(&str, &str)], context: &[(&str, &str)]| {
+        run_step("Run guard", inputs, context, &stubs, home.root())
+    };
+
+    let (code, _) = run(
+        &[
+            ("range", "v1.0..HEAD"),
+            ("junit", "junit.xml\nreports/unit tests.xml\n\n"),
+            ("coverage", "coverage.json"),
+            ("collected", "collected.txt"),
+            (
+                "args",
+                "--ledger 'ci/our ledger.toml' --min-proven 80 \"a b\"",
+            ),
+        ],
+        &[],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        stubs.calls("guard").pop().unwrap(),
+        strings(&[
+            "check",
+            "v1.0..HEAD",
+            "--format",
+            "github",
+            "--junit",
+            "junit.xml",
+            "--junit",
+            "reports/unit tests.xml",
+            "--coverage",
+            "coverage.json",
+            "--collected",
+            "collected.txt",
+            "--ledger",
+            "ci/our ledger.toml",
+            "--min-proven",
+            "80",
+            "a b",
+        ])
+    );
+
+    // In a pull request the default range is base..head; on a push, before..after, unless
+    // the push made the branch (before is all zeros).
+    let pr = [
+        ("${{ github.event.pull_request.base.sha }}", "1111111"),
+        ("${{ github.event.pull_request.head.sha }}", "2222222"),
+    ];
+    run(&[], &pr);
+    assert_eq!(
+        stubs.calls("guard").pop().unwrap(),
+        strings(&["check", "1111111..2222222", "--format", "github"])
+    );
+    let push = |before: &str| {
+        run(
+            &[],
+            &[
+                ("${{ github.event.before }}", before),
+                ("${{ github.event.after }}", "3333333"),
+            ],
+        );
+        stubs.calls("guard").pop().unwrap()
+    };
+    assert_eq!(push("4444444")[1], "4444444..3333333");
+    assert_eq!(
+        push(&"0".repeat(40)),
+        strings(&["check", "--format", "github"])
+    );
+
+    // Other commands take no range.
+    run(
+        &[("command", "score"), ("range", "a..b"), ("args", "  ")],
+        &pr,
+    );
+    assert_eq!(
+        stubs.calls("guard").pop().unwrap(),
+        strings(&["score", "--format", "github"])
+    );
+
+    // guard's exit code is the step's: a rejection fails the job.
+    home.write("unused", "");
+    std::fs::create_dir_all(stubs.dir.path("exit")).unwrap();
+    stubs.dir.write("exit/guard", "1");
+    let (code, _) = run(&[], &[]);
+    assert_eq!(code, 1);
+
+    // Arguments that cannot be split stop the step before guard runs.
+    let before = stubs.calls("guard").len();
+    let (code, stdout) = run(&[("args", "--ledger 'unclosed")], &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stdout.contains("::error title=merge-guard::cannot split the args input"),
+        "{stdout}"
+    );
+    assert_eq!(stubs.calls("guard").len(), before);
+}
+
+#[test]
+fn install_step_builds_the_actions_source_or_a_tag_into_a_cached_root() {
+    let home = Project::new();
+    let stubs = Stubs::new(&["cargo"]);
+    // The stub cargo installs nothing: the step's `guard --version` finds this one.
+    home.write(
+        ".cargo/merge-guard/bin/guard",
+        "#!/bin/sh\necho guard 0.1.0\n",
+    );
+    let guard = home.path(".cargo/merge-guard/bin/guard");
+    let mut perm = std::fs::metadata(&guard).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&guard, perm).unwrap();
+    let root = home.path(".cargo/merge-guard");
+    let root = root.to_str().unwrap();
+    let context = [
+        ("${{ github.action_path }}", "/actions/merge-guard/v1"),
+        (
+            "${{ github.server_url }}/${{ github.action_repository }}",
+            "https://github.example/org/merge-guard",
+        ),
+    ];
+
+    let (code, stdout) = run_step("Install guard", &[], &context, &stubs, home.root());
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("guard 0.1.0"), "{stdout}");
+    assert_eq!(
+        stubs.calls("cargo").pop().unwrap(),
+        strings(&[
+            "install",
+            "--locked",
+            "--root",
+            root,
+            "--path",
+            "/actions/merge-guard/v1",
+        ])
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.path("github_path")).unwrap(),
+        format!("{root}/bin\n")
+    );
+
+    let (code, _) = run_step(
+        "Install guard",
+        &[("version", "v0.2.0")],
+        &context,
+        &stubs,
+        home.root(),
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        stubs.calls("cargo").pop().unwrap(),
+        strings(&[
+            "install",
+            "--locked",
+            "--root",
+            root,
+            "--git",
+            "https://github.example/org/merge-guard",
+            "--tag",
+            "v0.2.0",
+            "merge-guard",
+        ])
+    );
+}
+
+/// The fenced block of README.md whose first line is `first_line`.
+fn readme_block(first_line: &str) -> String {
+    let readme = std::fs::read_to_string(repo_file("README.md")).unwrap();
+    let start = readme
+        .find(&format!("```yaml\n{first_line}\n"))
+        .unwrap_or_else(|| panic!("README has no yaml block starting {first_line:?}"));
+    let body = &readme[start + "```yaml\n".len()..];
+    body[..body.find("\n```").unwrap() + 1].to_string()
+}
+
+#[test]
+fn readme_workflow_uses_the_action_with_its_inputs() {
+    let workflow: serde_norway::Value =
+        serde_norway::from_str(&readme_block("# .github/workflows/merge-guard.yml")).unwrap();
+    let steps = workflow["jobs"]["guard"]["steps"].as_sequence().unwrap();
+    let checkout = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/checkout@"))
+        })
+        .expect("the workflow checks out");
+    // `check` reads the range's history.
+    assert_eq!(checkout["with"]["fetch-depth"].as_u64(), Some(0));
+    let guard = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.contains("merge-guard@"))
+        })
+        .expect("the workflow uses the action");
+    let inputs = action().inputs;
+    for key in guard["with"].as_mapping().unwrap().keys() {
+        let key = key.as_str().unwrap();
+        assert!(
+            inputs.contains_key(key),
+            "the README passes {key:?}, which action.yml lacks"
+        );
+    }
+}
+
+#[test]
+fn readme_gitlab_job_uploads_the_code_quality_report() {
+    let ci: serde_norway::Value =
+        serde_norway::from_str(&readme_block("# .gitlab-ci.yml")).unwrap();
+    let job = &ci["merge-guard"];
+    let script: Vec<&str> = job["script"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    let guard = script
+        .iter()
+        .find(|l| l.starts_with("guard check"))
+        .expect("the job runs guard check");
+    assert!(guard.contains("--format gitlab"), "{guard}");
+    assert!(guard.contains("> gl-code-quality.json"), "{guard}");
+    assert_eq!(
+        job["artifacts"]["reports"]["codequality"].as_str(),
+        Some("gl-code-quality.json")
+    );
+    // The report is uploaded when guard rejects, which is when it matters.
+    assert_eq!(job["artifacts"]["when"].as_str(), Some("always"));
+}
+
+/// `action-validator FILE`: exit status and output.
+fn action_validator(file: &Path) -> (bool, String) {
+    let out = Command::new("action-validator").arg(file).output().expect(
+        "action-validator is installed (npm install -g @action-validator/cli; .ci/run does)",
+    );
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[test]
+fn action_and_readme_workflow_validate_against_githubs_schemas() {
+    let (ok, output) = action_validator(&repo_file("action.yml"));
+    assert!(ok, "action.yml:\n{output}");
+
+    let p = Project::new();
+    p.write(
+        ".github/workflows/merge-guard.yml",
+        readme_block("# .github/workflows/merge-guard.yml"),
+    );
+    let (ok, output) = action_validator(&p.path(".github/workflows/merge-guard.yml"));
+    assert!(ok, "README workflow:\n{output}");
+
+    // The validator can fail: an action whose steps run nothing does.
+    let text = std::fs::read_to_string(repo_file("action.yml")).unwrap();
+    p.write(
+        "bad/action.yml",
+        text.replace("using: composite", "using: compost"),
+    );
+    let (ok, _) = action_validator(&p.path("bad/action.yml"));
+    assert!(!ok, "a broken action validated");
+}
