@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# fuzz/run.sh [SECONDS] [TARGET...]
+#
+# Seeds each target's corpus from tests/data/ (the real runner output and the bad-input
+# corpus the tests use), then fuzzes each target for SECONDS (default 900: the 15 minutes
+# per target the reliability figures in the README are measured with). SECONDS=0 builds the
+# targets and replays their corpora once, which is what .ci/run does.
+#
+# Limits are the gate's: an input that takes over 1 s or 256 MB is a bug (-timeout,
+# -rss_limit_mb), as is any crash. A crash leaves its input in fuzz/artifacts/TARGET/: turn
+# it into a regression test and fix the bug, then add the input to fuzz/corpus/TARGET/.
+set -euo pipefail
+cd "$(dirname "$0")"
+seconds=${1:-900}
+shift || true
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  mapfile -t targets < <(cargo +nightly fuzz list)
+fi
+
+data=../tests/data
+seed() { # seed TARGET FILE...
+  mkdir -p "corpus/$1"
+  local f
+  for f in "${@:2}"; do
+    [ -f "$f" ] && cp "$f" "corpus/$1/seed-$(sha256sum "$f" | cut -c1-16)"
+  done
+  return 0
+}
+shopt -s nullglob globstar
+seed junit "$data"/junit/* "$data"/bad/junit/*
+seed coverage "$data"/coverage/* "$data"/bad/coverage/*
+seed collected "$data"/collected/* "$data"/bad/collected/*
+seed ledger ../policy/merge_ledger.toml ../tests/integration/snapshots/*ledger*.snap
+seed freeze ../policy/freeze.toml
+seed testid "$data"/collected/*
+mkdir -p corpus/junit_model corpus/signers corpus/trailers corpus/lockfile corpus/hook_input
+
+cargo +nightly fuzz build --release
+for t in "${targets[@]}"; do
+  if [ "$seconds" = 0 ]; then
+    echo "fuzz: replaying corpus/$t"
+    cargo +nightly fuzz run --release "$t" "corpus/$t" -- -runs=0 -timeout=1 -rss_limit_mb=256
+  else
+    echo "fuzz: $t for $seconds s"
+    cargo +nightly fuzz run --release "$t" "corpus/$t" -- \
+      -max_total_time="$seconds" -timeout=1 -rss_limit_mb=256 -print_final_stats=1
+  fi
+done
