@@ -2,6 +2,7 @@
 //! machine. Owns reading hook input exactly as git writes it, the server's settings, the
 //! pusher's identity, break-glass, and hook messages; the judging is `check`'s.
 
+pub mod audit_log;
 pub mod pre_commit;
 pub mod pre_push;
 pub mod pre_receive;

@@ -22,6 +22,7 @@ use crate::exit;
 use crate::git::commit::Commit;
 use crate::git::refs::{self, NotACommit};
 use crate::git::{self, Oid, Repository};
+use crate::hooks::audit_log;
 use crate::hooks::server::{
     ServerConfig, bypass_reason, push_identities_from_env, push_options_from_env, pusher_from_env,
 };
@@ -146,7 +147,7 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
             Err(e) => {
                 let _ = err.write_all(
                     msg.warning(&format!(
-                        "guard: break-glass refused: {e}; checking the push as usual"
+                        "guard: break-glass refused: {e:#}; checking the push as usual"
                     ))
                     .as_bytes(),
                 );
@@ -355,9 +356,8 @@ fn judge_push(
     // The audit log is read once per push, however many refs it updates.
     let log_text = match &config.audit_log {
         None => Ok(String::new()),
-        Some(log) => match std::fs::read_to_string(log) {
-            Ok(text) => Ok(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Some(log) => match audit_log::read(log) {
+            Ok(text) => Ok(text.unwrap_or_default()),
             Err(e) => Err((log.clone(), e)),
         },
     };
@@ -714,29 +714,16 @@ fn remember_deletions(
     if refs.is_empty() {
         return Ok(());
     }
-    append_log_line(
+    audit_log::append(
         log,
-        serde_json::json!({
+        &serde_json::json!({
             "time_utc": jiff::Timestamp::now().to_string(),
             "event": "guard.delete",
             "pusher": pusher,
             "refs": refs,
         }),
+        config.timeout,
     )
-}
-
-/// One write of one line in append mode: concurrent pushes do not interleave lines.
-fn append_log_line(log: &Path, line: serde_json::Value) -> anyhow::Result<()> {
-    let mut text = line.to_string();
-    text.push('\n');
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .with_context(|| format!("cannot open the audit log {}", log.display()))?;
-    file.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write the audit log {}", log.display()))?;
-    Ok(())
 }
 
 /// The artifacts CI left for `commit` in the directory `guard.artifacts` names.
@@ -824,15 +811,16 @@ fn break_glass(
         .iter()
         .map(|u| serde_json::json!({"ref": u.name, "old": u.old, "new": u.new}))
         .collect();
-    append_log_line(
+    audit_log::append(
         log,
-        serde_json::json!({
+        &serde_json::json!({
             "time_utc": jiff::Timestamp::now().to_string(),
             "event": "guard.bypass",
             "pusher": pusher,
             "reason": reason,
             "refs": refs,
         }),
+        config.timeout,
     )
 }
 

@@ -9,6 +9,7 @@ mod commands;
 mod completions;
 mod docs;
 mod evidence;
+mod faults;
 mod formats;
 mod harness;
 mod hooks_artifacts;
