@@ -27,6 +27,7 @@ mod pre_commit;
 mod real_runners;
 mod scenario;
 mod score;
+mod server_gitolite;
 mod server_load;
 mod signatures;
 mod snapshots;

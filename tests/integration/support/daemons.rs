@@ -186,3 +186,127 @@ $HTTP["url"] =~ "^/git" {{
         )
     }
 }
+
+/// gitolite (Debian's `gitolite3`) in its own HOME under the test's temp dir, reached over
+/// SSH: an sshd of its own on a free port lets the current user in with each gitolite user's
+/// key only, and runs `gitolite-shell USER` for it, so git runs the hook with `GL_USER` set.
+pub(crate) struct Gitolite {
+    pub(crate) daemon: Daemon,
+    /// gitolite's HOME: `.gitolite/`, `.gitolite.rc`, `repositories/`.
+    pub(crate) home: PathBuf,
+    keys: PathBuf,
+    login: String,
+}
+
+const GITOLITE_SHELL: &str = "/usr/share/gitolite3/gitolite-shell";
+
+impl Gitolite {
+    /// gitolite with the repository `testing` (which its default config lets every user
+    /// push to) as `testing` (a bare repository that is already set up, linked into
+    /// gitolite's repositories), and `users` with keys of their own.
+    pub(crate) fn start(dir: &Path, testing: &Path, users: &[&str]) -> Gitolite {
+        let sshd = system_program("sshd", "openssh-server");
+        system_program("gitolite", "gitolite3");
+        assert!(
+            Path::new(GITOLITE_SHELL).is_file(),
+            "{GITOLITE_SHELL} is missing: `apt-get install gitolite3` (.ci/run does)"
+        );
+        let root = Command::new("id").arg("-u").output().unwrap().stdout == b"0\n";
+        if root {
+            assert!(
+                Path::new("/run/sshd").is_dir(),
+                "sshd run as root needs its privilege separation directory /run/sshd: `install -d -m 0755 /run/sshd` (.ci/run does)"
+            );
+        }
+        let home = dir.join("gitolite");
+        let keys = dir.join("ssh-keys");
+        std::fs::create_dir_all(home.join("repositories")).unwrap();
+        std::fs::create_dir_all(&keys).unwrap();
+        std::os::unix::fs::symlink(testing, home.join("repositories/testing.git")).unwrap();
+        let keygen = |name: &str| {
+            let path = keys.join(name);
+            let out = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+                .arg(&path)
+                .output()
+                .expect("ssh-keygen (openssh-client) is installed");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::fs::read_to_string(path.with_extension("pub")).unwrap()
+        };
+        keygen("admin");
+        let setup = hermetic(Command::new("gitolite"), &home)
+            .args(["setup", "-pk"])
+            .arg(keys.join("admin.pub"))
+            .output()
+            .unwrap();
+        assert!(
+            setup.status.success(),
+            "gitolite setup: {}",
+            String::from_utf8_lossy(&setup.stderr)
+        );
+        // Written here rather than by gitolite's key trigger, to give gitolite-shell its HOME
+        // (sshd gives the login's) and a git without the system's config.
+        let authorized: String = users
+            .iter()
+            .map(|user| {
+                format!(
+                    "command=\"env HOME={} GIT_CONFIG_NOSYSTEM=1 {GITOLITE_SHELL} {user}\",restrict {}",
+                    home.display(),
+                    keygen(user)
+                )
+            })
+            .collect();
+        let authorized_file = dir.join("authorized_keys");
+        std::fs::write(&authorized_file, authorized).unwrap();
+        keygen("host");
+        let login = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_string();
+        let log = dir.join("sshd.log");
+        let daemon = start_on_free_port(
+            "sshd",
+            &log,
+            "Server listening on",
+            "Address already in use",
+            |port| {
+                let config = dir.join("sshd_config");
+                std::fs::write(
+                &config,
+                format!(
+                    "ListenAddress 127.0.0.1\nPort {port}\nHostKey {host}\nAuthorizedKeysFile {authorized}\nAllowUsers {login}\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nUseDNS no\nPidFile none\nLogLevel VERBOSE\n",
+                    host = keys.join("host").display(),
+                    authorized = authorized_file.display(),
+                ),
+            )
+            .unwrap();
+                let mut cmd = Command::new(&sshd);
+                cmd.args(["-D", "-e", "-f"]).arg(config);
+                cmd
+            },
+        );
+        Gitolite {
+            daemon,
+            home,
+            keys,
+            login,
+        }
+    }
+
+    /// The URL of gitolite's repository `name`.
+    pub(crate) fn url(&self, name: &str) -> String {
+        format!("ssh://{}@127.0.0.1:{}/{name}", self.login, self.daemon.port)
+    }
+
+    /// `GIT_SSH_COMMAND` that logs in with `user`'s key.
+    pub(crate) fn ssh_as(&self, user: &str) -> String {
+        format!(
+            "ssh -F /dev/null -i {} -o IdentitiesOnly=yes -o BatchMode=yes -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -o LogLevel=ERROR",
+            self.keys.join(user).display()
+        )
+    }
+}
