@@ -218,7 +218,7 @@ fn judge_line(
     let mut artifacts = Artifacts::default();
     let mut prior = Vec::new();
     if let Some(workdir) = git::work_tree(repo) {
-        artifacts = crate::hooks::artifacts_in(workdir, &policy.artifacts);
+        artifacts = crate::hooks::artifacts_in(workdir, &policy.artifacts)?;
     }
     if policy.artifacts.required && artifacts.junit.is_empty() {
         prior.push(push::artifacts_missing(

@@ -582,7 +582,7 @@ fn judge_ref(
     // The base passed the gate with its own reports: they are the baseline, when CI left them.
     if let (Some(base), Some(template)) = (base, &config.artifacts) {
         let dir = artifact_dir(repo, template, base)?;
-        artifacts.baseline_junit = crate::hooks::artifacts_in(&dir, &policy.artifacts).junit;
+        artifacts.baseline_junit = crate::hooks::artifacts_in(&dir, &policy.artifacts)?.junit;
     }
     // A push is an agent's when any identity the server names for it is: that one is
     // matched (and named in the findings), else the authenticated pusher.
@@ -745,7 +745,7 @@ fn server_artifacts(
         return Ok(artifacts);
     };
     let dir = artifact_dir(repo, template, commit)?;
-    artifacts = crate::hooks::artifacts_in(&dir, &policy.artifacts);
+    artifacts = crate::hooks::artifacts_in(&dir, &policy.artifacts)?;
     if policy.artifacts.required && artifacts.junit.is_empty() {
         findings.push(push::artifacts_missing(
             ArtifactsPlace::ServerDir(&dir.display().to_string()),

@@ -245,3 +245,222 @@ fn a_push_that_reads_the_audit_log_waits_for_an_append_in_progress() {
         "{stderr}"
     );
 }
+
+/// Installs, with `install.sh --server`, a wrapper in guard's place that records its process
+/// id (the one guard then runs as: it `exec`s guard) in `pids`.
+fn install_pid_recording_guard(s: &Server, pids: &Path) {
+    let wrapper = s.tmp.path("guard-wrapper");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho $$ >>'{}'\nexec '{GUARD}' \"$@\"\n",
+            pids.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = crate::support::server::run_install(
+        &[
+            "--server",
+            s.bare.to_str().unwrap(),
+            "--guard",
+            wrapper.to_str().unwrap(),
+        ],
+        false,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A push that guard would accept, with guard killed by `signal` while it judges: it is
+/// held mid-run by a lock the test takes on the audit log (guard reads the log while judging,
+/// after it has read the push, opened the repository and loaded the policy), then killed.
+fn push_with_guard_killed_by(signal: &str) {
+    use std::os::unix::fs::MetadataExt;
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("audit.log");
+    let s = Server::new("");
+    s.config("guard.auditLog", log.to_str().unwrap());
+    std::fs::write(&log, "").unwrap();
+    let pids = s.tmp.path("guard.pids");
+    install_pid_recording_guard(&s, &pids);
+    let clean = s.human_change("README.md", "Clean, but guard is killed");
+
+    let holder = std::fs::File::open(&log).unwrap();
+    rustix::fs::flock(&holder, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    let ino = std::fs::metadata(&log).unwrap().ino();
+    let pushed = std::thread::scope(|scope| {
+        let push = scope.spawn(|| s.push(&["origin", "main"]));
+        let mut killed = false;
+        for _ in 0..2400 {
+            let pid = std::fs::read_to_string(&pids).unwrap_or_default();
+            let pid = pid.trim();
+            if !pid.is_empty() && lock_waiter_on(ino) {
+                let out = Command::new("kill")
+                    .args([&format!("-{signal}"), pid])
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                killed = true;
+                break;
+            }
+            if push.is_finished() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        let pushed = push.join().unwrap();
+        assert!(killed, "guard never waited on the log: {}", pushed.stderr);
+        pushed
+    });
+    drop(holder);
+
+    assert!(!pushed.ok, "{}", pushed.stderr);
+    let number = if signal == "KILL" { 9 } else { 15 };
+    assert!(
+        pushed
+            .lines()
+            .iter()
+            .any(|l| l.ends_with(&format!("hooks/pre-receive died of signal {number}"))),
+        "{}",
+        pushed.stderr
+    );
+    assert!(
+        pushed.stderr.contains("(pre-receive hook declined)"),
+        "{}",
+        pushed.stderr
+    );
+    // Nothing of the push is left: the ref, the objects (git drops the quarantine), the log.
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+    let present = s
+        .git_cmd(&s.bare)
+        .args(["cat-file", "-e", &clean])
+        .status()
+        .unwrap();
+    assert!(!present.success(), "the killed push left its commit");
+    assert_eq!(std::fs::read(&log).unwrap(), b"");
+    crate::server_load::assert_fsck_clean(&s);
+
+    // The same push, guard left alone: accepted.
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(clean));
+}
+
+#[test]
+fn guard_killed_by_sigterm_mid_run_rejects_and_leaves_nothing() {
+    push_with_guard_killed_by("TERM");
+}
+
+#[test]
+fn guard_killed_by_sigkill_mid_run_rejects_and_leaves_nothing() {
+    push_with_guard_killed_by("KILL");
+}
+
+/// A JUnit report with one passing test.
+const REPORT: &str = "<?xml version=\"1.0\"?><testsuites><testsuite name=\"pytest\" tests=\"1\"><testcase classname=\"tests.test_app\" name=\"test_ok\" time=\"0.1\"/></testsuite></testsuites>\n";
+
+#[test]
+fn artifacts_that_are_there_but_cannot_be_read_reject_the_push() {
+    // Reports are optional here (`required = false`): a directory CI has not written yet is
+    // no evidence, and the push passes. Something there that cannot be read is evidence
+    // guard cannot judge: it used to pass for "no reports" too.
+    let s = Server::new("[artifacts]\njunit = [\"junit.xml\"]\n");
+    let ci = s.tmp.path("ci");
+    s.config("guard.artifacts", &format!("{}/{{commit}}", ci.display()));
+    let commit = s.human_change("README.md", "Change with CI");
+    let dir = ci.join(&commit);
+    let report = dir.join("junit.xml");
+    std::fs::create_dir_all(&ci).unwrap();
+    let reset = || {
+        let _ = std::fs::remove_file(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+    };
+    type Make<'a> = Box<dyn Fn() + 'a>;
+    let cases: Vec<(&str, Make, String)> = vec![
+        (
+            "the directory is a file",
+            Box::new(|| std::fs::write(&dir, "x").unwrap()),
+            format!(
+                "the artifact directory {} is not a directory",
+                dir.display()
+            ),
+        ),
+        (
+            "the directory is a symlink to nothing",
+            Box::new(|| std::os::unix::fs::symlink("/nonexistent/ci", &dir).unwrap()),
+            format!(
+                "cannot read {} (a symbolic link to nothing?)",
+                dir.display()
+            ),
+        ),
+        (
+            "the report is a symlink to nothing",
+            Box::new(|| {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::os::unix::fs::symlink("/nonexistent/junit.xml", &report).unwrap()
+            }),
+            format!(
+                "cannot read {} (a symbolic link to nothing?)",
+                report.display()
+            ),
+        ),
+        (
+            "the report is a directory",
+            Box::new(|| std::fs::create_dir_all(&report).unwrap()),
+            format!("the report {} is not a regular file", report.display()),
+        ),
+        (
+            "the report is a FIFO (reading it would wait for a writer)",
+            Box::new(|| {
+                std::fs::create_dir_all(&dir).unwrap();
+                let made = Command::new("mkfifo").arg(&report).status().unwrap();
+                assert!(made.success());
+            }),
+            format!("the report {} is not a regular file", report.display()),
+        ),
+        (
+            "the report was cut off mid-write",
+            Box::new(|| {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&report, &REPORT[..60]).unwrap();
+            }),
+            format!("{}:1:", report.display()),
+        ),
+    ];
+    for (what, make, message) in &cases {
+        reset();
+        make();
+        let pushed = s.push(&["origin", "main"]);
+        pushed.assert_rejected_with(&format!(
+            "remote: error: refs/heads/main: cannot judge: {message}"
+        ));
+        assert!(
+            pushed.has_line_starting(
+                "remote: error: guard: push rejected: part of it could not be judged"
+            ),
+            "{what}:\n{}",
+            pushed.stderr
+        );
+        assert_eq!(
+            s.server_ref("refs/heads/main"),
+            Some(s.base.clone()),
+            "{what}"
+        );
+    }
+    // No reports yet: nothing to judge them by. The whole report: judged, accepted.
+    reset();
+    s.push(&["origin", "HEAD:refs/heads/no-reports"])
+        .assert_accepted();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(&report, REPORT).unwrap();
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(commit));
+}

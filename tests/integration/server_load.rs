@@ -424,7 +424,7 @@ fn decision(pushed: &Pushed, tips: &[String]) -> Vec<String> {
 }
 
 #[track_caller]
-fn assert_fsck_clean(s: &Server) {
+pub(crate) fn assert_fsck_clean(s: &Server) {
     let out = s
         .git_cmd(&s.bare)
         .args(["fsck", "--full", "--strict", "--no-dangling"])
