@@ -206,7 +206,9 @@ fn judge_line(
         return Ok((vec![f], None));
     };
     let tip = refs::peel_to_commit(repo, local).map_err(|e| match e {
-        NotACommit::BadId(e) | NotACommit::Missing(e) => anyhow::Error::new(e),
+        NotACommit::BadId(e) | NotACommit::Missing(e) | NotACommit::Malformed(e) => {
+            anyhow::Error::new(e)
+        }
         NotACommit::Other(e) => {
             anyhow::Error::new(e).context(format!("{} is not a commit", line.local_ref))
         }

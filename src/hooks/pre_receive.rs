@@ -485,6 +485,9 @@ fn peel_commit(repo: &Repository, id: &str, what: &str) -> anyhow::Result<Oid> {
         NotACommit::Missing(e) => {
             anyhow::Error::new(e).context(format!("{what} object {id} is not in the repository"))
         }
+        NotACommit::Malformed(e) => anyhow::Error::new(e).context(format!(
+            "{what} object {id} is malformed (with receive.fsckObjects on, git refuses such objects before guard runs)"
+        )),
         NotACommit::Other(_) => {
             anyhow!("{what} {id} is not a commit (or a tag of one); guard cannot judge it")
         }

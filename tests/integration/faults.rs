@@ -464,3 +464,153 @@ fn artifacts_that_are_there_but_cannot_be_read_reject_the_push() {
     s.push(&["origin", "main"]).assert_accepted();
     assert_eq!(s.server_ref("refs/heads/main"), Some(commit));
 }
+
+/// Writes `content` as a loose object of `kind` into the repository at `dir`, unchecked
+/// (`hash-object --literally`, as a hand-made object would be); its id.
+fn literal_object(s: &Server, dir: &Path, kind: &str, content: &str) -> String {
+    let file = tempfile::NamedTempFile::new_in(s.home()).unwrap();
+    std::fs::write(file.path(), content).unwrap();
+    s.git_in(
+        dir,
+        &[
+            "hash-object",
+            "-t",
+            kind,
+            "--literally",
+            "-w",
+            file.path().to_str().unwrap(),
+        ],
+    )
+}
+
+#[test]
+fn a_malformed_commit_in_the_push_is_refused_with_fsck_objects_on_and_off() {
+    let s = Server::new("");
+    let tree = s.git(&["rev-parse", "HEAD^{tree}"]);
+    // An author line without an e-mail: git's fsck says `missingEmail`, libgit2 cannot parse
+    // the commit.
+    let bad = literal_object(
+        &s,
+        &s.work,
+        "commit",
+        &format!(
+            "tree {tree}\nparent {}\nauthor nobody 1767225600 +0000\ncommitter Human Dev <dev@example.com> 1767225600 +0000\n\nHand-made\n",
+            s.base
+        ),
+    );
+    // A good commit on top of it: the malformed one is inside the pushed range.
+    let on_top = s.git(&["commit-tree", &tree, "-p", &bad, "-m", "On top"]);
+
+    // receive.fsckObjects on (install.sh sets it): git refuses the pack; guard never runs.
+    for tip in [&bad, &on_top] {
+        let pushed = s.push(&["origin", &format!("{tip}:refs/heads/main")]);
+        assert!(!pushed.ok, "{}", pushed.stderr);
+        assert!(
+            pushed.stderr.contains("fsck error in packed object")
+                && pushed.stderr.contains("(unpacker error)"),
+            "{}",
+            pushed.stderr
+        );
+        assert!(
+            !pushed.has_line_starting("remote: guard:"),
+            "{}",
+            pushed.stderr
+        );
+        assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+    }
+
+    // Off: guard cannot read the commit and rejects, saying so.
+    s.config("receive.fsckObjects", "false");
+    let pushed = s.push(&["origin", &format!("{bad}:refs/heads/main")]);
+    pushed.assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: cannot judge: new object {bad} is malformed (with receive.fsckObjects on, git refuses such objects before guard runs): failed to parse signature"
+    ));
+    assert!(
+        pushed.has_line_starting("remote: warning: guard: receive.fsckObjects is off"),
+        "{}",
+        pushed.stderr
+    );
+    let pushed = s.push(&["origin", &format!("{on_top}:refs/heads/main")]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: cannot judge: ");
+    assert!(
+        pushed.stderr.contains("failed to parse signature"),
+        "{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+    for id in [&bad, &on_top] {
+        let present = s
+            .git_cmd(&s.bare)
+            .args(["cat-file", "-e", id])
+            .status()
+            .unwrap();
+        assert!(!present.success(), "the rejected push left {id}");
+    }
+    crate::server_load::assert_fsck_clean(&s);
+}
+
+/// A pkt-line of git's protocol.
+fn pkt_line(data: &[u8]) -> Vec<u8> {
+    let mut out = format!("{:04x}", data.len() + 4).into_bytes();
+    out.extend_from_slice(data);
+    out
+}
+
+#[test]
+fn a_corrupt_pack_is_refused_before_guard_runs_with_fsck_objects_on_and_off() {
+    // A pack damaged in transit (one byte changed): the push goes to `git receive-pack`, as
+    // every transport hands it, with the pack as sent.
+    let s = Server::new("");
+    let clean = s.human_change("README.md", "Clean, but its pack is damaged");
+    let mut pack = {
+        let mut cmd = s.git_cmd(&s.work);
+        cmd.args(["pack-objects", "--stdout", "--revs"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("{clean}\n^{}\n", s.base).as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        out.stdout
+    };
+    assert_eq!(&pack[..4], b"PACK");
+    let middle = pack.len() / 2;
+    pack[middle] ^= 0x55;
+
+    for fsck in ["true", "false"] {
+        s.config("receive.fsckObjects", fsck);
+        let mut input =
+            pkt_line(format!("{} {clean} refs/heads/main\0report-status\n", s.base).as_bytes());
+        input.extend_from_slice(b"0000");
+        input.extend_from_slice(&pack);
+        let mut cmd = s.git_cmd(s.home());
+        cmd.arg("receive-pack")
+            .arg(&s.bare)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(&input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            stdout.contains("unpack ") && !stdout.contains("unpack ok"),
+            "fsckObjects {fsck}: {stdout}\n{stderr}"
+        );
+        assert!(
+            stdout.contains("ng refs/heads/main unpacker error"),
+            "fsckObjects {fsck}: {stdout}"
+        );
+        assert!(!stderr.contains("guard:"), "guard ran: {stderr}");
+        assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+        crate::server_load::assert_fsck_clean(&s);
+    }
+}
