@@ -614,3 +614,196 @@ fn a_corrupt_pack_is_refused_before_guard_runs_with_fsck_objects_on_and_off() {
         crate::server_load::assert_fsck_clean(&s);
     }
 }
+
+/// A human's commit (with the trailer) that makes the ledger a blob of `size` zero bytes,
+/// hashed from a sparse file (nothing of that size is written to disk, and the pushed pack
+/// is small: zeros compress); the push is rejected from the blob's header, before it is read.
+fn push_a_huge_ledger(size: u64) {
+    let s = Server::new("");
+    let sparse = s.tmp.path("zeros");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(size)
+        .unwrap();
+    let blob = s.git(&["hash-object", "-w", sparse.to_str().unwrap()]);
+    std::fs::remove_file(&sparse).unwrap();
+    s.git(&[
+        "update-index",
+        "--cacheinfo",
+        &format!("100644,{blob},qa/merge_ledger.toml"),
+    ]);
+    s.git(&["commit", "-q", "-m", "A big ledger\n\nLedger-Change: human"]);
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: cannot judge: qa/merge_ledger.toml is {size} bytes in git (blob {blob}); guard reads policy and test files of at most 32 MiB"
+    ));
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+    crate::server_load::assert_fsck_clean(&s);
+}
+
+#[test]
+fn a_ledger_blob_over_the_text_limit_is_refused_unread() {
+    push_a_huge_ledger(40 << 20);
+}
+
+#[test]
+#[ignore = "a 1 GiB blob: about a minute of git's own hashing and packing; run by .ci/run"]
+fn a_one_gigabyte_ledger_blob_is_refused_unread() {
+    push_a_huge_ledger(1 << 30);
+}
+
+#[test]
+fn deeply_nested_policy_files_are_refused() {
+    // TOML nested 100,000 deep in the ledger and the freeze file, JSON in the lockfile: each
+    // parser stops at its recursion limit (no stack overflow), and the push is rejected.
+    let s = Server::new("");
+    let depth = 100_000;
+    for (path, text, code) in [
+        (
+            "qa/merge_ledger.toml",
+            format!(
+                "version = 1\nx = {}{}\n",
+                "[".repeat(depth),
+                "]".repeat(depth)
+            ),
+            "ledger_invalid",
+        ),
+        (
+            "qa/freeze.toml",
+            format!(
+                "version = 1\nx = {}1{}\n",
+                "{a = ".repeat(depth),
+                "}".repeat(depth)
+            ),
+            "freeze_file_invalid",
+        ),
+        (
+            "qa/fixtures.lock.json",
+            format!("{}{}\n", "[".repeat(depth), "]".repeat(depth)),
+            "lockfile_invalid",
+        ),
+    ] {
+        s.git(&["reset", "-q", "--hard", &s.base]);
+        crate::support::server::write_in(&s.work, path, &text);
+        s.commit(&format!(
+            "Nest {path}\n\nLedger-Change: human\nFreeze-Lease: human\nFixture-Lock: human"
+        ));
+        let pushed = s.push(&["origin", "main"]);
+        pushed.assert_rejected_with(&format!("remote: error: refs/heads/main: [{code}]"));
+        assert!(
+            pushed.stderr.contains(&format!("{path}:")),
+            "names {path}:\n{}",
+            pushed.stderr
+        );
+        assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+    }
+}
+
+/// `git mktree` fed `entries` lines by a generator in `dir`; the tree's id.
+fn mktree(s: &Server, dir: &Path, entries: impl Iterator<Item = String>) -> String {
+    let mut cmd = s.git_cmd(dir);
+    cmd.arg("mktree")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = std::io::BufWriter::new(child.stdin.take().unwrap());
+    for line in entries {
+        stdin.write_all(line.as_bytes()).unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+#[ignore = "a tree of a million entries: about 30 s of git's own work in a debug build; run by .ci/run"]
+fn a_tree_of_a_million_entries_is_judged() {
+    // One commit adds a directory of 1,000,000 files (one empty blob under a million names,
+    // a 32 MB tree object). guard reads the root and the directories on the way to protected
+    // paths, not every entry: the push is judged as any other, well within guard.timeout.
+    let s = Server::new("");
+    s.config("guard.timeout", "120");
+    let empty = s.git(&["hash-object", "-w", "--stdin"]);
+    let many = mktree(
+        &s,
+        &s.work,
+        (0..1_000_000).map(|i| format!("100644 blob {empty}\tf{i:07}\n")),
+    );
+    let root = |base: &str| {
+        let listing = s.git(&["ls-tree", base]);
+        mktree(
+            &s,
+            &s.work,
+            listing
+                .lines()
+                .map(|l| format!("{l}\n"))
+                .chain(std::iter::once(format!("040000 tree {many}\tmany\n"))),
+        )
+    };
+    // A human's: accepted.
+    let tree = root(&s.base);
+    let human = s.git(&["commit-tree", &tree, "-p", &s.base, "-m", "A million files"]);
+    let pushed = s.push(&["origin", &format!("{human}:refs/heads/main")]);
+    pushed.assert_accepted();
+    assert!(
+        pushed.has_line_starting("remote: guard: 1 ref update accepted, 1 commit judged"),
+        "{}",
+        pushed.stderr
+    );
+    // An agent's on top, which also edits the freeze file (made without a checkout of the
+    // million files): rejected for that edit.
+    let freeze = format!(
+        "{}# parked by the agent\n",
+        s.git(&["show", "main:qa/freeze.toml"])
+    );
+    let freeze = crate::support::server::blob_in(&s, &s.work, &freeze);
+    let replace = |listing: String, name: &str, entry: String| -> Vec<String> {
+        listing
+            .lines()
+            .map(|l| {
+                if l.ends_with(&format!("\t{name}")) {
+                    format!("{entry}\t{name}\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect()
+    };
+    let qa = mktree(
+        &s,
+        &s.work,
+        replace(
+            s.git(&["ls-tree", &format!("{human}:qa")]),
+            "freeze.toml",
+            format!("100644 blob {freeze}"),
+        )
+        .into_iter(),
+    );
+    let tree = mktree(
+        &s,
+        &s.work,
+        replace(
+            s.git(&["ls-tree", &human]),
+            "qa",
+            format!("040000 tree {qa}"),
+        )
+        .into_iter(),
+    );
+    let out = s
+        .git_cmd(&s.work)
+        .args(["commit-tree", &tree, "-p", &human, "-m", "A lease"])
+        .env("GIT_AUTHOR_NAME", crate::support::server::AGENT_NAME)
+        .env("GIT_AUTHOR_EMAIL", crate::support::server::AGENT_EMAIL)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let agent = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let pushed = s.push(&["origin", &format!("{agent}:refs/heads/topic")]);
+    pushed.assert_rejected_with(&format!(
+        "remote: error: refs/heads/topic: [agent_edit_protected] {}",
+        &agent[..7]
+    ));
+    assert_eq!(s.server_ref("refs/heads/topic"), None);
+    assert_eq!(s.server_ref("refs/heads/main"), Some(human));
+}
