@@ -73,9 +73,17 @@ impl<'a> ReadOnly<'a> {
             );
         } else {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o444)).unwrap();
+            let mode = if path.is_dir() { 0o555 } else { 0o444 };
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
         }
-        let writable = std::fs::OpenOptions::new().append(true).open(path);
+        let writable = if path.is_dir() {
+            std::fs::File::create(path.join(".probe")).map(|_| ())
+        } else {
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .map(|_| ())
+        };
         assert!(writable.is_err(), "{} is still writable", path.display());
         ReadOnly(path)
     }
@@ -85,7 +93,8 @@ impl Drop for ReadOnly<'_> {
     fn drop(&mut self) {
         let _ = Command::new("chattr").arg("-i").arg(self.0).output();
         use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(self.0, std::fs::Permissions::from_mode(0o644));
+        let mode = if self.0.is_dir() { 0o755 } else { 0o644 };
+        let _ = std::fs::set_permissions(self.0, std::fs::Permissions::from_mode(mode));
     }
 }
 
@@ -806,4 +815,143 @@ fn a_tree_of_a_million_entries_is_judged() {
     ));
     assert_eq!(s.server_ref("refs/heads/topic"), None);
     assert_eq!(s.server_ref("refs/heads/main"), Some(human));
+}
+
+#[test]
+#[ignore = "100,000 commits: 15 to 30 s of git's own importing and packing; run by .ci/run"]
+fn a_push_of_a_hundred_thousand_commits_fails_closed_at_the_timeout() {
+    // A push of 100,000 commits (made with `git fast-import`) with guard.timeout at 1 s: guard
+    // gives up when its time is out, rejects the push and says why, whatever its worker
+    // thread is still reading; git's own work on the pack is not part of guard's time.
+    let s = Server::new("");
+    let count = 100_000;
+    let mut stream = String::with_capacity(count * 200);
+    for i in 0..count {
+        let message = format!("Note {i}\n");
+        let note = format!("note {i}\n");
+        stream.push_str(&format!(
+            "commit refs/heads/many\nauthor Human Dev <dev@example.com> 1767225600 +0000\ncommitter Human Dev <dev@example.com> 1767225600 +0000\ndata {}\n{message}",
+            message.len()
+        ));
+        if i == 0 {
+            stream.push_str(&format!("from {}\n", s.base));
+        }
+        stream.push_str(&format!(
+            "M 644 inline notes.txt\ndata {}\n{note}\n",
+            note.len()
+        ));
+    }
+    let mut cmd = s.git_cmd(&s.work);
+    cmd.args(["fast-import", "--quiet"]).stdin(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        s.git(&["rev-list", "--count", &format!("{}..many", s.base)]),
+        count.to_string()
+    );
+
+    s.config("guard.timeout", "1");
+    let pushed = s.push(&["origin", "many:main"]);
+    pushed.assert_rejected_with(
+        "remote: error: guard: checking the push took longer than 1s (guard.timeout); push rejected",
+    );
+    assert!(
+        pushed.has_line_starting("remote: hint: retry; if it keeps happening, ask the server admin to raise guard.timeout"),
+        "{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+    crate::server_load::assert_fsck_clean(&s);
+}
+
+/// `guard lock` in the project `p` run under a file size limit of `limit` bytes (prlimit).
+fn lock_with_size_limit(p: &crate::support::Project, limit: usize) -> std::process::Output {
+    hermetic(Command::new("prlimit"), p.root())
+        .arg(format!("--fsize={limit}"))
+        .args([GUARD, "lock"])
+        .current_dir(p.root())
+        .stdin(Stdio::null())
+        .output()
+        .expect("prlimit (util-linux) is installed")
+}
+
+#[test]
+fn guard_lock_killed_mid_write_leaves_the_old_lockfile_whole() {
+    // 200 new fixtures make a lockfile of about 20 KB; a 4 KiB file size limit lets the
+    // first write of it take 4 KiB, and the next write gets the process killed (SIGXFSZ):
+    // killed in the middle of writing. The lockfile is written to a temporary file and
+    // renamed over the old one, so the old one is whole and untouched.
+    let p = crate::scenario::clean();
+    for i in 0..200 {
+        p.write(
+            &format!("tests/fixtures/batch/case_{i:03}.json"),
+            format!("{{\"case\": {i}}}\n"),
+        );
+    }
+    let before = p.read("qa/fixtures.lock.json");
+    assert!(before.len() < 4096, "{}", before.len());
+    let out = lock_with_size_limit(&p, 4096);
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        out.status.signal(),
+        Some(25),
+        "killed by SIGXFSZ while writing: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(p.read("qa/fixtures.lock.json"), before);
+    // What the killed process left: its temporary file, half written, under a dot name that
+    // no fixture glob or `ls` picks up, beside the lockfile.
+    let leftovers: Vec<String> = crate::support::server::dir_names(&p.path("qa"))
+        .into_iter()
+        .filter(|n| n.starts_with(".guard-") && n.ends_with(".tmp"))
+        .collect();
+    assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+    let half = std::fs::read(p.path("qa").join(&leftovers[0])).unwrap();
+    assert_eq!(half.len(), 4096);
+    // The old lockfile still judges: the new fixtures are unlocked, the old ones match.
+    let run = p.guard(&["lock", "--check"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("added    tests/fixtures/batch/case_000.json"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("changed"), "{}", run.stdout);
+    // Without the limit the lock is rewritten whole.
+    assert_eq!(p.guard(&["lock"]).code, 0);
+    assert_eq!(p.guard(&["lock", "--check"]).code, 0);
+}
+
+#[test]
+fn guard_lock_in_a_directory_it_cannot_write_leaves_the_old_lockfile_whole() {
+    let p = crate::scenario::clean();
+    p.write("tests/fixtures/new.json", "{}\n");
+    let before = p.read("qa/fixtures.lock.json");
+    let qa = p.path("qa");
+    let read_only = ReadOnly::new(&qa);
+    let run = p.guard(&["lock"]);
+    drop(read_only);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("error: cannot write qa/fixtures.lock.json: "),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(p.read("qa/fixtures.lock.json"), before);
+    assert_eq!(
+        crate::support::server::dir_names(&qa)
+            .iter()
+            .filter(|n| n.starts_with(".guard-"))
+            .count(),
+        0
+    );
 }
