@@ -9,7 +9,8 @@
 # J at a time (default 10; then again one at a time), each a new branch at a commit of its own:
 # 2 in 5 clean human changes, 1 in 5 a human's edit of the freeze file with its trailer, 1 in 5
 # an agent's edit of it (rejected), 1 in 5 that edit with break-glass by an allowed user
-# (accepted unchecked and logged).
+# (accepted unchecked and logged). The peer: the same pushes into the same server's twin
+# repository without a hook (every push accepted).
 #
 # The hook's own time is measured by a wrapper that `install.sh --guard` installs in guard's
 # place: bash's $EPOCHREALTIME before and after it runs guard (no process of its own), so it
@@ -78,6 +79,10 @@ git -C "$work/bare.git" config receive.advertisePushOptions true
 git -C "$work/bare.git" config guard.bypass alice
 git -C "$work/bare.git" config guard.auditLog "$work/audit.log"
 
+# The peer: the same server without a hook.
+git init -q --bare -b main "$work/plain.git"
+git -C "$work/plain.git" config receive.advertisePushOptions true
+
 git clone -q "file://$work/bare.git" "$work/client" 2>/dev/null
 cd "$work/client"
 mkdir -p qa
@@ -103,6 +108,7 @@ echo "A project guarded by merge-guard." >README.md
 git add -A
 git commit -q -m "Add the merge ledger" -m $'Ledger-Change: human\nFreeze-Lease: human\nFixture-Lock: human'
 git push -q origin main 2>/dev/null
+git push -q "file://$work/plain.git" main
 base=$(git rev-parse HEAD)
 
 # The pushes: kind by number, user by number, each commit a child of the base.
@@ -165,10 +171,12 @@ done
 cat >"$work/push-one" <<EOF
 #!/usr/bin/env bash
 read -r k user kind commit <<<"\$1"
+repo=bare.git
+[[ \$2 == plain-* ]] && repo=plain.git
 opts=()
 [[ \$kind == bypass ]] && opts=(-o "guard.bypass=bench \$k")
 start=\$EPOCHREALTIME
-git push -q "\${opts[@]}" "http://\$user:\$user-secret@127.0.0.1:$port/git/bare.git" "\$commit:refs/heads/\$2-\$k" 2>/dev/null
+git push -q "\${opts[@]}" "http://\$user:\$user-secret@127.0.0.1:$port/git/\$repo" "\$commit:refs/heads/\$2-\$k" 2>/dev/null
 rc=\$?
 echo "\$k \$kind \$rc \$start \$EPOCHREALTIME"
 EOF
@@ -188,6 +196,8 @@ run_batch() { # name jobs
 
 run_batch concurrent "$jobs"
 run_batch sequential 1
+run_batch plain-concurrent "$jobs"
+run_batch plain-sequential 1
 
 python3 - "$out" "$pushes" "$jobs" <<'EOF'
 import json, statistics, sys
@@ -198,30 +208,33 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, max(0, round(p / 100 * len(xs) + 0.5) - 1))]
 
 rows = []
-for name, j in (("concurrent", jobs), ("sequential", 1)):
+for name, j in (("concurrent", jobs), ("sequential", 1), ("plain-concurrent", jobs), ("plain-sequential", 1)):
+    plain = name.startswith("plain-")
     results = [l.split() for l in open(f"{out}/{name}.pushes")]
     assert len(results) == pushes, f"{name}: {len(results)} of {pushes} pushes ran"
     for k, kind, rc, *_ in results:
-        want = 1 if kind == "agent" else 0
+        want = 1 if kind == "agent" and not plain else 0
         assert (int(rc) != 0) == bool(want), f"{name}: push {k} ({kind}) exited {rc}"
     audit = [json.loads(l) for l in open(f"{out}/{name}.audit")]
-    bypasses = sum(1 for r in results if r[1] == "bypass")
+    bypasses = 0 if plain else sum(1 for r in results if r[1] == "bypass")
     assert len(audit) == bypasses, f"{name}: {len(audit)} audit lines for {bypasses} break-glass pushes"
     hooks = [l.split() for l in open(f"{out}/{name}.hooks")]
-    assert len(hooks) == pushes, f"{name}: {len(hooks)} hook runs for {pushes} pushes"
+    assert len(hooks) == (0 if plain else pushes), f"{name}: {len(hooks)} hook runs for {pushes} pushes"
     hook_ms = [(float(b) - float(a)) * 1000 for a, b, _ in hooks]
     push_ms = [(float(r[4]) - float(r[3])) * 1000 for r in results]
     t0, t1 = map(float, open(f"{out}/{name}.wall").read().split())
-    rows.append((name, j, pushes / (t1 - t0), t1 - t0,
-                 pct(hook_ms, 50), pct(hook_ms, 99), max(hook_ms),
+    hook = (pct(hook_ms, 50), pct(hook_ms, 99), max(hook_ms)) if hook_ms else (None,) * 3
+    rows.append((name, j, pushes / (t1 - t0), t1 - t0, *hook,
                  pct(push_ms, 50), pct(push_ms, 99)))
 
 lines = [
     "| batch | at a time | pushes/s | wall | hook p50 | hook p99 | hook max | push p50 | push p99 |",
     "|---|---|---|---|---|---|---|---|---|",
 ]
+ms = lambda v: "-" if v is None else f"{v:.1f} ms"
 for name, j, rate, wall, h50, h99, hmax, p50, p99 in rows:
-    lines.append(f"| {name} | {j} | {rate:.1f} | {wall:.1f} s | {h50:.1f} ms | {h99:.1f} ms | {hmax:.1f} ms | {p50:.0f} ms | {p99:.0f} ms |")
+    name = name.replace("plain-", "no hook, ")
+    lines.append(f"| {name} | {j} | {rate:.1f} | {wall:.1f} s | {ms(h50)} | {ms(h99)} | {ms(hmax)} | {p50:.0f} ms | {p99:.0f} ms |")
 text = "\n".join(lines) + "\n"
 open(f"{out}/summary.md", "w").write(text)
 print(text, end="")
