@@ -39,6 +39,8 @@ done
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${out:-$here/target/bench-data/http-load}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
 lighttpd=/usr/sbin/lighttpd
 [[ -x $lighttpd ]] || { echo "lighttpd is missing: apt-get install lighttpd" >&2; exit 2; }
 if [[ -z ${GUARD:-} ]]; then
@@ -194,6 +196,12 @@ run_batch() { # name jobs
     echo "$t0 $t1" >"$out/$name.wall"
 }
 
+{
+    echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "guard: $("$GUARD" --version) at $(git -C "$here" rev-parse --short HEAD)"
+    echo "git: $(git --version), $("$lighttpd" -v | head -1)"
+    echo "cores: $(nproc); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$out/machine.txt"
 run_batch concurrent "$jobs"
 run_batch sequential 1
 run_batch plain-concurrent "$jobs"
@@ -239,4 +247,6 @@ text = "\n".join(lines) + "\n"
 open(f"{out}/summary.md", "w").write(text)
 print(text, end="")
 EOF
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+cat "$out/machine.txt"
 echo "results: $out"
