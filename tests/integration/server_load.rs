@@ -139,8 +139,10 @@ done
     s
 }
 
-/// receive-pack's line when a push whose hook accepted it finds the ref moved by another.
-const LOST_RACE: &str = "remote: error: cannot lock ref 'refs/heads/main': is at ";
+/// receive-pack's line when a push whose hook accepted it finds the ref moved by another
+/// (`is at ... but expected ...`), or still locked by the one moving it (`Unable to create
+/// ...lock`).
+const LOST_RACE: &str = "remote: error: cannot lock ref 'refs/heads/main': ";
 
 /// What the hook said about a push: its own lines (`remote: error:`, `warning:`, `hint:`,
 /// `guard:`), in order, without receive-pack's.
