@@ -1,7 +1,10 @@
 //! Faults around the hook: each must reject the push (or refuse break-glass) with a clear
 //! message and leave the repository, its refs and guard's own files as they were. The audit
-//! log on a full disk, a read-only file, a size limit that cuts a line short, and an append in
-//! progress while another push reads it.
+//! log on a full disk, read-only, taking part of a line, or being appended to while another
+//! push reads it; guard killed mid-run; CI artifacts that are there but cannot be read; a
+//! malformed commit and a damaged pack; huge and deeply nested policy files; a tree of a
+//! million entries; 100,000 commits at `guard.timeout`; `guard lock` killed mid-write or
+//! unable to write. README's Reliability section lists them.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -356,7 +359,7 @@ fn push_with_guard_killed_by(signal: &str) {
         .unwrap();
     assert!(!present.success(), "the killed push left its commit");
     assert_eq!(std::fs::read(&log).unwrap(), b"");
-    crate::server_load::assert_fsck_clean(&s);
+    crate::support::server::assert_fsck_clean(&s);
 
     // The same push, guard left alone: accepted.
     s.push(&["origin", "main"]).assert_accepted();
@@ -555,7 +558,7 @@ fn a_malformed_commit_in_the_push_is_refused_with_fsck_objects_on_and_off() {
             .unwrap();
         assert!(!present.success(), "the rejected push left {id}");
     }
-    crate::server_load::assert_fsck_clean(&s);
+    crate::support::server::assert_fsck_clean(&s);
 }
 
 /// A pkt-line of git's protocol.
@@ -620,7 +623,7 @@ fn a_corrupt_pack_is_refused_before_guard_runs_with_fsck_objects_on_and_off() {
         );
         assert!(!stderr.contains("guard:"), "guard ran: {stderr}");
         assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
-        crate::server_load::assert_fsck_clean(&s);
+        crate::support::server::assert_fsck_clean(&s);
     }
 }
 
@@ -647,7 +650,7 @@ fn push_a_huge_ledger(size: u64) {
         "remote: error: refs/heads/main: cannot judge: qa/merge_ledger.toml is {size} bytes in git (blob {blob}); guard reads policy and test files of at most 32 MiB"
     ));
     assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
-    crate::server_load::assert_fsck_clean(&s);
+    crate::support::server::assert_fsck_clean(&s);
 }
 
 #[test]
@@ -867,7 +870,7 @@ fn a_push_of_a_hundred_thousand_commits_fails_closed_at_the_timeout() {
         pushed.stderr
     );
     assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
-    crate::server_load::assert_fsck_clean(&s);
+    crate::support::server::assert_fsck_clean(&s);
 }
 
 /// `guard lock` in the project `p` run under a file size limit of `limit` bytes (prlimit).

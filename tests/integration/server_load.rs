@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::support::daemons::Http;
 use crate::support::server::{
-    AGENT_EMAIL, AGENT_NAME, Pushed, Server, append_in, commit_in, dir_names, write_in,
+    AGENT_EMAIL, AGENT_NAME, Pushed, Server, append_in, assert_fsck_clean, commit_in, dir_names,
+    write_in,
 };
 
 const USERS: [&str; 10] = [
@@ -423,24 +424,4 @@ fn decision(pushed: &Pushed, tips: &[String]) -> Vec<String> {
             _ => line,
         })
         .collect()
-}
-
-#[track_caller]
-pub(crate) fn assert_fsck_clean(s: &Server) {
-    let out = s
-        .git_cmd(&s.bare)
-        .args(["fsck", "--full", "--strict", "--no-dangling"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success() && out.stderr.is_empty(),
-        "fsck: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let leftovers: Vec<String> = dir_names(&s.bare.join("objects"))
-        .into_iter()
-        .filter(|n| n.starts_with("tmp_objdir") || n.starts_with("incoming"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
 }
