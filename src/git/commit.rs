@@ -104,14 +104,24 @@ pub fn blob_text(
     path: &str,
 ) -> Result<Option<String>, git2::Error> {
     let tree = repo.find_commit(commit)?.tree()?;
-    Ok(tree_blob_text(repo, &tree, path))
+    tree_blob_text(repo, &tree, path)
 }
 
-/// The text (lossily decoded) of the blob at `path` in `tree`, if there is one.
-pub(super) fn tree_blob_text(repo: &Repository, tree: &git2::Tree, path: &str) -> Option<String> {
-    let entry = tree.get_path(Path::new(path)).ok()?;
-    let blob = repo.find_blob(entry.id()).ok()?;
-    Some(String::from_utf8_lossy(blob.content()).into_owned())
+/// The text (lossily decoded) of the blob at `path` in `tree`, if there is one. A blob
+/// larger than [`super::MAX_TEXT_BLOB`] is an error.
+pub(super) fn tree_blob_text(
+    repo: &Repository,
+    tree: &git2::Tree,
+    path: &str,
+) -> Result<Option<String>, git2::Error> {
+    let Ok(entry) = tree.get_path(Path::new(path)) else {
+        return Ok(None);
+    };
+    if entry.kind() != Some(git2::ObjectType::Blob) {
+        return Ok(None);
+    }
+    let blob = super::text_blob(repo, entry.id(), path)?;
+    Ok(Some(String::from_utf8_lossy(blob.content()).into_owned()))
 }
 
 /// The id of the entry at `path` in the tree `tree` (libgit2's lookup by path); `None` when

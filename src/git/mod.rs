@@ -18,6 +18,30 @@ pub mod tree_source;
 
 use anyhow::bail;
 
+/// The largest file guard reads as text from git: the policy files (ledger, freeze file,
+/// lockfile, allowed signers), harness files it compares section by section, property tests.
+/// Humans write these; a larger one is refused from its object header, before libgit2 inflates
+/// it: a 1 GiB ledger (a few hundred KiB pushed, zeros compress) used to be parsed until
+/// `guard.timeout` ran out. Fixtures, which are hashed, not read as text, have no limit.
+pub const MAX_TEXT_BLOB: usize = 32 << 20;
+
+/// The blob `id`'s bytes, unless it is larger than [`MAX_TEXT_BLOB`] (`path` names it in the
+/// error).
+pub(crate) fn text_blob<'r>(
+    repo: &'r Repository,
+    id: Oid,
+    path: &str,
+) -> Result<git2::Blob<'r>, git2::Error> {
+    let (size, _) = repo.odb()?.read_header(id)?;
+    if size > MAX_TEXT_BLOB {
+        return Err(git2::Error::from_str(&format!(
+            "{path} is {size} bytes in git (blob {id}); guard reads policy and test files of at most {} MiB",
+            MAX_TEXT_BLOB >> 20
+        )));
+    }
+    repo.find_blob(id)
+}
+
 // The engine and the hooks pass these handles along (the repository a hook opened, the ids
 // of a range's commits) without reading anything through them: whatever they read goes
 // through a function of this module. Re-exported so that the rest of the crate names them

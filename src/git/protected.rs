@@ -378,7 +378,8 @@ fn section_verdict(
         ));
     }
     let blob = |e: Option<Entry>| -> Result<Option<git2::Blob>, git2::Error> {
-        e.map(|(id, _)| trees.repo.find_blob(id)).transpose()
+        e.map(|(id, _)| super::text_blob(trees.repo, id, &found.path))
+            .transpose()
     };
     let (new, old) = (blob(found.new)?, blob(found.old)?);
     Ok(rule.scope.compare(
@@ -594,7 +595,7 @@ impl<'r> Trees<'r> {
     /// nothing is there or it is not a blob.
     pub fn blob_text(&self, tree: Oid, path: &str) -> Result<Option<String>, git2::Error> {
         let tree = self.get(tree)?;
-        Ok(super::commit::tree_blob_text(self.repo, &tree, path))
+        super::commit::tree_blob_text(self.repo, &tree, path)
     }
 }
 

@@ -54,6 +54,9 @@ pub enum NotACommit {
     BadId(git2::Error),
     /// No object has the id.
     Missing(git2::Error),
+    /// The object is there but cannot be parsed (a malformed commit or tag, which git's fsck
+    /// refuses when `receive.fsckObjects` is on).
+    Malformed(git2::Error),
     /// The object is neither a commit nor a tag of one.
     Other(git2::Error),
 }
@@ -62,7 +65,13 @@ pub enum NotACommit {
 /// to.
 pub fn peel_to_commit(repo: &Repository, id: &str) -> Result<Oid, NotACommit> {
     let oid = Oid::from_str(id).map_err(NotACommit::BadId)?;
-    let object = repo.find_object(oid, None).map_err(NotACommit::Missing)?;
+    let object = repo.find_object(oid, None).map_err(|e| {
+        if e.code() == git2::ErrorCode::NotFound {
+            NotACommit::Missing(e)
+        } else {
+            NotACommit::Malformed(e)
+        }
+    })?;
     let commit = object.peel_to_commit().map_err(NotACommit::Other)?;
     Ok(commit.id())
 }

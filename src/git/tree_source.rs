@@ -173,10 +173,7 @@ impl<'r> GitTree<'r> {
     }
 
     fn blob(&self, rel: &str, entry: &TreeEntry) -> Result<Vec<u8>, InputError> {
-        let blob = self
-            .repo
-            .find_blob(entry.id())
-            .map_err(|e| git_error(rel, &e))?;
+        let blob = super::text_blob(self.repo, entry.id(), rel).map_err(|e| git_error(rel, &e))?;
         Ok(blob.content().to_vec())
     }
 

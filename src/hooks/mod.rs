@@ -2,27 +2,75 @@
 //! machine. Owns reading hook input exactly as git writes it, the server's settings, the
 //! pusher's identity, break-glass, and hook messages; the judging is `check`'s.
 
+pub mod audit_log;
 pub mod pre_commit;
 pub mod pre_push;
 pub mod pre_receive;
 pub mod server;
 
 /// The artifacts the ledger's `[artifacts]` names that exist in `dir` (the server's artifact
-/// directory, or a clone's work tree).
+/// directory, or a clone's work tree). Nothing there is a report not yet published; something
+/// there that is not a readable file (`dir` itself a file, a dangling symlink, a report that
+/// is a directory or a FIFO) is an error: the evidence is there and cannot be read, which
+/// must not pass for "no evidence" (fail closed).
 pub fn artifacts_in(
     dir: &std::path::Path,
     names: &crate::policy::ledger::ArtifactsPolicy,
-) -> crate::engine::score::Artifacts {
-    let existing = |name: &str| {
-        let p = dir.join(name);
-        p.is_file().then_some(p)
-    };
-    crate::engine::score::Artifacts {
-        junit: names.junit.iter().filter_map(|n| existing(n)).collect(),
-        coverage: names.coverage.as_deref().and_then(existing),
-        collected: names.collected.as_deref().and_then(existing),
-        ..Default::default()
+) -> anyhow::Result<crate::engine::score::Artifacts> {
+    if what_is_there(dir)?.is_some_and(|m| !m.is_dir()) {
+        anyhow::bail!(
+            "the artifact directory {} is not a directory; a server admin checks guard.artifacts and what CI wrote there",
+            dir.display()
+        );
     }
+    let existing = |name: &str| -> anyhow::Result<Option<std::path::PathBuf>> {
+        let p = dir.join(name);
+        match what_is_there(&p)? {
+            None => Ok(None),
+            Some(m) if m.is_file() => Ok(Some(p)),
+            Some(_) => anyhow::bail!(
+                "the report {} is not a regular file; CI writes its reports as files",
+                p.display()
+            ),
+        }
+    };
+    Ok(crate::engine::score::Artifacts {
+        junit: names
+            .junit
+            .iter()
+            .filter_map(|n| existing(n).transpose())
+            .collect::<anyhow::Result<_>>()?,
+        coverage: names
+            .coverage
+            .as_deref()
+            .map(existing)
+            .transpose()?
+            .flatten(),
+        collected: names
+            .collected
+            .as_deref()
+            .map(existing)
+            .transpose()?
+            .flatten(),
+        ..Default::default()
+    })
+}
+
+/// What `path` is, following symlinks; `None` when nothing is there at all. A symlink to
+/// nothing is an error.
+fn what_is_there(path: &std::path::Path) -> anyhow::Result<Option<std::fs::Metadata>> {
+    use anyhow::Context as _;
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Ok(_) => {}
+    }
+    std::fs::metadata(path).map(Some).with_context(|| {
+        format!(
+            "cannot read {} (a symbolic link to nothing?)",
+            path.display()
+        )
+    })
 }
 
 /// What is wrong with the lines git wrote on a hook's standard input. The hook prints it

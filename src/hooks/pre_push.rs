@@ -206,7 +206,9 @@ fn judge_line(
         return Ok((vec![f], None));
     };
     let tip = refs::peel_to_commit(repo, local).map_err(|e| match e {
-        NotACommit::BadId(e) | NotACommit::Missing(e) => anyhow::Error::new(e),
+        NotACommit::BadId(e) | NotACommit::Missing(e) | NotACommit::Malformed(e) => {
+            anyhow::Error::new(e)
+        }
         NotACommit::Other(e) => {
             anyhow::Error::new(e).context(format!("{} is not a commit", line.local_ref))
         }
@@ -218,7 +220,7 @@ fn judge_line(
     let mut artifacts = Artifacts::default();
     let mut prior = Vec::new();
     if let Some(workdir) = git::work_tree(repo) {
-        artifacts = crate::hooks::artifacts_in(workdir, &policy.artifacts);
+        artifacts = crate::hooks::artifacts_in(workdir, &policy.artifacts)?;
     }
     if policy.artifacts.required && artifacts.junit.is_empty() {
         prior.push(push::artifacts_missing(

@@ -22,6 +22,7 @@ use crate::exit;
 use crate::git::commit::Commit;
 use crate::git::refs::{self, NotACommit};
 use crate::git::{self, Oid, Repository};
+use crate::hooks::audit_log;
 use crate::hooks::server::{
     ServerConfig, bypass_reason, push_identities_from_env, push_options_from_env, pusher_from_env,
 };
@@ -146,7 +147,7 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
             Err(e) => {
                 let _ = err.write_all(
                     msg.warning(&format!(
-                        "guard: break-glass refused: {e}; checking the push as usual"
+                        "guard: break-glass refused: {e:#}; checking the push as usual"
                     ))
                     .as_bytes(),
                 );
@@ -355,9 +356,8 @@ fn judge_push(
     // The audit log is read once per push, however many refs it updates.
     let log_text = match &config.audit_log {
         None => Ok(String::new()),
-        Some(log) => match std::fs::read_to_string(log) {
-            Ok(text) => Ok(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Some(log) => match audit_log::read(log) {
+            Ok(text) => Ok(text.unwrap_or_default()),
             Err(e) => Err((log.clone(), e)),
         },
     };
@@ -485,6 +485,9 @@ fn peel_commit(repo: &Repository, id: &str, what: &str) -> anyhow::Result<Oid> {
         NotACommit::Missing(e) => {
             anyhow::Error::new(e).context(format!("{what} object {id} is not in the repository"))
         }
+        NotACommit::Malformed(e) => anyhow::Error::new(e).context(format!(
+            "{what} object {id} is malformed (with receive.fsckObjects on, git refuses such objects before guard runs)"
+        )),
         NotACommit::Other(_) => {
             anyhow!("{what} {id} is not a commit (or a tag of one); guard cannot judge it")
         }
@@ -582,7 +585,7 @@ fn judge_ref(
     // The base passed the gate with its own reports: they are the baseline, when CI left them.
     if let (Some(base), Some(template)) = (base, &config.artifacts) {
         let dir = artifact_dir(repo, template, base)?;
-        artifacts.baseline_junit = crate::hooks::artifacts_in(&dir, &policy.artifacts).junit;
+        artifacts.baseline_junit = crate::hooks::artifacts_in(&dir, &policy.artifacts)?.junit;
     }
     // A push is an agent's when any identity the server names for it is: that one is
     // matched (and named in the findings), else the authenticated pusher.
@@ -714,29 +717,16 @@ fn remember_deletions(
     if refs.is_empty() {
         return Ok(());
     }
-    append_log_line(
+    audit_log::append(
         log,
-        serde_json::json!({
+        &serde_json::json!({
             "time_utc": jiff::Timestamp::now().to_string(),
             "event": "guard.delete",
             "pusher": pusher,
             "refs": refs,
         }),
+        config.timeout,
     )
-}
-
-/// One write of one line in append mode: concurrent pushes do not interleave lines.
-fn append_log_line(log: &Path, line: serde_json::Value) -> anyhow::Result<()> {
-    let mut text = line.to_string();
-    text.push('\n');
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .with_context(|| format!("cannot open the audit log {}", log.display()))?;
-    file.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write the audit log {}", log.display()))?;
-    Ok(())
 }
 
 /// The artifacts CI left for `commit` in the directory `guard.artifacts` names.
@@ -758,7 +748,7 @@ fn server_artifacts(
         return Ok(artifacts);
     };
     let dir = artifact_dir(repo, template, commit)?;
-    artifacts = crate::hooks::artifacts_in(&dir, &policy.artifacts);
+    artifacts = crate::hooks::artifacts_in(&dir, &policy.artifacts)?;
     if policy.artifacts.required && artifacts.junit.is_empty() {
         findings.push(push::artifacts_missing(
             ArtifactsPlace::ServerDir(&dir.display().to_string()),
@@ -824,15 +814,16 @@ fn break_glass(
         .iter()
         .map(|u| serde_json::json!({"ref": u.name, "old": u.old, "new": u.new}))
         .collect();
-    append_log_line(
+    audit_log::append(
         log,
-        serde_json::json!({
+        &serde_json::json!({
             "time_utc": jiff::Timestamp::now().to_string(),
             "event": "guard.bypass",
             "pusher": pusher,
             "reason": reason,
             "refs": refs,
         }),
+        config.timeout,
     )
 }
 

@@ -1,6 +1,7 @@
 //! Test support: temp projects, hermetic `git`, and running the `guard` binary; `server` is
 //! the hook tests' server harness.
 
+pub mod daemons;
 pub mod json_contract;
 pub mod server;
 

@@ -388,3 +388,25 @@ pub(crate) fn blob_in(s: &Server, dir: &Path, contents: &str) -> String {
     std::fs::write(file.path(), contents).unwrap();
     s.git_in(dir, &["hash-object", "-w", file.path().to_str().unwrap()])
 }
+
+/// `git fsck` of the server's repository finds nothing (dangling objects aside), and no
+/// quarantine directory of a push is left.
+#[track_caller]
+pub(crate) fn assert_fsck_clean(s: &Server) {
+    let out = s
+        .git_cmd(&s.bare)
+        .args(["fsck", "--full", "--strict", "--no-dangling"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "fsck: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let leftovers: Vec<String> = dir_names(&s.bare.join("objects"))
+        .into_iter()
+        .filter(|n| n.starts_with("tmp_objdir") || n.starts_with("incoming"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
