@@ -31,3 +31,4 @@ mod snapshots;
 mod static_build;
 mod support;
 mod tree_names;
+mod weakened;
