@@ -8,8 +8,11 @@
 //! that takes a signature check, the commit is diffed first and checked only when it changed
 //! a test file.
 
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use crate::engine::audit::WhoContext;
-use crate::evidence::test_source::{self, Language};
+use crate::evidence::test_source::{self, Language, TestFile};
 use crate::git::changed::{self, ChangedFile};
 use crate::git::commit::Commit;
 use crate::git::range::Commits;
@@ -39,6 +42,7 @@ pub(super) fn judge(
         return Ok(judged);
     }
     let trailer = &policy.trailers.test_removal;
+    let mut parsed = Parsed::default();
     for (k, &id) in commits.ids().iter().enumerate() {
         let commit = Commit::find(repo, id)?;
         let identity = commit.identity(who.pusher);
@@ -54,7 +58,7 @@ pub(super) fn judge(
         };
         let mut per_parent = Vec::with_capacity(sides.len());
         for parent in sides {
-            per_parent.push(test_files(repo, tree, parent, who)?);
+            per_parent.push(test_files(repo, tree, parent, who, &mut parsed)?);
         }
         if per_parent.iter().all(Vec::is_empty) {
             continue;
@@ -85,6 +89,44 @@ pub(super) fn judge(
     Ok(judged)
 }
 
+/// Test files read, by blob and by whether the path was in `[tests] paths`. Along a range
+/// each commit's new version of a file is the next commit's old one: it is parsed once.
+/// Bounded: emptied when full.
+#[derive(Default)]
+struct Parsed {
+    files: HashMap<(Oid, bool), Option<Rc<TestFile>>>,
+}
+
+/// Versions of test files held at once, at most.
+const PARSED_HELD: usize = 256;
+
+impl Parsed {
+    /// The test functions of the blob `id` at `path`. A file outside the test paths (Rust
+    /// only) whose text cannot hold a test is not parsed: it holds none.
+    fn get(
+        &mut self,
+        repo: &Repository,
+        path: &str,
+        id: Oid,
+        listed: bool,
+    ) -> anyhow::Result<Option<Rc<TestFile>>> {
+        if let Some(known) = self.files.get(&(id, listed)) {
+            return Ok(known.clone());
+        }
+        let bytes = changed::blob(repo, id)?;
+        let file = if listed || memchr::memmem::find(&bytes, b"test").is_some() {
+            test_source::parse(path, &bytes).map(Rc::new)
+        } else {
+            Some(Rc::new(TestFile::default()))
+        };
+        if self.files.len() >= PARSED_HELD {
+            self.files.clear();
+        }
+        self.files.insert((id, listed), file.clone());
+        Ok(file)
+    }
+}
+
 /// The test files `tree` changed against `parent`, read on both sides: files the ledger's
 /// `[tests] paths` name, and Rust files anywhere that hold test functions on either side.
 fn test_files(
@@ -92,6 +134,7 @@ fn test_files(
     tree: Oid,
     parent: Option<Oid>,
     who: &WhoContext,
+    parsed: &mut Parsed,
 ) -> anyhow::Result<Vec<FileVersions>> {
     let tests = &who.policy.tests;
     let wanted = |path: &str| match Language::of(path) {
@@ -101,24 +144,14 @@ fn test_files(
     };
     let mut files = Vec::new();
     for ChangedFile { path, old, new } in changed::changed_files(repo, tree, parent, &wanted)? {
-        let read = |id: Option<Oid>| -> anyhow::Result<Option<Vec<u8>>> {
-            Ok(id.map(|id| changed::blob(repo, id)).transpose()?)
+        let listed = tests.is_test_file(&path);
+        let mut read = |id: Option<Oid>| match id {
+            Some(id) => parsed.get(repo, &path, id, listed),
+            None => Ok(None),
         };
         let (old, new) = (read(old)?, read(new)?);
-        let listed = tests.is_test_file(&path);
-        // A Rust file outside the test paths is read only when it may hold a test (the
-        // parse costs more than the look).
-        let may_test = |b: &Option<Vec<u8>>| {
-            b.as_deref()
-                .is_some_and(|b| memchr::memmem::find(b, b"test").is_some())
-        };
-        if !listed && !may_test(&old) && !may_test(&new) {
-            continue;
-        }
-        let parse = |b: &Option<Vec<u8>>| b.as_deref().and_then(|b| test_source::parse(&path, b));
-        let (old, new) = (parse(&old), parse(&new));
         let has_tests =
-            |f: &Option<test_source::TestFile>| f.as_ref().is_some_and(|f| !f.functions.is_empty());
+            |f: &Option<Rc<TestFile>>| f.as_ref().is_some_and(|f| !f.functions.is_empty());
         if !listed && !has_tests(&old) && !has_tests(&new) {
             continue;
         }

@@ -13,6 +13,8 @@
 mod python;
 mod rust;
 
+use std::collections::HashMap;
+
 use tree_sitter::Node;
 
 /// The languages whose tests are read.
@@ -43,6 +45,88 @@ pub struct TestFile {
     /// The normalised text of each assertion made outside test functions (helpers the tests
     /// call), so that an assertion moved into a helper can be told from one removed.
     pub helper_assertions: Vec<String>,
+    /// The file's functions that are not tests, by name, with what they assert and call: a
+    /// test that calls one asserts what it asserts (see `summarise`).
+    pub helpers: Helpers,
+}
+
+/// Functions that are not tests, by name (several of one name: methods of several types or
+/// classes, or functions of several files).
+pub type Helpers = HashMap<String, Vec<HelperFacts>>;
+
+/// What a function that is not a test asserts itself, and the functions it calls.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HelperFacts {
+    pub assertions: Vec<Strength>,
+    pub calls: Vec<String>,
+}
+
+/// What one call of a helper asserts: as strong as its strongest assertion, and how many
+/// (0 for a helper that asserts nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Helper {
+    pub strength: Strength,
+    pub count: usize,
+}
+
+/// A call of a helper counts for at most this many assertions.
+const MAX_HELPER_COUNT: usize = 8;
+
+/// What a call of each helper of `side` asserts, through the helpers it calls: a name
+/// `side` does not have is looked up in `other` (a helper the version compared with holds,
+/// moved out of view). Of several functions of one name, the one that asserts most counts
+/// (a call cannot be told to be another's).
+///
+/// A call counts for the helper's own assertions (`expect(&run, 0, &[])` for the three it
+/// makes), or for one when it asserts only through other helpers: helpers are matched by
+/// name alone, and counting every assertion down the calls would let one common name (a
+/// `new`, a `run`) stand for dozens.
+pub fn summarise(side: &Helpers, other: &Helpers) -> HashMap<String, Helper> {
+    let facts = |name: &str| side.get(name).or_else(|| other.get(name));
+    let names: Vec<&String> = side.keys().chain(other.keys()).collect();
+    let none = Helper {
+        strength: Strength::Weak,
+        count: 0,
+    };
+    let mut out: HashMap<String, Helper> = names.iter().map(|n| ((*n).clone(), none)).collect();
+    // Each round settles one more level of helpers calling helpers; there are no more levels
+    // than helpers.
+    for _ in 0..=names.len() {
+        let mut changed = false;
+        for name in &names {
+            for f in facts(name).into_iter().flatten() {
+                let own = f.assertions.iter().copied();
+                let through = f
+                    .calls
+                    .iter()
+                    .filter_map(|c| out.get(c))
+                    .filter(|h| h.count > 0)
+                    .map(|h| h.strength);
+                let Some(strength) = own.chain(through).max() else {
+                    continue;
+                };
+                let count = f.assertions.len().clamp(1, MAX_HELPER_COUNT);
+                let summary = Helper { strength, count };
+                if out.get(*name).is_none_or(|known| summary > *known) {
+                    out.insert((*name).clone(), summary);
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    out
+}
+
+/// A call of a function by its bare name (`check_total(..)`, `self.check(..)`,
+/// `expect(&run, 0)`), which may be a helper that asserts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub name: String,
+    pub line: u64,
+    pub text: String,
 }
 
 /// One test function (Python: a `test*` function or method; Rust: a function with a test
@@ -57,13 +141,15 @@ pub struct TestFunction {
     /// The body's tokens without comments, joined: equal for a function that was only
     /// renamed, moved or reformatted.
     pub body: String,
+    /// Its own assertions (calls of helpers are in `calls`).
     pub assertions: Vec<Assertion>,
+    pub calls: Vec<Call>,
     /// Skip and expected-failure markers that apply to it: its own decorators or attributes,
     /// its class's, its module's (`pytestmark`, a module-level `pytest.skip`), and calls in
     /// its body (`pytest.skip(`, `self.skipTest(`).
     pub skips: Vec<Site>,
     /// `return`s of the function itself (not of a nested function or closure) that come
-    /// before one of its assertions.
+    /// before one of its assertions (or a call of a helper of the file that asserts).
     pub early_returns: Vec<Site>,
     pub tolerances: Vec<Tolerance>,
 }
@@ -127,6 +213,64 @@ impl Tolerance {
             Looser::Larger => self.value > before.value,
             Looser::Smaller => self.value < before.value,
         }
+    }
+}
+
+/// A function as read, before the file's helpers are known: a test function's facts, with
+/// where each assertion, `return` and call stands.
+struct Draft {
+    function: TestFunction,
+    /// Byte offset of each of `function.assertions`.
+    assertion_at: Vec<usize>,
+    /// The function's own `return`s, with their byte offsets.
+    returns: Vec<(usize, Site)>,
+    /// Byte offset of each of `function.calls`.
+    call_at: Vec<usize>,
+}
+
+/// The file: its test functions, and its helpers. A `return` before a call of a helper of
+/// the file that asserts is early.
+fn finish(tests: Vec<Draft>, helpers: Vec<Draft>) -> TestFile {
+    let mut facts: Helpers = HashMap::new();
+    for h in &helpers {
+        let f = HelperFacts {
+            assertions: h.function.assertions.iter().map(|a| a.strength).collect(),
+            calls: h.function.calls.iter().map(|c| c.name.clone()).collect(),
+        };
+        facts.entry(h.function.name.clone()).or_default().push(f);
+    }
+    let summaries = summarise(&facts, &HashMap::new());
+    let functions = tests
+        .into_iter()
+        .map(|draft| {
+            let Draft {
+                mut function,
+                assertion_at,
+                returns,
+                call_at,
+            } = draft;
+            let asserting_calls = function
+                .calls
+                .iter()
+                .zip(&call_at)
+                .filter(|(c, _)| summaries.get(&c.name).is_some_and(|h| h.count > 0))
+                .map(|(_, at)| *at);
+            let last = assertion_at.iter().copied().chain(asserting_calls).max();
+            function.early_returns = returns
+                .into_iter()
+                .filter(|(at, _)| last.is_some_and(|last| last > *at))
+                .map(|(_, s)| s)
+                .collect();
+            function
+        })
+        .collect();
+    TestFile {
+        functions,
+        helper_assertions: helpers
+            .into_iter()
+            .flat_map(|h| h.function.assertions.into_iter().map(|a| a.text))
+            .collect(),
+        helpers: facts,
     }
 }
 

@@ -5,8 +5,8 @@
 use tree_sitter::Node;
 
 use super::{
-    Assertion, Looser, Site, Source, Strength, TestFile, TestFunction, Tolerance, descendants,
-    line, normal_text, number,
+    Assertion, Call, Draft, Looser, Site, Source, Strength, TestFile, TestFunction, Tolerance,
+    descendants, finish, line, normal_text, number,
 };
 
 /// Statements whose blocks may hold definitions that pytest still collects.
@@ -29,7 +29,7 @@ const UNITTEST_SKIPS: &[&str] = &["skip", "skipIf", "skipUnless", "expectedFailu
 const SKIP_CALLS: &[&str] = &["pytest.skip", "pytest.xfail", "pytest.importorskip"];
 
 pub(super) fn read(src: &Source, root: Node) -> TestFile {
-    let mut file = TestFile::default();
+    let (mut tests, mut helpers) = (Vec::new(), Vec::new());
     let module_skips = scope_skips(src, root);
     // (statement, enclosing classes, the skips they and the module apply)
     let mut stack: Vec<(Node, Vec<String>, Vec<Site>)> = Vec::new();
@@ -71,21 +71,16 @@ pub(super) fn read(src: &Source, root: Node) -> TestFile {
                     qualified.push_str("::");
                 }
                 qualified.push_str(&name);
-                file.functions
-                    .push(function(src, def, &decorators, qualified, &skips));
+                tests.push(function(src, def, &decorators, qualified, &skips));
             }
-            "function_definition" => {
-                let helper = function(src, def, &[], name, &[]);
-                file.helper_assertions
-                    .extend(helper.assertions.into_iter().map(|a| a.text));
-            }
+            "function_definition" => helpers.push(function(src, def, &[], name, &[])),
             kind if COMPOUND.contains(&kind) => {
                 push_statements(&mut stack, def, &classes, &skips);
             }
             _ => {}
         }
     }
-    file
+    finish(tests, helpers)
 }
 
 /// Pushes the named children of `node` so that they pop in source order.
@@ -208,7 +203,7 @@ fn function(
     decorators: &[Node],
     name: String,
     inherited: &[Site],
-) -> TestFunction {
+) -> Draft {
     let mut skips = inherited.to_vec();
     let mut tolerances = Vec::new();
     for d in decorators {
@@ -219,6 +214,7 @@ fn function(
     }
     let mut assertions: Vec<(usize, Assertion)> = Vec::new();
     let mut returns: Vec<(usize, Site)> = Vec::new();
+    let mut calls: Vec<(usize, Call)> = Vec::new();
     let body = def.child_by_field_name("body");
     // (node, inside a nested function or class, inside an assertion)
     let mut stack: Vec<(Node, bool, bool)> = body.into_iter().map(|b| (b, false, false)).collect();
@@ -240,7 +236,21 @@ fn function(
                     skips.push(site(src, node));
                 } else {
                     let found = assertion_call(src, node, &name);
-                    if !found.is_empty() {
+                    if found.is_empty() {
+                        // A function or method of the file (`check(..)`, `self.check(..)`)
+                        // may be a helper that asserts: named by its last part.
+                        let bare = name.rsplit('.').next().unwrap_or(&name);
+                        if !bare.is_empty() && !bare.contains(['(', '[', ')', ']']) {
+                            calls.push((
+                                node.start_byte(),
+                                Call {
+                                    name: bare.to_string(),
+                                    line: line(node),
+                                    text: src.shown(node),
+                                },
+                            ));
+                        }
+                    } else {
                         inner_asserted = true;
                     }
                     assertions.extend(found.into_iter().map(|a| (node.start_byte(), a)));
@@ -258,20 +268,20 @@ fn function(
             stack.push((child, inner_nested, inner_asserted));
         }
     }
-    let last_assertion = assertions.iter().map(|(at, _)| *at).max();
-    let early_returns = returns
-        .into_iter()
-        .filter(|(at, _)| last_assertion.is_some_and(|last| last > *at))
-        .map(|(_, s)| s)
-        .collect();
-    TestFunction {
-        name,
-        line: line(def),
-        body: body.map(|b| src.tokens(b)).unwrap_or_default(),
-        assertions: assertions.into_iter().map(|(_, a)| a).collect(),
-        skips,
-        early_returns,
-        tolerances,
+    Draft {
+        function: TestFunction {
+            name,
+            line: line(def),
+            body: body.map(|b| src.tokens(b)).unwrap_or_default(),
+            assertions: assertions.iter().map(|(_, a)| a.clone()).collect(),
+            calls: calls.iter().map(|(_, c)| c.clone()).collect(),
+            skips,
+            early_returns: Vec::new(),
+            tolerances,
+        },
+        assertion_at: assertions.iter().map(|(at, _)| *at).collect(),
+        returns,
+        call_at: calls.iter().map(|(at, _)| *at).collect(),
     }
 }
 
@@ -291,7 +301,7 @@ fn strength(src: &Source, node: Node) -> Option<Strength> {
         "comparison_operator" => {
             let mut cursor = node.walk();
             let operands: Vec<Node> = node.named_children(&mut cursor).collect();
-            if operands.iter().all(|o| is_literal(o.kind())) {
+            if operands.iter().all(|o| is_constant(*o)) {
                 return None;
             }
             if operands.len() == 2 && src.normal(operands[0]) == src.normal(operands[1]) {
@@ -378,6 +388,19 @@ fn is_literal(kind: &str) -> bool {
             | "dictionary"
             | "set"
     )
+}
+
+/// Whether an expression is a constant: a literal whose parts are all constants (`{a, b}`
+/// or an f-string is not).
+fn is_constant(node: Node) -> bool {
+    descendants(node).all(|n| {
+        !n.is_named()
+            || is_literal(n.kind())
+            || matches!(
+                n.kind(),
+                "string_start" | "string_content" | "string_end" | "escape_sequence" | "pair"
+            )
+    })
 }
 
 /// Whether a literal is truthy, as Python reads it.
@@ -698,12 +721,14 @@ mod tests {
     #[test]
     fn assertions_are_graded() {
         let file = read(
-            "def test_a(x):\n    assert x == 1, 'msg'\n    assert x\n    assert x is not None\n    assert x is None\n    assert True\n    assert (1, 'always true')\n    assert x == x\n    assert not x\n    assert False\n    assert all(v > 0 for v in x)\n    assert isinstance(x, int)\n    assert x == 1 or True\n",
+            "def test_a(x):\n    assert {a, b} == {a}\n    assert 1 == 1\n    assert x == 1, 'msg'\n    assert x\n    assert x is not None\n    assert x is None\n    assert True\n    assert (1, 'always true')\n    assert x == x\n    assert not x\n    assert False\n    assert all(v > 0 for v in x)\n    assert isinstance(x, int)\n    assert x == 1 or True\n",
         );
         use Strength::*;
         assert_eq!(
             strengths(&file, "test_a"),
-            [Strong, Weak, Weak, Strong, Weak, Strong, Strong, Weak]
+            [
+                Strong, Strong, Weak, Weak, Strong, Weak, Strong, Strong, Weak
+            ]
         );
     }
 

@@ -7,12 +7,12 @@
 use tree_sitter::Node;
 
 use super::{
-    Assertion, Looser, Site, Source, Strength, TestFile, TestFunction, Tolerance, descendants,
-    line, normal_text, number,
+    Assertion, Call, Draft, Looser, Site, Source, Strength, TestFile, TestFunction, Tolerance,
+    descendants, finish, line, normal_text, number,
 };
 
 pub(super) fn read(src: &Source, root: Node) -> TestFile {
-    let mut file = TestFile::default();
+    let (mut tests, mut helpers) = (Vec::new(), Vec::new());
     // (a list of items, the module path it is in)
     let mut stack: Vec<(Node, Vec<String>)> = vec![(root, Vec::new())];
     while let Some((items, path)) = stack.pop() {
@@ -51,12 +51,9 @@ pub(super) fn read(src: &Source, root: Node) -> TestFile {
                             qualified.push_str("::");
                         }
                         qualified.push_str(&name);
-                        file.functions
-                            .push(function(src, item, &attributes, qualified));
+                        tests.push(function(src, item, &attributes, qualified));
                     } else {
-                        let helper = function(src, item, &[], name);
-                        file.helper_assertions
-                            .extend(helper.assertions.into_iter().map(|a| a.text));
+                        helpers.push(function(src, item, &[], name));
                     }
                 }
                 _ => {}
@@ -64,6 +61,7 @@ pub(super) fn read(src: &Source, root: Node) -> TestFile {
             attributes.clear();
         }
     }
+    let mut file = finish(tests, helpers);
     file.functions.sort_by_key(|f| f.line);
     file
 }
@@ -104,7 +102,7 @@ fn site(src: &Source, node: Node) -> Site {
     }
 }
 
-fn function(src: &Source, def: Node, attributes: &[Node], name: String) -> TestFunction {
+fn function(src: &Source, def: Node, attributes: &[Node], name: String) -> Draft {
     let skips = attributes
         .iter()
         .filter(|a| is_skip_attribute(src, **a))
@@ -113,6 +111,7 @@ fn function(src: &Source, def: Node, attributes: &[Node], name: String) -> TestF
     let mut assertions: Vec<(usize, Assertion)> = Vec::new();
     let mut returns: Vec<(usize, Site)> = Vec::new();
     let mut tolerances = Vec::new();
+    let mut calls: Vec<(usize, Call)> = Vec::new();
     let body = def.child_by_field_name("body");
     // (node, inside a closure or nested function)
     let mut stack: Vec<(Node, bool)> = body.into_iter().map(|b| (b, false)).collect();
@@ -127,7 +126,28 @@ fn function(src: &Source, def: Node, attributes: &[Node], name: String) -> TestF
                 continue;
             }
             "return_expression" if !nested => returns.push((node.start_byte(), site(src, node))),
-            "call_expression" => tolerances.extend(duration(src, node)),
+            "call_expression" => {
+                tolerances.extend(duration(src, node));
+                // A function or method of the file (`expect(&run, 0)`, `Daemon::start(..)`,
+                // `self.check(..)`) may be a helper that asserts: named by its last part.
+                let callee = node.child_by_field_name("function");
+                let name = callee.and_then(|f| match f.kind() {
+                    "identifier" => Some(f),
+                    "scoped_identifier" => f.child_by_field_name("name"),
+                    "field_expression" => f.child_by_field_name("field"),
+                    _ => None,
+                });
+                if let Some(name) = name {
+                    calls.push((
+                        node.start_byte(),
+                        Call {
+                            name: src.text(name),
+                            line: line(node),
+                            text: src.shown(node),
+                        },
+                    ));
+                }
+            }
             _ => {}
         }
         let mut cursor = node.walk();
@@ -136,20 +156,20 @@ fn function(src: &Source, def: Node, attributes: &[Node], name: String) -> TestF
             stack.push((child, inner_nested));
         }
     }
-    let last_assertion = assertions.iter().map(|(at, _)| *at).max();
-    let early_returns = returns
-        .into_iter()
-        .filter(|(at, _)| last_assertion.is_some_and(|last| last > *at))
-        .map(|(_, s)| s)
-        .collect();
-    TestFunction {
-        name,
-        line: line(def),
-        body: body.map(|b| src.tokens(b)).unwrap_or_default(),
-        assertions: assertions.into_iter().map(|(_, a)| a).collect(),
-        skips,
-        early_returns,
-        tolerances,
+    Draft {
+        function: TestFunction {
+            name,
+            line: line(def),
+            body: body.map(|b| src.tokens(b)).unwrap_or_default(),
+            assertions: assertions.iter().map(|(_, a)| a.clone()).collect(),
+            calls: calls.iter().map(|(_, c)| c.clone()).collect(),
+            skips,
+            early_returns: Vec::new(),
+            tolerances,
+        },
+        assertion_at: assertions.iter().map(|(at, _)| *at).collect(),
+        returns,
+        call_at: calls.iter().map(|(at, _)| *at).collect(),
     }
 }
 

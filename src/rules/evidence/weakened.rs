@@ -11,18 +11,22 @@
 //! not removed.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
-use crate::evidence::test_source::{Assertion, Strength, TestFile, TestFunction, normal_key};
+use crate::evidence::test_source::{
+    Assertion, Helper, Helpers, Strength, TestFile, TestFunction, normal_key, summarise,
+};
 use crate::policy::agents::HumanTrailer;
 use crate::report::finding::{Code, Finding};
 
 /// One test file a commit changed: its path and what it held before and after (`None`: the
-/// file is absent on that side, or not a file whose tests guard reads).
+/// file is absent on that side, or not a file whose tests guard reads). Shared: the engine
+/// reads each version once for a range.
 #[derive(Debug, Clone)]
 pub struct FileVersions {
     pub path: String,
-    pub old: Option<TestFile>,
-    pub new: Option<TestFile>,
+    pub old: Option<Rc<TestFile>>,
+    pub new: Option<Rc<TestFile>>,
 }
 
 /// How a test was weakened.
@@ -68,7 +72,7 @@ pub struct Weakening {
 
 /// The weakenings in one commit's changed test files, compared with one parent's.
 pub fn weakenings(files: &[FileVersions]) -> Vec<Weakening> {
-    let olds: Vec<(&str, &TestFunction)> = files
+    let olds: Vec<Placed> = files
         .iter()
         .flat_map(|f| {
             f.old
@@ -76,7 +80,7 @@ pub fn weakenings(files: &[FileVersions]) -> Vec<Weakening> {
                 .flat_map(|t| t.functions.iter().map(|x| (f.path.as_str(), x)))
         })
         .collect();
-    let news: Vec<(&str, &TestFunction)> = files
+    let news: Vec<Placed> = files
         .iter()
         .flat_map(|f| {
             f.new
@@ -86,6 +90,32 @@ pub fn weakenings(files: &[FileVersions]) -> Vec<Weakening> {
         .collect();
     let pairs = pair(&olds, &news);
 
+    // What each test asserts: its own assertions and its calls of helpers. A helper is read
+    // on the same side, in any of the commit's files; one that only the other side holds
+    // (moved to a file the commit does not change) is read there.
+    let helpers = |side: fn(&FileVersions) -> Option<&Rc<TestFile>>| -> Helpers {
+        let mut all = Helpers::new();
+        for (name, defined) in files.iter().filter_map(side).flat_map(|t| &t.helpers) {
+            all.entry(name.clone())
+                .or_default()
+                .extend(defined.iter().cloned());
+        }
+        all
+    };
+    let (old_helpers, new_helpers) = (helpers(|f| f.old.as_ref()), helpers(|f| f.new.as_ref()));
+    let (old_summary, new_summary) = (
+        summarise(&old_helpers, &new_helpers),
+        summarise(&new_helpers, &old_helpers),
+    );
+    let old_asserts: Vec<Vec<Assertion>> = olds
+        .iter()
+        .map(|(_, f)| asserted(f, &old_summary))
+        .collect();
+    let new_asserts: Vec<Vec<Assertion>> = news
+        .iter()
+        .map(|(_, f)| asserted(f, &new_summary))
+        .collect();
+
     // Assertion texts the commit brings anywhere: into another test, a new test or a helper.
     // An assertion removed from one test that shows up there was moved.
     let mut moved_to: HashMap<String, usize> = HashMap::new();
@@ -93,31 +123,31 @@ pub fn weakenings(files: &[FileVersions]) -> Vec<Weakening> {
     for (o, n) in pairs.iter().enumerate() {
         if let Some(n) = n {
             paired_new[*n] = true;
-            for text in gained(&olds[o].1.assertions, &news[*n].1.assertions) {
+            for text in gained(&old_asserts[o], &new_asserts[*n]) {
                 *moved_to.entry(text).or_default() += 1;
             }
         }
     }
-    for (n, (_, f)) in news.iter().enumerate() {
+    for (n, list) in new_asserts.iter().enumerate() {
         if !paired_new[n] {
-            for a in &f.assertions {
+            for a in list {
                 *moved_to.entry(normal_key(&a.text)).or_default() += 1;
             }
         }
     }
-    let helpers = |side: fn(&FileVersions) -> Option<&TestFile>| -> Vec<String> {
+    let helper_texts = |side: fn(&FileVersions) -> Option<&Rc<TestFile>>| -> Vec<String> {
         files
             .iter()
             .filter_map(side)
             .flat_map(|t| t.helper_assertions.iter().map(|a| normal_key(a)))
             .collect()
     };
-    let mut old_helpers: HashMap<String, usize> = HashMap::new();
-    for text in helpers(|f| f.old.as_ref()) {
-        *old_helpers.entry(text).or_default() += 1;
+    let mut old_texts: HashMap<String, usize> = HashMap::new();
+    for text in helper_texts(|f| f.old.as_ref()) {
+        *old_texts.entry(text).or_default() += 1;
     }
-    for text in helpers(|f| f.new.as_ref()) {
-        match old_helpers.get_mut(&text) {
+    for text in helper_texts(|f| f.new.as_ref()) {
+        match old_texts.get_mut(&text) {
             Some(n) if *n > 0 => *n -= 1,
             _ => *moved_to.entry(text).or_default() += 1,
         }
@@ -138,8 +168,28 @@ pub fn weakenings(files: &[FileVersions]) -> Vec<Weakening> {
             }),
             Some(n) => {
                 let (new_path, new) = news[*n];
-                compare(old, new, new_path, &mut moved_to, &mut out);
+                let asserts = (&old_asserts[o][..], &new_asserts[*n][..]);
+                compare((old, new), asserts, new_path, &mut moved_to, &mut out);
             }
+        }
+    }
+    out
+}
+
+/// What `f` asserts: its own assertions, and per call of a helper as many as the helper
+/// makes (`helpers`: what each call asserts).
+fn asserted(f: &TestFunction, helpers: &HashMap<String, Helper>) -> Vec<Assertion> {
+    let mut out = f.assertions.clone();
+    for call in &f.calls {
+        let Some(helper) = helpers.get(&call.name) else {
+            continue;
+        };
+        for _ in 0..helper.count {
+            out.push(Assertion {
+                line: call.line,
+                text: call.text.clone(),
+                strength: helper.strength,
+            });
         }
     }
     out
@@ -149,8 +199,8 @@ pub fn weakenings(files: &[FileVersions]) -> Vec<Weakening> {
 type Placed<'a> = (&'a str, &'a TestFunction);
 
 /// For each old function, the new function it is (by index), if any: the same name in the
-/// same file; else the one function of that name in another file (moved); else the one with
-/// the same body (renamed).
+/// same file; else the one function of that name elsewhere (moved); else the one with the
+/// same body (renamed); else the one most like it (renamed and edited).
 fn pair(olds: &[Placed], news: &[Placed]) -> Vec<Option<usize>> {
     let mut taken = vec![false; news.len()];
     let mut pairs = vec![None; olds.len()];
@@ -165,8 +215,13 @@ fn pair(olds: &[Placed], news: &[Placed]) -> Vec<Option<usize>> {
             taken[n] = true;
         }
     }
-    // Elsewhere, only an unambiguous match pairs.
-    let keys: [fn(&TestFunction) -> &str; 2] = [|f| f.name.as_str(), |f| f.body.as_str()];
+    // Elsewhere, only an unambiguous match pairs: by name, by its last part (a test moved
+    // into a file of its own leaves its `mod tests` or class behind), then by body.
+    let keys: [fn(&TestFunction) -> &str; 3] = [
+        |f| f.name.as_str(),
+        |f| f.name.rsplit("::").next().unwrap_or(&f.name),
+        |f| f.body.as_str(),
+    ];
     for key in keys {
         let mut by_key: HashMap<&str, Vec<usize>> = HashMap::new();
         for (n, (_, f)) in news.iter().enumerate() {
@@ -186,7 +241,56 @@ fn pair(olds: &[Placed], news: &[Placed]) -> Vec<Option<usize>> {
             }
         }
     }
+    // Renamed and edited in one commit (as git finds a rename): the unpaired new test most
+    // like it, when they share most of their tokens. It is then compared like any other.
+    let left: Vec<usize> = (0..olds.len()).filter(|&o| pairs[o].is_none()).collect();
+    let open: Vec<usize> = (0..news.len()).filter(|&n| !taken[n]).collect();
+    if left.len().saturating_mul(open.len()) <= MAX_SIMILARITY_PAIRS {
+        for o in left {
+            let best = open
+                .iter()
+                .filter(|&&n| !taken[n])
+                .map(|&n| (similarity(&olds[o].1.body, &news[n].1.body), n))
+                .filter(|(score, _)| *score >= RENAME_SIMILARITY)
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            if let Some((_, n)) = best {
+                pairs[o] = Some(n);
+                taken[n] = true;
+            }
+        }
+    }
     pairs
+}
+
+/// How alike two bodies must be to be one test renamed and edited: the share of tokens they
+/// have in common (Dice's coefficient over the token multisets).
+const RENAME_SIMILARITY: f64 = 0.6;
+/// Unpaired old and new tests compared for that, at most (a commit that rewrites thousands
+/// of tests leaves them unpaired: deleted, which fails closed).
+const MAX_SIMILARITY_PAIRS: usize = 10_000;
+
+/// Dice's coefficient of the tokens of two bodies.
+fn similarity(a: &str, b: &str) -> f64 {
+    let mut counts: HashMap<&str, i64> = HashMap::new();
+    let (mut total_a, mut total_b) = (0usize, 0usize);
+    for t in a.split(' ') {
+        *counts.entry(t).or_default() += 1;
+        total_a += 1;
+    }
+    let mut common = 0usize;
+    for t in b.split(' ') {
+        total_b += 1;
+        if let Some(n) = counts.get_mut(t) {
+            if *n > 0 {
+                *n -= 1;
+                common += 1;
+            }
+        }
+    }
+    if total_a + total_b == 0 {
+        return 0.0;
+    }
+    2.0 * common as f64 / (total_a + total_b) as f64
 }
 
 /// The normalised texts of `after`'s assertions that `before` does not have (as multisets).
@@ -214,11 +318,11 @@ fn difference<'a>(a: &'a [Assertion], b: &[Assertion]) -> Vec<&'a Assertion> {
         .collect()
 }
 
-/// Compares one test with what it was; what it lost to another place (`moved_to`) is taken
-/// from there.
+/// Compares one test with what it was (`asserts`: what each version asserts); what it lost
+/// to another place (`moved_to`) is taken from there.
 fn compare(
-    old: &TestFunction,
-    new: &TestFunction,
+    (old, new): (&TestFunction, &TestFunction),
+    (old_asserts, new_asserts): (&[Assertion], &[Assertion]),
     path: &str,
     moved_to: &mut HashMap<String, usize>,
     out: &mut Vec<Weakening>,
@@ -233,7 +337,7 @@ fn compare(
         more,
     };
     // Removed or loosened: assertions that are gone, unless they were moved elsewhere.
-    let removed: Vec<&Assertion> = difference(&old.assertions, &new.assertions)
+    let removed: Vec<&Assertion> = difference(old_asserts, new_asserts)
         .into_iter()
         .filter(|a| match moved_to.get_mut(&normal_key(&a.text)) {
             Some(n) if *n > 0 => {
@@ -243,7 +347,7 @@ fn compare(
             _ => true,
         })
         .collect();
-    let added = difference(&new.assertions, &old.assertions);
+    let added = difference(new_asserts, old_asserts);
     let strong = |list: &[&Assertion]| {
         list.iter()
             .filter(|a| a.strength == Strength::Strong)
@@ -409,8 +513,8 @@ mod tests {
     fn versions(path: &str, old: Option<&str>, new: Option<&str>) -> FileVersions {
         FileVersions {
             path: path.to_string(),
-            old: old.and_then(|t| parse(path, t.as_bytes())),
-            new: new.and_then(|t| parse(path, t.as_bytes())),
+            old: old.and_then(|t| parse(path, t.as_bytes())).map(Rc::new),
+            new: new.and_then(|t| parse(path, t.as_bytes())).map(Rc::new),
         }
     }
 
@@ -502,6 +606,83 @@ mod tests {
         assert_eq!(
             kinds(&[versions("tests/test_a.py", Some(BASE), Some(&split))]),
             []
+        );
+    }
+
+    #[test]
+    fn a_test_moved_out_of_its_module_into_a_file_of_its_own_is_the_same_test() {
+        let old = "#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n}\n";
+        let new = "#[test]\nfn adds() {\n    assert_eq!(add(1, 2), 3);\n}\n";
+        let files = [
+            versions("src/calc.rs", Some(old), Some("pub fn add() {}\n")),
+            versions("src/calc/tests.rs", None, Some(new)),
+        ];
+        assert_eq!(kinds(&files), []);
+    }
+
+    #[test]
+    fn assertions_moved_into_a_helper_of_the_file_still_count() {
+        let old = "def test_a():\n    run = go()\n    assert run.code == 0\n    assert run.reasons == []\n";
+        let new = "def expect(run, code, reasons):\n    assert run.code == code\n    assert run.reasons == reasons\n\ndef test_a():\n    expect(go(), 0, [])\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(new))]),
+            []
+        );
+        let one = new.replace("    assert run.reasons == reasons\n", "");
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(&one))]),
+            [(Kind::AssertionRemoved, "test_a".to_string(), 4)],
+            "the helper asserts one of the two"
+        );
+        let rust_old = "#[test]\nfn t() {\n    let run = go();\n    assert_eq!(run.code, 0);\n}\n";
+        let rust_new = "fn expect(run: &Run, code: i32) {\n    assert_eq!(run.code, code);\n}\n\nfn check(run: &Run) {\n    expect(run, 0);\n}\n\n#[test]\nfn t() {\n    check(&go());\n}\n";
+        assert_eq!(
+            kinds(&[versions("tests/it.rs", Some(rust_old), Some(rust_new))]),
+            []
+        );
+        // A helper that asserts only weakly loosens what it replaced.
+        let weak = "fn expect(run: &Run) {\n    assert!(run.ok);\n}\n\n#[test]\nfn t() {\n    expect(&go());\n}\n";
+        assert_eq!(
+            kinds(&[versions("tests/it.rs", Some(rust_old), Some(weak))]),
+            [(Kind::AssertionLoosened, "t".to_string(), 7)]
+        );
+    }
+
+    #[test]
+    fn a_helper_moved_out_of_view_still_asserts_and_one_emptied_does_not() {
+        let old = "def expect(run):\n    assert run.code == 0\n\ndef test_a():\n    expect(go())\n";
+        // The helper moved to a support module the commit does not change.
+        let moved = "from support import expect\n\ndef test_a():\n    expect(go())\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(moved))]),
+            []
+        );
+        // The helper kept, its assertion gone: the test asserts nothing now.
+        let emptied = "def expect(run):\n    pass\n\ndef test_a():\n    expect(go())\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(emptied))]),
+            [(Kind::AssertionRemoved, "test_a".to_string(), 4)]
+        );
+    }
+
+    #[test]
+    fn a_test_renamed_and_edited_is_compared_with_what_it_was() {
+        let old = "def test_totals():\n    rows = load('a.csv')\n    assert total(rows) == 42\n    assert total([]) == 0\n";
+        let renamed = "def test_total_of_rows():\n    rows = load('a.csv', strict=True)\n    assert total(rows) == 42\n    assert total([]) == 0\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(renamed))]),
+            []
+        );
+        let weaker = renamed.replace("    assert total([]) == 0\n", "");
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(&weaker))]),
+            [(Kind::AssertionRemoved, "test_total_of_rows".to_string(), 1)]
+        );
+        // An unrelated new test is no rename: the old one is deleted.
+        let other = "def test_parse():\n    assert parse('x') is not None\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(other))]),
+            [(Kind::Deleted, "test_totals".to_string(), 1)]
         );
     }
 
