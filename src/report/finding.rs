@@ -36,7 +36,7 @@ codes! {
         "fix flaky tests; do not raise the budget to land a patch";
     AgentAddedLease => "agent_added_lease", "an agent commit added a freeze lease",
         "agents cannot freeze tests; a human adds leases with `Freeze-Lease: human`";
-    ProvenCoverage => "proven_coverage", "coverage from the run without frozen tests is below the floor",
+    ProvenCoverage => "proven_coverage", "coverage without frozen tests is below the floor: the figure of a run that deselected them, or of one run whose coverage.py contexts tell which lines only frozen tests ran",
         "add tests that cover the change";
     CoverageMissing => "coverage_missing", "the ledger requires a coverage report and none was given",
         "pass `--coverage`";

@@ -7,6 +7,7 @@ mod baseline;
 mod check;
 mod commands;
 mod completions;
+mod coverage_contexts;
 mod docs;
 mod evidence;
 mod formats;
