@@ -16,7 +16,7 @@ use crate::evidence::test_source::{self, Language, TestFile};
 use crate::git::changed::{self, ChangedFile};
 use crate::git::commit::Commit;
 use crate::git::range::Commits;
-use crate::git::{Oid, Repository};
+use crate::git::{self, Oid, Repository};
 use crate::policy::ledger::Severity;
 use crate::report::finding::Finding;
 use crate::rules::evidence::weakened::{self, AgentCommit, FileVersions};
@@ -31,6 +31,16 @@ pub struct Judged {
 /// Judges every commit of `commits` made by an agent. `base_name` names the range's base in
 /// the help (`git rebase -i BASE`).
 pub(super) fn judge(
+    repo: &Repository,
+    commits: &Commits,
+    who: &WhoContext,
+    base_name: &str,
+) -> anyhow::Result<Judged> {
+    // Each commit object and tree is read once: libgit2's cache would keep them all.
+    git::without_object_cache(|| judge_uncached(repo, commits, who, base_name))
+}
+
+fn judge_uncached(
     repo: &Repository,
     commits: &Commits,
     who: &WhoContext,

@@ -278,16 +278,35 @@ fn finish(tests: Vec<Draft>, helpers: Vec<Draft>) -> TestFile {
 /// language read here.
 pub fn parse(path: &str, text: &[u8]) -> Option<TestFile> {
     let language = Language::of(path)?;
-    let mut parser = tree_sitter::Parser::new();
-    let grammar: tree_sitter::Language = match language {
-        Language::Python => tree_sitter_python::LANGUAGE.into(),
-        Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+    // Without a function there is no test and no helper: nothing to parse.
+    let keyword: &[u8] = match language {
+        Language::Python => b"def",
+        Language::Rust => b"fn",
     };
-    parser
-        .set_language(&grammar)
-        .expect("the grammar crates are built for this tree-sitter (tested)");
-    // Parsing fails only when cancelled or without a language; an empty file stands in.
-    let tree = parser.parse(text, None)?;
+    if memchr::memmem::find(text, keyword).is_none() {
+        return Some(TestFile::default());
+    }
+    // One parser per language and thread, reused: a range reads thousands of small files.
+    thread_local! {
+        static PARSERS: std::cell::RefCell<HashMap<u8, tree_sitter::Parser>> =
+            std::cell::RefCell::new(HashMap::new());
+    }
+    let tree = PARSERS.with(|parsers| {
+        let mut parsers = parsers.borrow_mut();
+        let parser = parsers.entry(language as u8).or_insert_with(|| {
+            let grammar: tree_sitter::Language = match language {
+                Language::Python => tree_sitter_python::LANGUAGE.into(),
+                Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+            };
+            let mut parser = tree_sitter::Parser::new();
+            parser
+                .set_language(&grammar)
+                .expect("the grammar crates are built for this tree-sitter (tested)");
+            parser
+        });
+        // Parsing fails only when cancelled or without a language.
+        parser.parse(text, None)
+    })?;
     let source = Source { text };
     Some(match language {
         Language::Python => python::read(&source, tree.root_node()),
