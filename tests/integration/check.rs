@@ -1474,7 +1474,10 @@ fn frozen_test_that_passes_after_the_range_rewrote_it() {
         "{f}"
     );
     let w = only(&run.json(), "weakened_test");
-    assert_eq!((&w["path"], &w["line"]), (&json!("tests/test_retry.py"), &json!(1)));
+    assert_eq!(
+        (&w["path"], &w["line"]),
+        (&json!("tests/test_retry.py"), &json!(1))
+    );
     assert!(
         w["message"]
             .as_str()
@@ -2190,7 +2193,10 @@ fn gutted_frozen_test_is_rewritten_even_when_passing_frozen_tests_are_allowed() 
     );
     // The early return in the agent's commit is a weakened test too.
     let w = only(&run.json(), "weakened_test");
-    assert_eq!((&w["path"], &w["line"]), (&json!("tests/test_retry.py"), &json!(2)));
+    assert_eq!(
+        (&w["path"], &w["line"]),
+        (&json!("tests/test_retry.py"), &json!(2))
+    );
     assert!(
         f["message"]
             .as_str()

@@ -296,8 +296,22 @@ fn assertion(src: &Source, node: Node, strength: Strength) -> Assertion {
 /// How strong an asserted expression is; `None` when it cannot be false (a truthy literal,
 /// `x == x`).
 fn strength(src: &Source, node: Node) -> Option<Strength> {
+    strength_within(src, node, 0)
+}
+
+/// How deep `not`, `and` and `or` are followed: a condition nested deeper (written to make
+/// guard recurse) is read as weak.
+const MAX_CONDITION_DEPTH: usize = 32;
+
+fn strength_within(src: &Source, mut node: Node, depth: usize) -> Option<Strength> {
+    if depth > MAX_CONDITION_DEPTH {
+        return Some(Strength::Weak);
+    }
+    while node.kind() == "parenthesized_expression" {
+        node = node.named_child(0)?;
+    }
+    let strength = |n: Node| strength_within(src, n, depth + 1);
     match node.kind() {
-        "parenthesized_expression" => node.named_child(0).and_then(|n| strength(src, n)),
         "comparison_operator" => {
             let mut cursor = node.walk();
             let operands: Vec<Node> = node.named_children(&mut cursor).collect();
@@ -322,16 +336,10 @@ fn strength(src: &Source, node: Node) -> Option<Strength> {
                 Some(Strength::Strong)
             }
         }
-        "not_operator" => node
-            .child_by_field_name("argument")
-            .and_then(|n| strength(src, n)),
+        "not_operator" => node.child_by_field_name("argument").and_then(strength),
         "boolean_operator" => {
-            let left = node
-                .child_by_field_name("left")
-                .and_then(|n| strength(src, n));
-            let right = node
-                .child_by_field_name("right")
-                .and_then(|n| strength(src, n));
+            let left = node.child_by_field_name("left").and_then(strength);
+            let right = node.child_by_field_name("right").and_then(strength);
             let op = node
                 .child_by_field_name("operator")
                 .map(|o| src.text(o))
@@ -362,7 +370,7 @@ fn strength(src: &Source, node: Node) -> Option<Strength> {
                         .filter(|a| a.kind() == "generator_expression")
                         .and_then(|g| g.child_by_field_name("body"));
                     match generator {
-                        Some(body) => strength(src, body),
+                        Some(body) => strength(body),
                         None => Some(Strength::Weak),
                     }
                 }
@@ -806,6 +814,34 @@ mod tests {
         .map(|(k, v)| (k.to_string(), *v))
         .collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn hostile_sources_are_read_without_recursion() {
+        let deep = format!(
+            "def test_a():\n    assert {}x == 1{}\n    assert {}x\n",
+            "(".repeat(100_000),
+            ")".repeat(100_000),
+            "not ".repeat(50_000)
+        );
+        let file = read(&deep);
+        assert_eq!(file.functions.len(), 1);
+        assert_eq!(file.functions[0].assertions.len(), 2);
+        let garbage: Vec<u8> = (0..200_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+        let _ = parse("tests/test_x.py", &garbage);
+        let _ = parse("tests/x.rs", &garbage);
+        let nested_rs = format!(
+            "#[test]\nfn t() {{ {} assert!(x); {} }}\n",
+            "{".repeat(50_000),
+            "}".repeat(50_000)
+        );
+        assert_eq!(
+            parse("tests/x.rs", nested_rs.as_bytes())
+                .unwrap()
+                .functions
+                .len(),
+            1
+        );
     }
 
     #[test]
