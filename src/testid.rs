@@ -107,6 +107,16 @@ pub fn record_matches(set: &globset::GlobSet, classname: &str, name: &str) -> bo
     !set.is_empty() && for_each_record_key(classname, name, &mut String::new(), |k| set.is_match(k))
 }
 
+/// The test a coverage.py context names, when pytest-cov wrote it (`--cov-context=test`):
+/// `tests/test_x.py::TestC::test_y[p]|run` (or `|setup`, `|teardown`: the test's fixtures)
+/// names the pytest node id `tests/test_x.py::TestC::test_y[p]`, which `id_key` turns into
+/// the key a freeze entry of that test has. `None` for the empty context (code run outside
+/// any test, at import) and for anything else (a static `--context` label).
+pub fn coverage_context_test(context: &str) -> Option<&str> {
+    let (id, phase) = context.rsplit_once('|')?;
+    (matches!(phase, "run" | "setup" | "teardown") && id.contains("::")).then_some(id)
+}
+
 /// Splits `test_y[p-1]` into `("test_y", "[p-1]")`. Brackets start at the first `[`.
 fn split_params(id: &str) -> (&str, &str) {
     match id.find('[') {
@@ -276,6 +286,34 @@ pub fn possible_names(keys: &[String]) -> foldhash::HashSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pytest_cov_contexts_name_tests_keyed_like_freeze_entries() {
+        for (context, test) in [
+            (
+                "tests/test_x.py::test_y|run",
+                Some("tests/test_x.py::test_y"),
+            ),
+            (
+                "tests/test_x.py::TestC::test_y[a|b]|setup",
+                Some("tests/test_x.py::TestC::test_y[a|b]"),
+            ),
+            (
+                "tests/test_x.py::test_y|teardown",
+                Some("tests/test_x.py::test_y"),
+            ),
+            ("", None),
+            ("ci-run", None),
+            ("tests/test_x.py::test_y", None),
+            ("label|run", None),
+        ] {
+            assert_eq!(coverage_context_test(context), test, "{context}");
+        }
+        // The same key as the freeze entry in either article's form.
+        let id = coverage_context_test("tests/test_x.py::TestC::test_y[1]|run").unwrap();
+        assert_eq!(id_key(id), id_key("tests/test_x.py::TestC::test_y[1]"));
+        assert_eq!(id_key(id), id_key("tests.test_x.TestC::test_y[1]"));
+    }
 
     #[test]
     fn id_globs_match_records_with_literal_brackets() {

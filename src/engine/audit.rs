@@ -1,6 +1,7 @@
 //! The engine behind `guard check` (and the hooks): judges the commits a range brings for
-//! provenance under the policy of the range's base, then scores the range's tip (fixtures
-//! from git, and artifacts when given) under the same policy.
+//! provenance under the policy of the range's base, and what its agent commits did to the
+//! tests (`weakened`), then scores the range's tip (fixtures from git, and artifacts when
+//! given) under the same policy.
 
 use std::path::Path;
 
@@ -9,6 +10,7 @@ use jiff::civil::Date;
 
 use crate::changes::{Change, ChangeKind};
 use crate::engine::score::{Artifacts, Scored, floor, score_tree};
+use crate::engine::weakened;
 use crate::error::{ErrorReport, InputError};
 use crate::git::commit::{self, Commit, Signature};
 use crate::git::lineage::Lineage;
@@ -231,6 +233,9 @@ pub fn judge(
         pusher: opts.pusher.as_deref(),
         signatures_valid_at: opts.signatures_valid_at,
     };
+    // What agent commits did to the tests themselves, whatever the reports say.
+    let weakened = weakened::judge(repo, commits, &judge_who, &restore_from)?;
+    findings.extend(weakened.rejects);
     let mut warnings = Vec::new();
     let (stats, unjudged) = match score_tree(&tip_tree, scored, &policy, &artifacts, today) {
         Ok(mut evaluation) => {
@@ -286,6 +291,7 @@ pub fn judge(
 
     let mut report = Report::gate(policy.source.clone(), findings, stats);
     report.unjudged = unjudged;
+    warnings.extend(weakened.warnings);
     report.warnings = warnings;
     report.history = Some(History {
         range: spec.to_string(),
@@ -662,17 +668,17 @@ fn mark_rewritten_frozen_tests(
 }
 
 /// What deciding whether a commit is an agent's needs.
-struct WhoContext<'a> {
-    policy: &'a Policy,
-    needs_proof: bool,
-    signers: Option<&'a AllowedSigners>,
-    pusher: Option<&'a str>,
-    signatures_valid_at: Option<jiff::Timestamp>,
+pub(super) struct WhoContext<'a> {
+    pub(super) policy: &'a Policy,
+    pub(super) needs_proof: bool,
+    pub(super) signers: Option<&'a AllowedSigners>,
+    pub(super) pusher: Option<&'a str>,
+    pub(super) signatures_valid_at: Option<jiff::Timestamp>,
 }
 
 impl WhoContext<'_> {
     /// Why `commit` counts as an agent's (`None`: a human's), as `judge_commit` decides it.
-    fn agent(&self, commit: &Commit) -> Option<String> {
+    pub(super) fn agent(&self, commit: &Commit) -> Option<String> {
         let who = commit.identity(self.pusher);
         if let Some(why) = self.policy.agents.matched_agent(&who) {
             return Some(why);

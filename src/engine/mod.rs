@@ -6,3 +6,4 @@ pub mod audit;
 pub mod lint;
 pub mod ref_update;
 pub mod score;
+pub mod weakened;

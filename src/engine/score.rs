@@ -25,8 +25,8 @@ use crate::rules;
 use crate::runner::TestRunner;
 use crate::source::Source;
 use crate::testid::{
-    PathMatcher, Place, collected_keys, for_each_record_key, id_key, id_key_into, possible_names,
-    record_keys,
+    PathMatcher, Place, collected_keys, coverage_context_test, for_each_record_key, id_key,
+    id_key_into, possible_names, record_keys,
 };
 
 /// Artifacts to score, as given on the command line.
@@ -277,9 +277,12 @@ pub fn score_tree(
         }
     }
 
-    let coverage: Option<Coverage> = match &artifacts.coverage {
-        Some(path) => Some(read_coverage(path)?),
-        None => None,
+    let (coverage, frozen_only) = match &artifacts.coverage {
+        Some(path) => {
+            let (c, frozen_only) = proven_coverage(read_coverage(path)?, &active, path)?;
+            (Some(c), frozen_only)
+        }
+        None => (None, None),
     };
     let floor = floor(policy, artifacts);
     let coverage_path = artifacts.coverage.as_ref().map(|p| p.display().to_string());
@@ -288,6 +291,7 @@ pub fn score_tree(
         coverage_path.as_deref(),
         floor,
         policy.coverage.required && artifacts.expect_evidence,
+        frozen_only,
     ));
 
     Ok(Evaluation {
@@ -307,6 +311,49 @@ pub fn score_tree(
             junit: Some(acc.junit_stats()),
         },
     })
+}
+
+/// The proven figure of a coverage report. A report that records which test ran each line
+/// (coverage.py JSON with contexts, from pytest-cov's `--cov-context=test`) proves it from
+/// one run: the contexts of active leases' tests (their run, setup and teardown) are found
+/// by the id normalisation freeze entries use, and lines only they ran do not count. Any
+/// other report (or one in which no frozen test ran) is taken as the run with frozen tests
+/// deselected: its figure is the proven one. Also returns how many executed lines only
+/// frozen tests ran, when the report tells.
+fn proven_coverage(
+    mut coverage: Coverage,
+    active: &[&Lease],
+    path: &std::path::Path,
+) -> Result<(Coverage, Option<u64>), InputError> {
+    let Some(contexts) = coverage.contexts.take() else {
+        return Ok((coverage, None));
+    };
+    let keys: HashSet<String> = active.iter().map(|l| id_key(&l.nodeid)).collect();
+    let frozen: Vec<bool> = contexts
+        .names
+        .iter()
+        .map(|name| coverage_context_test(name).is_some_and(|id| keys.contains(&id_key(id))))
+        .collect();
+    if !frozen.contains(&true) {
+        return Ok((coverage, Some(0)));
+    }
+    let proven = rules::evidence::coverage::proven_lines(&contexts, &frozen);
+    if contexts.branches > 0 {
+        return Err(InputError::new(
+            path,
+            format!(
+                "frozen tests ran in this run ({} executed lines only they ran), and the report measured branches: coverage.py records which test ran each line, not which took each branch, so the branches they alone took cannot be left out",
+                proven.frozen_only
+            ),
+        )
+        .with_hint(
+            "measure lines only (no `--cov-branch`) for a figure from one run, or score the coverage of a run with frozen tests deselected (`guard deselect`)",
+        ));
+    }
+    coverage.percent = proven.percent();
+    coverage.covered = Some(proven.covered);
+    coverage.total = Some(proven.total);
+    Ok((coverage, Some(proven.frozen_only)))
 }
 
 /// The two policy files a scored tree holds beside the ledger.

@@ -1,10 +1,11 @@
 //! Reading git with libgit2. The only module that imports `git2` (a test in
 //! `tests/integration/layering.rs` holds the rest of `src/` to that): it opens the
 //! repository, reads its config and refs, resolves ranges, reads commits (identities,
-//! trailers, signatures, files), finds changes to protected paths, and serves a commit's tree
-//! as a `Source`. It never writes to the repository (in pre-receive the pushed objects are in
-//! quarantine).
+//! trailers, signatures, files), finds changes to protected paths and the files a commit
+//! changed, and serves a commit's tree as a `Source`. It never writes to the repository (in
+//! pre-receive the pushed objects are in quarantine).
 
+pub mod changed;
 pub mod commit;
 pub mod config;
 pub mod fsck;

@@ -56,6 +56,11 @@ pub const MIN_PROVEN_RANGE: RangeInclusive<f64> = 0.0..=100.0;
 pub const DEFAULT_COVERAGE_REQUIRED: bool = false;
 /// `tests.failures_reject`.
 pub const DEFAULT_FAILURES_REJECT: bool = true;
+/// `tests.paths`: the test files whose tests agent commits may not weaken (Rust files
+/// anywhere that hold `#[test]` functions count too).
+pub const DEFAULT_TEST_PATHS: &[&str] = &["tests/**", "**/test_*.py", "**/*_test.py"];
+/// `tests.weakened`.
+pub const DEFAULT_WEAKENED_SEVERITY: Severity = Severity::Reject;
 /// `agents.default = "human"`: a commit that matches no agent pattern is a human's.
 pub const DEFAULT_UNMATCHED_IS_AGENT: bool = false;
 /// `agents.pushers`: no push account makes its commits an agent's.
@@ -322,6 +327,20 @@ pub struct CoveragePolicy {
 #[derive(Debug, Clone)]
 pub struct TestsPolicy {
     pub failures_reject: bool,
+    /// Test files, as globs over repository-relative paths (expanded like `[protect]`).
+    pub paths: Vec<String>,
+    /// `paths`, compiled.
+    pub set: GlobSet,
+    /// What a weakened test in an agent commit does (`weakened_test`).
+    pub weakened: Severity,
+}
+
+impl TestsPolicy {
+    /// Whether `path` is a test file by `paths` (Rust files with `#[test]` functions count
+    /// wherever they are; the engine tells those by their content).
+    pub fn is_test_file(&self, path: &str) -> bool {
+        self.set.is_match(path)
+    }
 }
 
 impl Policy {
@@ -392,9 +411,7 @@ impl Policy {
             fixtures: fixtures(&raw.fixtures, &mut c),
             freeze: freeze(&raw.freeze, &mut c),
             coverage: coverage(&raw.coverage, &mut c),
-            tests: TestsPolicy {
-                failures_reject: raw.tests.failures_reject.unwrap_or(DEFAULT_FAILURES_REJECT),
-            },
+            tests: tests(&raw.tests, &mut c),
             agents: agents(&raw.agents, &mut c),
             trailers: trailers(&raw.trailers, &mut c),
             protect: protect(&raw.protect, &mut c),
@@ -973,27 +990,97 @@ fn harness(raw: &RawHarness, c: &mut Checker) -> HarnessPolicy {
     HarnessPolicy { paths, sections }
 }
 
+/// `[tests]`.
+fn tests(raw: &RawTests, c: &mut Checker) -> TestsPolicy {
+    let weakened = match &raw.weakened {
+        None => DEFAULT_WEAKENED_SEVERITY,
+        Some(v) => severity(c, v, "tests.weakened").unwrap_or(DEFAULT_WEAKENED_SEVERITY),
+    };
+    let (paths, set) = path_globs(c, &raw.paths, "tests.paths", DEFAULT_TEST_PATHS);
+    TestsPolicy {
+        failures_reject: raw.failures_reject.unwrap_or(DEFAULT_FAILURES_REJECT),
+        paths,
+        set,
+        weakened,
+    }
+}
+
+/// `"reject"`, `"warn"` or `"off"`; `None` once a wrong value is noted.
+fn severity(c: &mut Checker, v: &Spanned<String>, key: &str) -> Option<Severity> {
+    match v.get_ref().as_str() {
+        "reject" => Some(Severity::Reject),
+        "warn" => Some(Severity::Warn),
+        "off" => Some(Severity::Off),
+        other => {
+            c.invalid(
+                v.span(),
+                format!("`{key}` must be \"reject\", \"warn\" or \"off\", not {other:?}"),
+            );
+            None
+        }
+    }
+}
+
+/// A list of path globs written as `[protect]` entries are (normalised, a directory covering
+/// what is under it), `default` when absent, and the set they compile into. Each wrong entry
+/// is noted; the set is compiled only when each glob did.
+fn path_globs(
+    c: &mut Checker,
+    values: &Option<Vec<Spanned<String>>>,
+    key: &str,
+    default: &[&str],
+) -> (Vec<String>, GlobSet) {
+    let written: Vec<(String, Range<usize>)> = match values {
+        None => default.iter().map(|p| (p.to_string(), 0..0)).collect(),
+        Some(list) => list
+            .iter()
+            .map(|v| (v.get_ref().clone(), v.span()))
+            .collect(),
+    };
+    let mut patterns = Vec::new();
+    let mut set = GlobSetBuilder::new();
+    let mut each_compiles = true;
+    for (text, span) in written {
+        let checked = normalize_protect_pattern(&text).and_then(|normal| {
+            protect_glob(&normal)
+                .map(|_| normal)
+                .map_err(|e| e.to_string())
+        });
+        match checked {
+            Ok(normal) => {
+                for pattern in expand_protect_pattern(&normal) {
+                    if let Ok(glob) = protect_glob(&pattern) {
+                        set.add(glob);
+                        patterns.push(pattern);
+                    }
+                }
+            }
+            Err(e) => {
+                each_compiles = false;
+                c.invalid(span, format!("`{key}` glob {text:?}: {e}"));
+            }
+        }
+    }
+    let set = if each_compiles {
+        set.build().unwrap_or_else(|e| {
+            let error = InputError::new(c.path, format!("`{key}`: {e}"));
+            c.note(error);
+            GlobSet::empty()
+        })
+    } else {
+        GlobSet::empty()
+    };
+    (patterns, set)
+}
+
 /// `[baseline]`.
 fn baseline(raw: &RawBaseline, c: &mut Checker) -> BaselinePolicy {
-    let mut severity = |v: &Option<Spanned<String>>, key: &str| match v {
+    let mut read = |v: &Option<Spanned<String>>, key: &str| match v {
         None => DEFAULT_BASELINE_SEVERITY,
-        Some(v) => match v.get_ref().as_str() {
-            "reject" => Severity::Reject,
-            "warn" => Severity::Warn,
-            "off" => Severity::Off,
-            other => {
-                c.invalid(
-                    v.span(),
-                    format!(
-                        "`baseline.{key}` must be \"reject\", \"warn\" or \"off\", not {other:?}"
-                    ),
-                );
-                DEFAULT_BASELINE_SEVERITY
-            }
-        },
+        Some(v) => severity(c, v, &format!("baseline.{key}")).unwrap_or(DEFAULT_BASELINE_SEVERITY),
     };
-    let vanished = severity(&raw.vanished, "vanished");
-    let newly_skipped = severity(&raw.newly_skipped, "newly_skipped");
+    let vanished = read(&raw.vanished, "vanished");
+    let newly_skipped = read(&raw.newly_skipped, "newly_skipped");
     let entries = raw.ignore.as_deref().unwrap_or_default();
     let mut set = GlobSetBuilder::new();
     let mut ignore = Vec::new();
@@ -1222,6 +1309,8 @@ struct RawCoverage {
 #[serde(deny_unknown_fields)]
 struct RawTests {
     failures_reject: Option<bool>,
+    paths: Option<Vec<Spanned<String>>>,
+    weakened: Option<Spanned<String>>,
 }
 
 #[cfg(test)]
@@ -1431,6 +1520,40 @@ passing_frozen_is_error = true
                 "{text}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn test_paths_default_to_what_the_starter_ledger_lists() {
+        let (old, starter) = (parse("version = 1\n").unwrap(), Policy::embedded());
+        assert_eq!(old.tests.paths, starter.tests.paths);
+        assert_eq!(old.tests.weakened, Severity::Reject);
+        assert_eq!(starter.tests.weakened, Severity::Reject);
+        for (path, test) in [
+            ("tests/test_a.py", true),
+            ("tests/unit/helpers.py", true),
+            ("tests/it.rs", true),
+            ("src/pkg/test_codec.py", true),
+            ("test_root.py", true),
+            ("src/pkg/codec_test.py", true),
+            ("src/pkg/codec.py", false),
+            ("src/lib.rs", false),
+        ] {
+            assert_eq!(old.tests.is_test_file(path), test, "{path}");
+        }
+        // A directory covers what is under it; a bad glob is named with its place.
+        let own = parse("[tests]\npaths = [\"checks/\"]\nweakened = \"warn\"\n").unwrap();
+        assert_eq!(own.tests.paths, ["checks", "checks/**"]);
+        assert!(
+            own.tests.is_test_file("checks/verify.py") && !own.tests.is_test_file("tests/t.py")
+        );
+        assert_eq!(own.tests.weakened, Severity::Warn);
+        let err = parse("[tests]\npaths = [\"../x\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("qa/merge_ledger.toml:2:10: `tests.paths` glob \"../x\""),
+            "{err}"
+        );
     }
 
     #[test]

@@ -36,7 +36,7 @@ codes! {
         "fix flaky tests; do not raise the budget to land a patch";
     AgentAddedLease => "agent_added_lease", "an agent commit added a freeze lease",
         "agents cannot freeze tests; a human adds leases with `Freeze-Lease: human`";
-    ProvenCoverage => "proven_coverage", "coverage from the run without frozen tests is below the floor",
+    ProvenCoverage => "proven_coverage", "coverage without frozen tests is below the floor: the figure of a run that deselected them, or of one run whose coverage.py contexts tell which lines only frozen tests ran",
         "add tests that cover the change";
     CoverageMissing => "coverage_missing", "the ledger requires a coverage report and none was given",
         "pass `--coverage`";
@@ -114,6 +114,8 @@ codes! {
         "restore the test; a human who means to remove it does so in a commit with `Test-Removal: human` (`guard check` waives it then); ids that come and go go in `[baseline] ignore`";
     TestNewlySkipped => "test_newly_skipped", "with a baseline: a test that passed in the baseline is skipped or xfailed now. `check` names the commit that changed its file",
         "remove the skip or xfail marker; a human who means it marks it in a commit with `Test-Removal: human`";
+    WeakenedTest => "weakened_test", "`check` and the hooks: an agent commit weakens a test in a test file (`[tests] paths`, or a Rust file with `#[test]` functions): removes or loosens an assertion (`assert x == y` made `assert x`, `assert_eq!` made `assert!(true)`), adds a skip or expected failure (`@pytest.mark.skip`, `xfail`, `pytest.skip(`, `@unittest.skip`, `#[ignore]`), returns before its assertions, widens a tolerance (`pytest.approx` `rel`/`abs`, `abs_tol`, `timeout=`, a `sleep`, a numeric bound in an asserted comparison) or deletes a test function. The finding gives the file, line and the lines before and after",
+        "drop or rewrite the commit (`git rebase -i BASE`) and restore the test; a human who means the change makes it in a commit of their own (with `Test-Removal: human`, which the baseline rules honour)";
 }
 
 impl Serialize for Code {

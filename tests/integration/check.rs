@@ -1462,7 +1462,8 @@ fn frozen_test_that_passes_after_the_range_rewrote_it() {
         "--format",
         "json",
     ]);
-    expect(&run, 1, &["frozen_test_rewritten"]);
+    // The rewrite itself is a weakened test in the agent's commit as well.
+    expect(&run, 1, &["frozen_test_rewritten", "weakened_test"]);
     let f = only(&run.json(), "frozen_test_rewritten");
     assert_eq!(f["test"], LEASE);
     assert!(
@@ -1471,6 +1472,18 @@ fn frozen_test_that_passes_after_the_range_rewrote_it() {
             .unwrap()
             .contains("tests/test_retry.py"),
         "{f}"
+    );
+    let w = only(&run.json(), "weakened_test");
+    assert_eq!(
+        (&w["path"], &w["line"]),
+        (&json!("tests/test_retry.py"), &json!(1))
+    );
+    assert!(
+        w["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("removes an assertion in test tests/test_retry.py::test_backoff"),
+        "{w}"
     );
 }
 
@@ -2171,12 +2184,18 @@ fn gutted_frozen_test_is_rewritten_even_when_passing_frozen_tests_are_allowed() 
         "--format",
         "json",
     ]);
-    expect(&run, 1, &["frozen_test_rewritten"]);
+    expect(&run, 1, &["frozen_test_rewritten", "weakened_test"]);
     let f = only(&run.json(), "frozen_test_rewritten");
     assert_eq!(f["test"], LEASE);
     assert_eq!(
         (&f["path"], &f["line"]),
         (&json!("qa/freeze.toml"), &json!(5))
+    );
+    // The early return in the agent's commit is a weakened test too.
+    let w = only(&run.json(), "weakened_test");
+    assert_eq!(
+        (&w["path"], &w["line"]),
+        (&json!("tests/test_retry.py"), &json!(2))
     );
     assert!(
         f["message"]
@@ -2739,5 +2758,8 @@ fn frozen_test_behind_a_symlink_is_rewritten_when_its_target_is_gutted() {
         "--format",
         "json",
     ]);
-    expect(&run, 1, &["frozen_test_rewritten"]);
+    // The target is a test file of its own (under `tests/`): its early return is read there.
+    expect(&run, 1, &["frozen_test_rewritten", "weakened_test"]);
+    let w = only(&run.json(), "weakened_test");
+    assert_eq!(w["path"], "tests/retry_impl.py");
 }

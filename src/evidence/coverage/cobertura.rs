@@ -190,6 +190,7 @@ pub(super) fn read_cobertura(
         percent: 100.0 * rate,
         covered: Some(hit),
         total: Some(valid),
+        contexts: None,
     })
 }
 

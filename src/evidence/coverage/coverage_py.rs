@@ -1,19 +1,27 @@
 //! coverage.py JSON: the figure is computed from each file's `executed_lines` and
 //! `missing_lines` (and branch lists), and every file summary and the totals must agree with
-//! them. Positions in messages come from serde_json or from where a key is written.
+//! them. With `--show-contexts`, each executed line's contexts (the tests that ran it) are
+//! read too. Positions in messages come from serde_json or from where a key is written.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{Coverage, CoverageFormat, no_lines, shorten};
+use super::{Contexts, Coverage, CoverageFormat, no_lines, shorten};
 use crate::error::{InputError, Location, line_column};
 
 #[derive(Deserialize)]
 struct CoveragePy {
+    meta: Option<Meta>,
     totals: Option<Totals>,
     files: Option<BTreeMap<String, PyFile>>,
+}
+
+#[derive(Deserialize)]
+struct Meta {
+    /// Written by `coverage json --show-contexts` (or `[json] show_contexts`).
+    show_contexts: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -35,6 +43,10 @@ struct PyFile {
     executed_branches: Option<Vec<serde::de::IgnoredAny>>,
     missing_branches: Option<Vec<serde::de::IgnoredAny>>,
     summary: Option<PySummary>,
+    /// With `--show-contexts`: line number (as a string) to the contexts that ran it. It may
+    /// name lines that are not statements (coverage.py records what ran); only executed
+    /// lines are read.
+    contexts: Option<BTreeMap<String, Vec<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -139,6 +151,9 @@ pub(super) fn read_coverage_py(path: &Path, text: &[u8]) -> Result<Coverage, Inp
     // The figure is computed from each file's line lists; every summary and the totals must
     // agree with them.
     let mut sum = PyCounts::default();
+    let with_contexts = report.meta.and_then(|m| m.show_contexts) == Some(true)
+        || files.values().any(|f| f.contexts.is_some());
+    let mut contexts = ContextsBuilder::default();
     for (name, file) in &files {
         let at = |message: String| {
             let shown = format!("`{}`: {message}", shorten(name));
@@ -225,6 +240,9 @@ pub(super) fn read_coverage_py(path: &Path, text: &[u8]) -> Result<Coverage, Inp
                 }
             }
         }
+        if with_contexts {
+            contexts.add(executed, file.contexts.as_ref());
+        }
         sum = sum.checked_add(counts).ok_or_else(|| {
             InputError::new(path, "the line counts of the files overflow").with_hint(forged)
         })?;
@@ -271,7 +289,50 @@ pub(super) fn read_coverage_py(path: &Path, text: &[u8]) -> Result<Coverage, Inp
         percent: sum.percent(),
         covered: Some(sum.covered()),
         total: Some(sum.total()),
+        contexts: with_contexts.then(|| contexts.finish(sum.statements, sum.branches)),
     })
+}
+
+/// The contexts of every executed line, each distinct context name kept once.
+#[derive(Default)]
+struct ContextsBuilder {
+    names: Vec<String>,
+    index: std::collections::HashMap<String, u32>,
+    lines: Vec<Vec<u32>>,
+}
+
+impl ContextsBuilder {
+    /// The executed lines of one file, with the file's `contexts` map.
+    fn add(&mut self, executed: &[u64], by_line: Option<&BTreeMap<String, Vec<String>>>) {
+        for line in executed {
+            let names = by_line
+                .and_then(|m| m.get(&line.to_string()))
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let ids = names
+                .iter()
+                .map(|n| match self.index.get(n) {
+                    Some(&i) => i,
+                    None => {
+                        let i = self.names.len() as u32;
+                        self.names.push(n.clone());
+                        self.index.insert(n.clone(), i);
+                        i
+                    }
+                })
+                .collect();
+            self.lines.push(ids);
+        }
+    }
+
+    fn finish(self, statements: u64, branches: u64) -> Contexts {
+        Contexts {
+            names: self.names,
+            lines: self.lines,
+            statements,
+            branches,
+        }
+    }
 }
 
 /// `62.26` for a figure, `90` for a whole one.
@@ -432,6 +493,24 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.location.is_some(), "{err}");
+    }
+
+    #[test]
+    fn contexts_are_read_per_executed_line() {
+        let text = r#"{"meta": {"show_contexts": true},
+            "files": {"a.py": {"executed_lines": [1, 2, 3], "missing_lines": [4],
+                "contexts": {"1": [""], "2": ["t.py::test_a|run", "t.py::test_b|run"],
+                             "9": ["t.py::test_a|run"]}}},
+            "totals": {"percent_covered": 75.0}}"#;
+        let c = read_text(text).unwrap();
+        let contexts = c.contexts.unwrap();
+        assert_eq!(contexts.names, ["", "t.py::test_a|run", "t.py::test_b|run"]);
+        // Line 3 ran under no context the report names; line 9 is no statement.
+        assert_eq!(contexts.lines, [vec![0], vec![1, 2], vec![]]);
+        assert_eq!((contexts.statements, contexts.branches), (4, 0));
+        // Without `--show-contexts` there are none.
+        let plain = read_text(&py_json(&[1, 2, 3], &[4], r#"{"percent_covered": 75.0}"#)).unwrap();
+        assert!(plain.contexts.is_none());
     }
 
     #[test]

@@ -178,6 +178,7 @@ pub(super) fn read_lcov(path: &Path, mut input: impl BufRead) -> Result<Coverage
         percent: 100.0 * hit as f64 / found as f64,
         covered: Some(hit),
         total: Some(found),
+        contexts: None,
     })
 }
 

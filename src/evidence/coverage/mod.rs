@@ -40,6 +40,27 @@ pub struct Coverage {
     /// run measured them). `None` when only a rate was given (Cobertura `line-rate`).
     pub covered: Option<u64>,
     pub total: Option<u64>,
+    /// Which contexts ran each executed line, when the report records them (coverage.py
+    /// JSON written with `--show-contexts` from a run with contexts, such as pytest-cov's
+    /// `--cov-context=test`).
+    #[serde(skip)]
+    pub contexts: Option<Contexts>,
+}
+
+/// Which contexts (with pytest-cov's `--cov-context=test`, the tests) ran each executed line
+/// of a coverage report. Judging which of them count is the rules' job.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Contexts {
+    /// Each distinct context as the report writes it: `tests/test_x.py::test_y|run` (or
+    /// `|setup`, `|teardown`), `""` for code run outside any test (at import), or a label.
+    pub names: Vec<String>,
+    /// Per executed line, the indices (into `names`) of the contexts that ran it; empty for
+    /// an executed line the report gives no context for.
+    pub lines: Vec<Vec<u32>>,
+    /// Statements measured, executed or not: the figure's denominator without branches.
+    pub statements: u64,
+    /// Branches measured: a report with branches gives no context per branch.
+    pub branches: u64,
 }
 
 const NOT_A_REPORT: &str =

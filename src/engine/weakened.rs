@@ -1,0 +1,172 @@
+//! Weakened tests in the commits of a range (`check` and both hooks): for each commit an
+//! agent made, the test files it changed against each parent, read before and after
+//! (`evidence::test_source`) and judged by `rules::evidence::weakened`. Human commits are not
+//! read: a human may weaken a test.
+//!
+//! Only an agent's commits are diffed. Telling who made a commit reads its object (the rest
+//! of the audit reads only the commits that change protected paths); in strict mode, where
+//! that takes a signature check, the commit is diffed first and checked only when it changed
+//! a test file.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::engine::audit::WhoContext;
+use crate::evidence::test_source::{self, Language, TestFile};
+use crate::git::changed::{self, ChangedFile};
+use crate::git::commit::Commit;
+use crate::git::range::Commits;
+use crate::git::{self, Oid, Repository};
+use crate::policy::ledger::Severity;
+use crate::report::finding::Finding;
+use crate::rules::evidence::weakened::{self, AgentCommit, FileVersions};
+
+/// What the range's agent commits did to tests, by what the ledger makes of it.
+#[derive(Debug, Default)]
+pub struct Judged {
+    pub rejects: Vec<Finding>,
+    pub warnings: Vec<Finding>,
+}
+
+/// Judges every commit of `commits` made by an agent. `base_name` names the range's base in
+/// the help (`git rebase -i BASE`).
+pub(super) fn judge(
+    repo: &Repository,
+    commits: &Commits,
+    who: &WhoContext,
+    base_name: &str,
+) -> anyhow::Result<Judged> {
+    // Each commit object and tree is read once: libgit2's cache would keep them all.
+    git::without_object_cache(|| judge_uncached(repo, commits, who, base_name))
+}
+
+fn judge_uncached(
+    repo: &Repository,
+    commits: &Commits,
+    who: &WhoContext,
+    base_name: &str,
+) -> anyhow::Result<Judged> {
+    let policy = who.policy;
+    let mut judged = Judged::default();
+    if policy.tests.weakened == Severity::Off {
+        return Ok(judged);
+    }
+    let trailer = &policy.trailers.test_removal;
+    let mut parsed = Parsed::default();
+    for (k, &id) in commits.ids().iter().enumerate() {
+        let commit = Commit::find(repo, id)?;
+        let identity = commit.identity(who.pusher);
+        let by_pattern = policy.agents.matched_agent(&identity);
+        if by_pattern.is_none() && !who.needs_proof {
+            continue;
+        }
+        let (tree, parents) = commits.trees(k);
+        let sides: Vec<Option<Oid>> = if parents.is_empty() {
+            vec![None]
+        } else {
+            parents.iter().copied().map(Some).collect()
+        };
+        let mut per_parent = Vec::with_capacity(sides.len());
+        for parent in sides {
+            per_parent.push(test_files(repo, tree, parent, who, &mut parsed)?);
+        }
+        if per_parent.iter().all(Vec::is_empty) {
+            continue;
+        }
+        let Some(agent) = by_pattern.or_else(|| who.agent(&commit)) else {
+            continue;
+        };
+        let found = if per_parent.len() == 1 {
+            weakened::weakenings(&per_parent[0])
+        } else {
+            weakened::in_every_parent(per_parent.iter().map(|f| weakened::weakenings(f)).collect())
+        };
+        if found.is_empty() {
+            continue;
+        }
+        let facts = AgentCommit {
+            short: commit.short_id(),
+            subject: commit.summary(),
+            agent,
+            has_trailer: trailer.present_in(&identity.trailers.block),
+        };
+        let findings = weakened::findings(found, &facts, trailer, base_name);
+        match policy.tests.weakened {
+            Severity::Warn => judged.warnings.extend(findings),
+            _ => judged.rejects.extend(findings),
+        }
+    }
+    Ok(judged)
+}
+
+/// Test files read, by blob and by whether the path was in `[tests] paths`. Along a range
+/// each commit's new version of a file is the next commit's old one: it is parsed once.
+/// Bounded: emptied when full.
+#[derive(Default)]
+struct Parsed {
+    files: HashMap<(Oid, bool), Option<Rc<TestFile>>>,
+}
+
+/// Versions of test files held at once, at most.
+const PARSED_HELD: usize = 256;
+
+impl Parsed {
+    /// The test functions of the blob `id` at `path`. A file outside the test paths (Rust
+    /// only) whose text cannot hold a test is not parsed: it holds none.
+    fn get(
+        &mut self,
+        repo: &Repository,
+        path: &str,
+        id: Oid,
+        listed: bool,
+    ) -> anyhow::Result<Option<Rc<TestFile>>> {
+        if let Some(known) = self.files.get(&(id, listed)) {
+            return Ok(known.clone());
+        }
+        let bytes = changed::blob(repo, id)?;
+        let file = if listed || memchr::memmem::find(&bytes, b"test").is_some() {
+            test_source::parse(path, &bytes).map(Rc::new)
+        } else {
+            Some(Rc::new(TestFile::default()))
+        };
+        if self.files.len() >= PARSED_HELD {
+            self.files.clear();
+        }
+        self.files.insert((id, listed), file.clone());
+        Ok(file)
+    }
+}
+
+/// The test files `tree` changed against `parent`, read on both sides: files the ledger's
+/// `[tests] paths` name, and Rust files anywhere that hold test functions on either side.
+fn test_files(
+    repo: &Repository,
+    tree: Oid,
+    parent: Option<Oid>,
+    who: &WhoContext,
+    parsed: &mut Parsed,
+) -> anyhow::Result<Vec<FileVersions>> {
+    let tests = &who.policy.tests;
+    let wanted = |path: &str| match Language::of(path) {
+        Some(Language::Python) => tests.is_test_file(path),
+        Some(Language::Rust) => true,
+        None => false,
+    };
+    let mut files = Vec::new();
+    for ChangedFile { path, old, new } in changed::changed_files(repo, tree, parent, &wanted)? {
+        let listed = tests.is_test_file(&path);
+        let mut read = |id: Option<Oid>| match id {
+            Some(id) => parsed.get(repo, &path, id, listed),
+            None => Ok(None),
+        };
+        let (old, new) = (read(old)?, read(new)?);
+        let has_tests =
+            |f: &Option<Rc<TestFile>>| f.as_ref().is_some_and(|f| !f.functions.is_empty());
+        if !listed && !has_tests(&old) && !has_tests(&new) {
+            continue;
+        }
+        files.push(FileVersions { path, old, new });
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}

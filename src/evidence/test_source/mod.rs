@@ -1,0 +1,494 @@
+//! What a test file's test functions assert, read with tree-sitter (Python with
+//! `tree-sitter-python`, Rust with `tree-sitter-rust`): per test function its assertions and
+//! how strong each is, its skip and expected-failure markers, the `return`s that come before
+//! an assertion, and the tolerances it allows. The source is untrusted text (an agent wrote
+//! it); tree-sitter reads any bytes without failing, and every walk here is iterative, so no
+//! nesting depth overflows the stack. It judges nothing: comparing two versions is
+//! `rules::evidence::weakened`'s job.
+//!
+//! A real parser rather than line patterns: a one-line `assert` may span lines, a `return`
+//! inside a nested helper is not the test's, and the tokens of an `assert_eq!` call are told
+//! apart from the same words in a string.
+
+mod python;
+mod rust;
+
+use std::collections::HashMap;
+
+use tree_sitter::Node;
+
+/// The languages whose tests are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    Python,
+    Rust,
+}
+
+impl Language {
+    /// The language of a file, by its extension; `None` for any other file.
+    pub fn of(path: &str) -> Option<Language> {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        if name.ends_with(".py") {
+            Some(Language::Python)
+        } else if name.ends_with(".rs") {
+            Some(Language::Rust)
+        } else {
+            None
+        }
+    }
+}
+
+/// The test functions of one version of a file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TestFile {
+    pub functions: Vec<TestFunction>,
+    /// The normalised text of each assertion made outside test functions (helpers the tests
+    /// call), so that an assertion moved into a helper can be told from one removed.
+    pub helper_assertions: Vec<String>,
+    /// The file's functions that are not tests, by name, with what they assert and call: a
+    /// test that calls one asserts what it asserts (see `summarise`).
+    pub helpers: Helpers,
+}
+
+/// Functions that are not tests, by name (several of one name: methods of several types or
+/// classes, or functions of several files).
+pub type Helpers = HashMap<String, Vec<HelperFacts>>;
+
+/// What a function that is not a test asserts itself, and the functions it calls.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HelperFacts {
+    pub assertions: Vec<Strength>,
+    pub calls: Vec<String>,
+}
+
+/// What one call of a helper asserts: as strong as its strongest assertion, and how many
+/// (0 for a helper that asserts nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Helper {
+    pub strength: Strength,
+    pub count: usize,
+}
+
+/// A call of a helper counts for at most this many assertions.
+const MAX_HELPER_COUNT: usize = 8;
+
+/// What a call of each helper of `side` asserts, through the helpers it calls: a name
+/// `side` does not have is looked up in `other` (a helper the version compared with holds,
+/// moved out of view). Of several functions of one name, the one that asserts most counts
+/// (a call cannot be told to be another's).
+///
+/// A call counts for the helper's own assertions (`expect(&run, 0, &[])` for the three it
+/// makes), or for one when it asserts only through other helpers: helpers are matched by
+/// name alone, and counting every assertion down the calls would let one common name (a
+/// `new`, a `run`) stand for dozens.
+pub fn summarise(side: &Helpers, other: &Helpers) -> HashMap<String, Helper> {
+    let facts = |name: &str| side.get(name).or_else(|| other.get(name));
+    let names: Vec<&String> = side.keys().chain(other.keys()).collect();
+    let none = Helper {
+        strength: Strength::Weak,
+        count: 0,
+    };
+    let mut out: HashMap<String, Helper> = names.iter().map(|n| ((*n).clone(), none)).collect();
+    // Each round settles one more level of helpers calling helpers; there are no more levels
+    // than helpers.
+    for _ in 0..=names.len() {
+        let mut changed = false;
+        for name in &names {
+            for f in facts(name).into_iter().flatten() {
+                let own = f.assertions.iter().copied();
+                let through = f
+                    .calls
+                    .iter()
+                    .filter_map(|c| out.get(c))
+                    .filter(|h| h.count > 0)
+                    .map(|h| h.strength);
+                let Some(strength) = own.chain(through).max() else {
+                    continue;
+                };
+                let count = f.assertions.len().clamp(1, MAX_HELPER_COUNT);
+                let summary = Helper { strength, count };
+                if out.get(*name).is_none_or(|known| summary > *known) {
+                    out.insert((*name).clone(), summary);
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    out
+}
+
+/// A call of a function by its bare name (`check_total(..)`, `self.check(..)`,
+/// `expect(&run, 0)`), which may be a helper that asserts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub name: String,
+    pub line: u64,
+    pub text: String,
+}
+
+/// One test function (Python: a `test*` function or method; Rust: a function with a test
+/// attribute such as `#[test]` or `#[tokio::test]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestFunction {
+    /// Qualified within the file as its runner names it: `TestX::test_y` (pytest's node id
+    /// after the file), `tests::it_works` (the module path of a Rust test).
+    pub name: String,
+    /// 1-based line of the `def`/`fn` (decorators and attributes come before it).
+    pub line: u64,
+    /// The body's tokens without comments, joined: equal for a function that was only
+    /// renamed, moved or reformatted.
+    pub body: String,
+    /// Its own assertions (calls of helpers are in `calls`).
+    pub assertions: Vec<Assertion>,
+    pub calls: Vec<Call>,
+    /// Skip and expected-failure markers that apply to it: its own decorators or attributes,
+    /// its class's, its module's (`pytestmark`, a module-level `pytest.skip`), and calls in
+    /// its body (`pytest.skip(`, `self.skipTest(`).
+    pub skips: Vec<Site>,
+    /// `return`s of the function itself (not of a nested function or closure) that come
+    /// before one of its assertions (or a call of a helper of the file that asserts).
+    pub early_returns: Vec<Site>,
+    pub tolerances: Vec<Tolerance>,
+}
+
+/// A place in the source, and its text (whitespace collapsed, cut to a readable length).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Site {
+    pub line: u64,
+    pub text: String,
+}
+
+/// How much an assertion checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Strength {
+    /// Truthiness or presence: `assert x`, `assert x is not None`, `assert!(r.is_ok())`,
+    /// `assertTrue(x)`, `pytest.raises(Exception)`.
+    Weak,
+    /// A comparison with an expected value: `assert x == y`, `assert_eq!`, `assertEqual`,
+    /// `pytest.raises(ValueError)`, a `match=` on it.
+    Strong,
+}
+
+/// One assertion. Assertions that cannot fail (`assert True`, `assert!(true)`,
+/// `assert_eq!(x, x)`) are not assertions and are not listed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assertion {
+    pub line: u64,
+    pub text: String,
+    pub strength: Strength,
+}
+
+/// Which way a tolerance is looser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Looser {
+    Larger,
+    Smaller,
+}
+
+/// A number a test allows slack by: a tolerance argument (`pytest.approx(x, rel=1e-9)`,
+/// `math.isclose(.., abs_tol=..)`, `assertAlmostEqual(.., places=7)`, `epsilon = 1e-6`), a
+/// timeout or a sleep, or a numeric bound in an asserted comparison (`assert elapsed < 0.5`).
+/// A tolerance argument left out counts with its library default, so that adding
+/// `rel=0.5` to a `pytest.approx` widens it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tolerance {
+    pub line: u64,
+    /// What the number bounds, to pair it with the other version's: the call and its first
+    /// argument with the parameter (`approx(expected).rel`), or the other side of a
+    /// comparison with its direction (`elapsed <`).
+    pub key: String,
+    pub value: f64,
+    pub looser: Looser,
+    /// As written (`rel=1e-9`, `< 0.5`), or `rel (default 1e-06)` for a default.
+    pub text: String,
+}
+
+impl Tolerance {
+    /// Whether `self` (a later version) allows more than `before`.
+    pub fn wider_than(&self, before: &Tolerance) -> bool {
+        match self.looser {
+            Looser::Larger => self.value > before.value,
+            Looser::Smaller => self.value < before.value,
+        }
+    }
+}
+
+/// A function as read, before the file's helpers are known: a test function's facts, with
+/// where each assertion, `return` and call stands.
+struct Draft {
+    function: TestFunction,
+    /// Byte offset of each of `function.assertions`.
+    assertion_at: Vec<usize>,
+    /// The function's own `return`s, with their byte offsets.
+    returns: Vec<(usize, Site)>,
+    /// Byte offset of each of `function.calls`.
+    call_at: Vec<usize>,
+}
+
+/// The file: its test functions, and its helpers. A `return` before a call of a helper of
+/// the file that asserts is early.
+fn finish(tests: Vec<Draft>, helpers: Vec<Draft>) -> TestFile {
+    let mut facts: Helpers = HashMap::new();
+    for h in &helpers {
+        let f = HelperFacts {
+            assertions: h.function.assertions.iter().map(|a| a.strength).collect(),
+            calls: h.function.calls.iter().map(|c| c.name.clone()).collect(),
+        };
+        facts.entry(h.function.name.clone()).or_default().push(f);
+    }
+    let summaries = summarise(&facts, &HashMap::new());
+    let functions = tests
+        .into_iter()
+        .map(|draft| {
+            let Draft {
+                mut function,
+                assertion_at,
+                returns,
+                call_at,
+            } = draft;
+            let asserting_calls = function
+                .calls
+                .iter()
+                .zip(&call_at)
+                .filter(|(c, _)| summaries.get(&c.name).is_some_and(|h| h.count > 0))
+                .map(|(_, at)| *at);
+            let last = assertion_at.iter().copied().chain(asserting_calls).max();
+            function.early_returns = returns
+                .into_iter()
+                .filter(|(at, _)| last.is_some_and(|last| last > *at))
+                .map(|(_, s)| s)
+                .collect();
+            function
+        })
+        .collect();
+    TestFile {
+        functions,
+        helper_assertions: helpers
+            .into_iter()
+            .flat_map(|h| h.function.assertions.into_iter().map(|a| a.text))
+            .collect(),
+        helpers: facts,
+    }
+}
+
+/// The test functions of `text`, read as the language of `path`; `None` for a file in no
+/// language read here.
+pub fn parse(path: &str, text: &[u8]) -> Option<TestFile> {
+    let language = Language::of(path)?;
+    // Without a function there is no test and no helper: nothing to parse.
+    let keyword: &[u8] = match language {
+        Language::Python => b"def",
+        Language::Rust => b"fn",
+    };
+    if memchr::memmem::find(text, keyword).is_none() {
+        return Some(TestFile::default());
+    }
+    // One parser per language and thread, reused: a range reads thousands of small files.
+    thread_local! {
+        static PARSERS: std::cell::RefCell<HashMap<u8, tree_sitter::Parser>> =
+            std::cell::RefCell::new(HashMap::new());
+    }
+    let tree = PARSERS.with(|parsers| {
+        let mut parsers = parsers.borrow_mut();
+        let parser = parsers.entry(language as u8).or_insert_with(|| {
+            let grammar: tree_sitter::Language = match language {
+                Language::Python => tree_sitter_python::LANGUAGE.into(),
+                Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+            };
+            let mut parser = tree_sitter::Parser::new();
+            parser
+                .set_language(&grammar)
+                .expect("the grammar crates are built for this tree-sitter (tested)");
+            parser
+        });
+        // Parsing fails only when cancelled or without a language.
+        parser.parse(text, None)
+    })?;
+    let source = Source { text };
+    Some(match language {
+        Language::Python => python::read(&source, tree.root_node()),
+        Language::Rust => rust::read(&source, tree.root_node()),
+    })
+}
+
+/// The text being read, for node texts.
+struct Source<'t> {
+    text: &'t [u8],
+}
+
+impl Source<'_> {
+    /// The text of `node`, lossily decoded.
+    fn text(&self, node: Node) -> String {
+        let bytes = self.text.get(node.byte_range()).unwrap_or_default();
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+
+    /// The text of `node` with every run of whitespace made one space (or none, beside
+    /// punctuation), so that formatting does not change it.
+    fn normal(&self, node: Node) -> String {
+        normal_text(&self.text(node))
+    }
+
+    /// The text of `node` as shown in a message: whitespace runs made one space, cut to a
+    /// readable length.
+    fn shown(&self, node: Node) -> String {
+        let text = self.text(node);
+        shorten(&text.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+
+    /// The leaves of `node` (comments left out), joined by spaces: the same for code that was
+    /// only reformatted. A comma before a closing bracket is left out too: formatters add
+    /// and remove it (black's "magic trailing comma", rustfmt's vertical lists).
+    fn tokens(&self, node: Node) -> String {
+        let leaves: Vec<String> = descendants(node)
+            .filter(|n| n.child_count() == 0 && !n.kind().contains("comment"))
+            .map(|n| self.text(n))
+            .collect();
+        let mut out = String::new();
+        for (i, leaf) in leaves.iter().enumerate() {
+            let closes = leaves
+                .get(i + 1)
+                .is_some_and(|next| matches!(next.as_str(), ")" | "]" | "}"));
+            if leaf == "," && closes {
+                continue;
+            }
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(leaf);
+        }
+        out
+    }
+}
+
+/// The text an assertion is compared by across versions and places: `text` with whitespace
+/// collapsed as formatting would change it.
+pub fn normal_key(text: &str) -> String {
+    normal_text(text)
+}
+
+/// 1-based line of `node`.
+fn line(node: Node) -> u64 {
+    node.start_position().row as u64 + 1
+}
+
+/// `node` and every node under it, in source order, without recursion.
+fn descendants(node: Node) -> impl Iterator<Item = Node> {
+    let mut stack = vec![node];
+    std::iter::from_fn(move || {
+        let next = stack.pop()?;
+        let mut cursor = next.walk();
+        let children: Vec<Node> = next.children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+        Some(next)
+    })
+}
+
+/// `text` with whitespace runs collapsed: removed next to punctuation, one space between
+/// words.
+fn normal_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pending_space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            pending_space = true;
+            continue;
+        }
+        if pending_space {
+            let word = |c: char| c.is_alphanumeric() || c == '_' || c == '"' || c == '\'';
+            if out.chars().last().is_some_and(word) && word(c) {
+                out.push(' ');
+            }
+            pending_space = false;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `text` cut to a length that fits in a one-line message.
+fn shorten(text: &str) -> String {
+    const MAX: usize = 80;
+    match text.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}...", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+/// A numeric literal as Python or Rust writes it (`1_000`, `1e-9`, `0x10`, `2.5f64`,
+/// `10u32`); `None` for anything else (a complex number, a name).
+fn number(text: &str) -> Option<f64> {
+    let mut t: String = text.chars().filter(|&c| c != '_').collect();
+    let negative = t.starts_with('-');
+    if negative {
+        t.remove(0);
+    }
+    let lower = t.to_ascii_lowercase();
+    let value = if let Some(hex) = lower.strip_prefix("0x") {
+        let digits = hex.trim_end_matches(|c: char| !c.is_ascii_hexdigit());
+        u64::from_str_radix(digits, 16).ok()? as f64
+    } else if let Some(oct) = lower.strip_prefix("0o") {
+        u64::from_str_radix(oct.trim_end_matches(|c: char| !c.is_digit(8)), 8).ok()? as f64
+    } else if let Some(bin) = lower.strip_prefix("0b") {
+        u64::from_str_radix(bin.trim_end_matches(|c: char| !c.is_digit(2)), 2).ok()? as f64
+    } else {
+        // Rust's type suffixes (`u32`, `f64`, `usize`) follow the digits.
+        let end = ["f32", "f64", "u8", "u16", "u32", "u64", "u128", "usize"]
+            .iter()
+            .chain(&["i8", "i16", "i32", "i64", "i128", "isize"])
+            .find_map(|s| lower.strip_suffix(s))
+            .unwrap_or(&lower);
+        if end.ends_with('j') {
+            return None;
+        }
+        end.parse::<f64>().ok()?
+    };
+    value
+        .is_finite()
+        .then_some(if negative { -value } else { value })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_as_written() {
+        for (text, value) in [
+            ("1_000", 1000.0),
+            ("1e-9", 1e-9),
+            ("-2.5", -2.5),
+            ("0x10", 16.0),
+            ("10u32", 10.0),
+            ("0.5_f64", 0.5),
+            ("1.", 1.0),
+            (".5", 0.5),
+        ] {
+            assert_eq!(number(text), Some(value), "{text}");
+        }
+        for text in ["1j", "x", "", "1e999"] {
+            assert_eq!(number(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn whitespace_is_collapsed_as_formatting_would_change_it() {
+        assert_eq!(normal_text("assert  x ==\n    y"), "assert x==y");
+        assert_eq!(
+            normal_text("f( a ,\n b )"),
+            normal_text("f(a, b)"),
+            "a reformat reads the same"
+        );
+        assert_eq!(normal_text("not  x"), "not x");
+    }
+
+    #[test]
+    fn languages_by_extension() {
+        assert_eq!(Language::of("tests/test_a.py"), Some(Language::Python));
+        assert_eq!(Language::of("src/lib.rs"), Some(Language::Rust));
+        assert_eq!(Language::of("tests/data.json"), None);
+    }
+}

@@ -1,0 +1,853 @@
+//! Python test files as pytest and unittest read them: `test*` functions at module level
+//! and `test*` methods of classes (also inside module-level `if`/`try` blocks), their
+//! decorators, their class's decorators and `pytestmark`, and the module's.
+
+use tree_sitter::Node;
+
+use super::{
+    Assertion, Call, Draft, Looser, Site, Source, Strength, TestFile, TestFunction, Tolerance,
+    descendants, finish, line, normal_text, number,
+};
+
+/// Statements whose blocks may hold definitions that pytest still collects.
+const COMPOUND: &[&str] = &[
+    "block",
+    "if_statement",
+    "elif_clause",
+    "else_clause",
+    "try_statement",
+    "except_clause",
+    "except_group_clause",
+    "finally_clause",
+    "with_statement",
+];
+
+/// Decorators (pytest marks, unittest decorators) that skip or expect failure.
+const SKIP_MARKS: &[&str] = &["mark.skip", "mark.skipif", "mark.xfail"];
+const UNITTEST_SKIPS: &[&str] = &["skip", "skipIf", "skipUnless", "expectedFailure"];
+/// Calls that skip or expect failure from where they stand.
+const SKIP_CALLS: &[&str] = &["pytest.skip", "pytest.xfail", "pytest.importorskip"];
+
+pub(super) fn read(src: &Source, root: Node) -> TestFile {
+    let (mut tests, mut helpers) = (Vec::new(), Vec::new());
+    let module_skips = scope_skips(src, root);
+    // (statement, enclosing classes, the skips they and the module apply)
+    let mut stack: Vec<(Node, Vec<String>, Vec<Site>)> = Vec::new();
+    push_statements(&mut stack, root, &[], &module_skips);
+    while let Some((node, classes, skips)) = stack.pop() {
+        let (def, decorators): (Option<Node>, Vec<Node>) = if node.kind() == "decorated_definition"
+        {
+            let mut cursor = node.walk();
+            let decorators = node
+                .named_children(&mut cursor)
+                .filter(|n| n.kind() == "decorator")
+                .collect();
+            (node.child_by_field_name("definition"), decorators)
+        } else {
+            (Some(node), Vec::new())
+        };
+        let Some(def) = def else { continue };
+        let name = def
+            .child_by_field_name("name")
+            .map(|n| src.text(n))
+            .unwrap_or_default();
+        match def.kind() {
+            "class_definition" => {
+                let mut inner = skips.clone();
+                for d in &decorators {
+                    inner.extend(decorator_skips(src, *d));
+                }
+                let Some(body) = def.child_by_field_name("body") else {
+                    continue;
+                };
+                inner.extend(scope_skips(src, body));
+                let mut path = classes.clone();
+                path.push(name);
+                push_statements(&mut stack, body, &path, &inner);
+            }
+            "function_definition" if name.starts_with("test") => {
+                let mut qualified = classes.join("::");
+                if !qualified.is_empty() {
+                    qualified.push_str("::");
+                }
+                qualified.push_str(&name);
+                tests.push(function(src, def, &decorators, qualified, &skips));
+            }
+            "function_definition" => helpers.push(function(src, def, &[], name, &[])),
+            kind if COMPOUND.contains(&kind) => {
+                push_statements(&mut stack, def, &classes, &skips);
+            }
+            _ => {}
+        }
+    }
+    finish(tests, helpers)
+}
+
+/// Pushes the named children of `node` so that they pop in source order.
+fn push_statements<'t>(
+    stack: &mut Vec<(Node<'t>, Vec<String>, Vec<Site>)>,
+    node: Node<'t>,
+    classes: &[String],
+    skips: &[Site],
+) {
+    let mut cursor = node.walk();
+    let children: Vec<Node> = node.named_children(&mut cursor).collect();
+    for child in children.into_iter().rev() {
+        stack.push((child, classes.to_vec(), skips.to_vec()));
+    }
+}
+
+/// The skips a module or class body applies to every test in it: `pytestmark = ...` with a
+/// skip or xfail mark, and skipping calls at its own level (`pytest.skip(...,
+/// allow_module_level=True)`, `np = pytest.importorskip("numpy")`, `raise SkipTest`).
+fn scope_skips(src: &Source, scope: Node) -> Vec<Site> {
+    let mut out = Vec::new();
+    let mut stack = vec![scope];
+    while let Some(node) = stack.pop() {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "expression_statement" => {
+                    for n in descendants(child) {
+                        match n.kind() {
+                            "assignment" => {
+                                let target = n.child_by_field_name("left").map(|l| src.text(l));
+                                if target.as_deref() == Some("pytestmark") {
+                                    if let Some(right) = n.child_by_field_name("right") {
+                                        out.extend(mark_sites(src, right));
+                                    }
+                                }
+                            }
+                            "call" if is_skip_call(&callee(src, n)) => out.push(site(src, n)),
+                            _ => {}
+                        }
+                    }
+                }
+                "raise_statement" if raises_skip(src, child) => out.push(site(src, child)),
+                kind if COMPOUND.contains(&kind) => stack.push(child),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The skip and xfail marks written anywhere in `node` (`pytest.mark.skip`, a mark in a
+/// list, `pytest.param(..., marks=pytest.mark.xfail)`).
+fn mark_sites(src: &Source, node: Node) -> Vec<Site> {
+    descendants(node)
+        .filter(|n| n.kind() == "attribute")
+        .filter(|n| {
+            let text = src.normal(*n);
+            SKIP_MARKS
+                .iter()
+                .any(|m| text == *m || text.ends_with(&format!(".{m}")))
+        })
+        .map(|n| site(src, n))
+        .collect()
+}
+
+/// The skips one decorator applies: a pytest mark anywhere in it, or a unittest skip.
+fn decorator_skips(src: &Source, decorator: Node) -> Vec<Site> {
+    let Some(expr) = decorator.named_child(0) else {
+        return Vec::new();
+    };
+    let target = if expr.kind() == "call" {
+        expr.child_by_field_name("function").unwrap_or(expr)
+    } else {
+        expr
+    };
+    let text = src.normal(target);
+    let last = text.rsplit('.').next().unwrap_or(&text);
+    if UNITTEST_SKIPS.contains(&last) && (text.starts_with("unittest.") || !text.contains('.')) {
+        return vec![site(src, decorator)];
+    }
+    mark_sites(src, decorator)
+        .into_iter()
+        .map(|s| Site {
+            line: s.line,
+            text: src.shown(decorator),
+        })
+        .collect()
+}
+
+/// The normalised text of a call's callee (`self.assertEqual`, `pytest.raises`).
+fn callee(src: &Source, call: Node) -> String {
+    call.child_by_field_name("function")
+        .map(|f| src.normal(f))
+        .unwrap_or_default()
+}
+
+fn is_skip_call(callee: &str) -> bool {
+    SKIP_CALLS.contains(&callee) || callee.ends_with(".skipTest") || callee == "skipTest"
+}
+
+/// `raise SkipTest(...)`, `raise unittest.SkipTest`, `raise pytest.skip.Exception`.
+fn raises_skip(src: &Source, raise: Node) -> bool {
+    let text = src.normal(raise);
+    text.contains("SkipTest") || text.contains("skip.Exception")
+}
+
+fn site(src: &Source, node: Node) -> Site {
+    Site {
+        line: line(node),
+        text: src.shown(node),
+    }
+}
+
+/// The facts of one function: `decorators` and `inherited` skips (its class's and module's)
+/// apply to it.
+fn function(
+    src: &Source,
+    def: Node,
+    decorators: &[Node],
+    name: String,
+    inherited: &[Site],
+) -> Draft {
+    let mut skips = inherited.to_vec();
+    let mut tolerances = Vec::new();
+    for d in decorators {
+        skips.extend(decorator_skips(src, *d));
+        for n in descendants(*d).filter(|n| n.kind() == "call") {
+            tolerances.extend(call_tolerances(src, n));
+        }
+    }
+    let mut assertions: Vec<(usize, Assertion)> = Vec::new();
+    let mut returns: Vec<(usize, Site)> = Vec::new();
+    let mut calls: Vec<(usize, Call)> = Vec::new();
+    let body = def.child_by_field_name("body");
+    // (node, inside a nested function or class, inside an assertion)
+    let mut stack: Vec<(Node, bool, bool)> = body.into_iter().map(|b| (b, false, false)).collect();
+    while let Some((node, nested, asserted)) = stack.pop() {
+        let mut inner_nested = nested;
+        let mut inner_asserted = asserted;
+        match node.kind() {
+            "function_definition" | "lambda" | "class_definition" => inner_nested = true,
+            "assert_statement" => {
+                inner_asserted = true;
+                let expr = node.named_child(0);
+                if let Some(strength) = expr.and_then(|e| strength(src, e)) {
+                    assertions.push((node.start_byte(), assertion(src, node, strength)));
+                }
+            }
+            "call" => {
+                let name = callee(src, node);
+                if is_skip_call(&name) {
+                    skips.push(site(src, node));
+                } else {
+                    let found = assertion_call(src, node, &name);
+                    if found.is_empty() {
+                        // A function or method of the file (`check(..)`, `self.check(..)`)
+                        // may be a helper that asserts: named by its last part.
+                        let bare = name.rsplit('.').next().unwrap_or(&name);
+                        if !bare.is_empty() && !bare.contains(['(', '[', ')', ']']) {
+                            calls.push((
+                                node.start_byte(),
+                                Call {
+                                    name: bare.to_string(),
+                                    line: line(node),
+                                    text: src.shown(node),
+                                },
+                            ));
+                        }
+                    } else {
+                        inner_asserted = true;
+                    }
+                    assertions.extend(found.into_iter().map(|a| (node.start_byte(), a)));
+                }
+                tolerances.extend(call_tolerances(src, node));
+            }
+            "raise_statement" if raises_skip(src, node) => skips.push(site(src, node)),
+            "return_statement" if !nested => returns.push((node.start_byte(), site(src, node))),
+            "comparison_operator" if asserted => tolerances.extend(bound(src, node)),
+            _ => {}
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children.into_iter().rev() {
+            stack.push((child, inner_nested, inner_asserted));
+        }
+    }
+    Draft {
+        function: TestFunction {
+            name,
+            line: line(def),
+            body: body.map(|b| src.tokens(b)).unwrap_or_default(),
+            assertions: assertions.iter().map(|(_, a)| a.clone()).collect(),
+            calls: calls.iter().map(|(_, c)| c.clone()).collect(),
+            skips,
+            early_returns: Vec::new(),
+            tolerances,
+        },
+        assertion_at: assertions.iter().map(|(at, _)| *at).collect(),
+        returns,
+        call_at: calls.iter().map(|(at, _)| *at).collect(),
+    }
+}
+
+fn assertion(src: &Source, node: Node, strength: Strength) -> Assertion {
+    Assertion {
+        line: line(node),
+        text: src.shown(node),
+        strength,
+    }
+}
+
+/// How strong an asserted expression is; `None` when it cannot be false (a truthy literal,
+/// `x == x`).
+fn strength(src: &Source, node: Node) -> Option<Strength> {
+    strength_within(src, node, 0)
+}
+
+/// How deep `not`, `and` and `or` are followed: a condition nested deeper (written to make
+/// guard recurse) is read as weak.
+const MAX_CONDITION_DEPTH: usize = 32;
+
+fn strength_within(src: &Source, mut node: Node, depth: usize) -> Option<Strength> {
+    if depth > MAX_CONDITION_DEPTH {
+        return Some(Strength::Weak);
+    }
+    while node.kind() == "parenthesized_expression" {
+        node = node.named_child(0)?;
+    }
+    let strength = |n: Node| strength_within(src, n, depth + 1);
+    match node.kind() {
+        "comparison_operator" => {
+            let mut cursor = node.walk();
+            let operands: Vec<Node> = node.named_children(&mut cursor).collect();
+            if operands.iter().all(|o| is_constant(*o)) {
+                return None;
+            }
+            if operands.len() == 2 && src.normal(operands[0]) == src.normal(operands[1]) {
+                return None;
+            }
+            let operators: String = {
+                let mut cursor = node.walk();
+                node.children(&mut cursor)
+                    .filter(|c| !c.is_named())
+                    .map(|c| src.text(c))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let against_none = operands.iter().any(|o| o.kind() == "none");
+            if against_none && (operators == "is not" || operators == "!=") {
+                Some(Strength::Weak)
+            } else {
+                Some(Strength::Strong)
+            }
+        }
+        "not_operator" => node.child_by_field_name("argument").and_then(strength),
+        "boolean_operator" => {
+            let left = node.child_by_field_name("left").and_then(strength);
+            let right = node.child_by_field_name("right").and_then(strength);
+            let op = node
+                .child_by_field_name("operator")
+                .map(|o| src.text(o))
+                .unwrap_or_default();
+            // `a or b` holds when the weaker holds; `a and b` checks the stronger too.
+            if op == "or" {
+                left.min(right)
+            } else {
+                left.max(right)
+            }
+        }
+        "false" | "none" => Some(Strength::Strong),
+        kind if is_literal(kind) => {
+            if truthy(src, node) {
+                None
+            } else {
+                // `assert False`, `assert 0`: a deliberate failure.
+                Some(Strength::Strong)
+            }
+        }
+        "call" => {
+            let name = callee(src, node);
+            let last = name.rsplit('.').next().unwrap_or(&name);
+            match last {
+                "all" | "any" => {
+                    let generator = node
+                        .child_by_field_name("arguments")
+                        .filter(|a| a.kind() == "generator_expression")
+                        .and_then(|g| g.child_by_field_name("body"));
+                    match generator {
+                        Some(body) => strength(body),
+                        None => Some(Strength::Weak),
+                    }
+                }
+                _ => Some(Strength::Weak),
+            }
+        }
+        _ => Some(Strength::Weak),
+    }
+}
+
+fn is_literal(kind: &str) -> bool {
+    matches!(
+        kind,
+        "true"
+            | "false"
+            | "none"
+            | "integer"
+            | "float"
+            | "string"
+            | "concatenated_string"
+            | "tuple"
+            | "list"
+            | "dictionary"
+            | "set"
+    )
+}
+
+/// Whether an expression is a constant: a literal whose parts are all constants (`{a, b}`
+/// or an f-string is not).
+fn is_constant(node: Node) -> bool {
+    descendants(node).all(|n| {
+        !n.is_named()
+            || is_literal(n.kind())
+            || matches!(
+                n.kind(),
+                "string_start" | "string_content" | "string_end" | "escape_sequence" | "pair"
+            )
+    })
+}
+
+/// Whether a literal is truthy, as Python reads it.
+fn truthy(src: &Source, node: Node) -> bool {
+    match node.kind() {
+        "true" => true,
+        "false" | "none" => false,
+        "integer" | "float" => number(&src.text(node)).is_none_or(|v| v != 0.0),
+        "string" => descendants(node).any(|n| n.kind() == "string_content"),
+        "concatenated_string" => descendants(node).any(|n| n.kind() == "string_content"),
+        _ => node.named_child_count() > 0,
+    }
+}
+
+/// The positional arguments and the keyword arguments (name, value) of a call.
+fn arguments<'t>(src: &Source, call: Node<'t>) -> (Vec<Node<'t>>, Vec<(String, Node<'t>)>) {
+    let mut positional = Vec::new();
+    let mut keywords = Vec::new();
+    let Some(args) = call.child_by_field_name("arguments") else {
+        return (positional, keywords);
+    };
+    if args.kind() == "generator_expression" {
+        positional.push(args);
+        return (positional, keywords);
+    }
+    let mut cursor = args.walk();
+    for a in args.named_children(&mut cursor) {
+        match a.kind() {
+            "keyword_argument" => {
+                if let (Some(k), Some(v)) = (
+                    a.child_by_field_name("name"),
+                    a.child_by_field_name("value"),
+                ) {
+                    keywords.push((src.text(k), v));
+                }
+            }
+            "comment" => {}
+            _ => positional.push(a),
+        }
+    }
+    (positional, keywords)
+}
+
+/// The assertions a call makes: unittest's `self.assert*`, pytest's `raises`/`warns`, mock's
+/// `assert_called_*`, `numpy.testing.assert_*`, `pytest.fail`; a `match=` on `raises` is an
+/// assertion of its own.
+fn assertion_call(src: &Source, call: Node, name: &str) -> Vec<Assertion> {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    let (positional, keywords) = arguments(src, call);
+    let text = |n: usize| positional.get(n).map(|p| src.normal(*p));
+    let raises = matches!(
+        last,
+        "assertRaises"
+            | "assertRaisesRegex"
+            | "assertRaisesRegexp"
+            | "assertWarns"
+            | "assertWarnsRegex"
+    ) || matches!(name, "pytest.raises" | "raises" | "pytest.warns" | "warns");
+    let strength = if raises {
+        // `pytest.raises(Exception)` passes whatever goes wrong.
+        let broad = |t: &str| {
+            t.trim_matches(['(', ')'])
+                .split(',')
+                .any(|e| matches!(e.trim(), "Exception" | "BaseException"))
+        };
+        Some(match text(0) {
+            Some(t) if broad(&t) => Strength::Weak,
+            _ => Strength::Strong,
+        })
+    } else if matches!(name, "self.fail" | "pytest.fail" | "pytest.deprecated_call") {
+        Some(Strength::Strong)
+    } else if !last.starts_with("assert") {
+        return Vec::new();
+    } else if matches!(
+        last,
+        "assertTrue" | "assertFalse" | "assert_" | "failUnless" | "failIf"
+    ) {
+        match positional.first() {
+            Some(p) => strength(src, *p),
+            None => Some(Strength::Weak),
+        }
+    } else if matches!(
+        last,
+        "assertIsNotNone"
+            | "assert_called"
+            | "assert_called_once"
+            | "assert_awaited"
+            | "assert_awaited_once"
+    ) {
+        Some(Strength::Weak)
+    } else if positional.len() >= 2 && text(0) == text(1) {
+        // `assertEqual(x, x)` cannot fail.
+        None
+    } else {
+        Some(Strength::Strong)
+    };
+    let mut out: Vec<Assertion> = strength
+        .map(|s| assertion(src, call, s))
+        .into_iter()
+        .collect();
+    if raises {
+        for (key, value) in &keywords {
+            if key == "match" || key == "expected_regex" {
+                out.push(Assertion {
+                    line: line(*value),
+                    text: format!("{key}={}", src.shown(*value)),
+                    strength: Strength::Strong,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Library defaults of tolerance arguments: an argument left out counts with its default.
+fn defaults(name: &str) -> &'static [(&'static str, f64, Looser)] {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    match last {
+        "approx" => &[
+            ("rel", 1e-6, Looser::Larger),
+            ("abs", 1e-12, Looser::Larger),
+        ],
+        "isclose" if name == "math.isclose" || name == "isclose" => &[
+            ("rel_tol", 1e-9, Looser::Larger),
+            ("abs_tol", 0.0, Looser::Larger),
+        ],
+        "isclose" | "allclose" => &[
+            ("rtol", 1e-5, Looser::Larger),
+            ("atol", 1e-8, Looser::Larger),
+        ],
+        "assert_allclose" => &[
+            ("rtol", 1e-7, Looser::Larger),
+            ("atol", 0.0, Looser::Larger),
+        ],
+        "assertAlmostEqual" => &[
+            ("places", 7.0, Looser::Smaller),
+            ("delta", 0.0, Looser::Larger),
+        ],
+        "assert_almost_equal" => &[("decimal", 7.0, Looser::Smaller)],
+        "assert_array_almost_equal" => &[("decimal", 6.0, Looser::Smaller)],
+        _ => &[],
+    }
+}
+
+/// Keyword arguments that bound a check, and which way each is looser.
+fn tolerance_keyword(key: &str) -> Option<Looser> {
+    match key {
+        "rel" | "abs" | "rel_tol" | "abs_tol" | "rtol" | "atol" | "delta" | "tolerance" | "tol"
+        | "epsilon" | "eps" | "timeout" => Some(Looser::Larger),
+        "places" | "decimal" => Some(Looser::Smaller),
+        _ => None,
+    }
+}
+
+/// The tolerances of one call: its tolerance keywords (and the defaults of those left out),
+/// `places` given by position to `assertAlmostEqual`, the seconds of a `sleep` or a
+/// `mark.timeout`, and the bound of `assertLess`-style calls.
+fn call_tolerances(src: &Source, call: Node) -> Vec<Tolerance> {
+    let name = callee(src, call);
+    let last = name.rsplit('.').next().unwrap_or(&name).to_string();
+    let (positional, keywords) = arguments(src, call);
+    let first = positional
+        .first()
+        .map(|p| src.normal(*p))
+        .unwrap_or_default();
+    let key = |param: &str| format!("{last}({first}).{param}");
+    let mut out = Vec::new();
+    let literal = |node: Node| number(&src.normal(node));
+    for (k, v) in &keywords {
+        if let (Some(looser), Some(value)) = (tolerance_keyword(k), literal(*v)) {
+            out.push(Tolerance {
+                line: line(*v),
+                key: key(k),
+                value,
+                looser,
+                text: format!("{k}={}", src.shown(*v)),
+            });
+        }
+    }
+    let positional_places = match last.as_str() {
+        "assertAlmostEqual" => Some("places"),
+        "assert_almost_equal" | "assert_array_almost_equal" => Some("decimal"),
+        _ => None,
+    };
+    if let (Some(param), Some(third)) = (positional_places, positional.get(2)) {
+        if let Some(value) = literal(*third) {
+            out.push(Tolerance {
+                line: line(*third),
+                key: key(param),
+                value,
+                looser: Looser::Smaller,
+                text: format!("{param}={}", src.shown(*third)),
+            });
+        }
+    }
+    for (param, default, looser) in defaults(&name) {
+        if !out.iter().any(|t| t.key == key(param)) {
+            out.push(Tolerance {
+                line: line(call),
+                key: key(param),
+                value: *default,
+                looser: *looser,
+                text: format!("{param} (default {default})"),
+            });
+        }
+    }
+    let seconds = last == "sleep" || name.ends_with("mark.timeout");
+    if let (true, Some(p)) = (seconds, positional.first()) {
+        if let Some(value) = literal(*p) {
+            out.push(Tolerance {
+                line: line(call),
+                key: last.clone(),
+                value,
+                looser: Looser::Larger,
+                text: src.shown(call),
+            });
+        }
+    }
+    let bound = match last.as_str() {
+        "assertLess" | "assertLessEqual" => Some(("<", Looser::Larger)),
+        "assertGreater" | "assertGreaterEqual" => Some((">", Looser::Smaller)),
+        _ => None,
+    };
+    if let (Some((direction, looser)), Some(p)) = (bound, positional.get(1)) {
+        if let Some(value) = literal(*p) {
+            out.push(Tolerance {
+                line: line(call),
+                key: format!("{first} {direction}"),
+                value,
+                looser,
+                text: src.shown(call),
+            });
+        }
+    }
+    out
+}
+
+/// The numeric bound of an asserted comparison (`elapsed < 0.5`, `0.5 > elapsed`).
+fn bound(src: &Source, comparison: Node) -> Option<Tolerance> {
+    let mut cursor = comparison.walk();
+    let operands: Vec<Node> = comparison.named_children(&mut cursor).collect();
+    let [left, right] = operands[..] else {
+        return None;
+    };
+    let operator = {
+        let mut cursor = comparison.walk();
+        let ops: Vec<String> = comparison
+            .children(&mut cursor)
+            .filter(|c| !c.is_named())
+            .map(|c| src.text(c))
+            .collect();
+        ops.join(" ")
+    };
+    let less = match operator.as_str() {
+        "<" | "<=" => true,
+        ">" | ">=" => false,
+        _ => return None,
+    };
+    let literal = |n: Node| number(&src.normal(n));
+    // Written with the bound on the right, or turned around.
+    let (other, value, less) = match (literal(left), literal(right)) {
+        (None, Some(v)) => (left, v, less),
+        (Some(v), None) => (right, v, !less),
+        _ => return None,
+    };
+    Some(Tolerance {
+        line: line(comparison),
+        key: format!(
+            "{} {}",
+            normal_text(&src.text(other)),
+            if less { "<" } else { ">" }
+        ),
+        value,
+        looser: if less {
+            Looser::Larger
+        } else {
+            Looser::Smaller
+        },
+        text: src.shown(comparison),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::evidence::test_source::{Strength, TestFile, parse};
+
+    fn read(text: &str) -> TestFile {
+        parse("tests/test_x.py", text.as_bytes()).unwrap()
+    }
+
+    fn strengths(file: &TestFile, name: &str) -> Vec<Strength> {
+        let f = file.functions.iter().find(|f| f.name == name).unwrap();
+        f.assertions.iter().map(|a| a.strength).collect()
+    }
+
+    #[test]
+    fn test_functions_and_methods_are_found_with_their_classes() {
+        let file = read(
+            "import unittest\n\ndef helper():\n    assert ok()\n\ndef test_a():\n    assert 1 + 1 == 2\n\nclass TestB(unittest.TestCase):\n    def setUp(self):\n        pass\n\n    def test_c(self):\n        self.assertEqual(f(), 3)\n\n    class TestInner:\n        def test_d(self):\n            pass\n\nif True:\n    def test_e():\n        def test_nested():\n            pass\n",
+        );
+        let names: Vec<(&str, u64)> = file
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.line))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("test_a", 6),
+                ("TestB::test_c", 13),
+                ("TestB::TestInner::test_d", 17),
+                ("test_e", 21),
+            ]
+        );
+        assert_eq!(file.helper_assertions, ["assert ok()"]);
+    }
+
+    #[test]
+    fn assertions_are_graded() {
+        let file = read(
+            "def test_a(x):\n    assert {a, b} == {a}\n    assert 1 == 1\n    assert x == 1, 'msg'\n    assert x\n    assert x is not None\n    assert x is None\n    assert True\n    assert (1, 'always true')\n    assert x == x\n    assert not x\n    assert False\n    assert all(v > 0 for v in x)\n    assert isinstance(x, int)\n    assert x == 1 or True\n",
+        );
+        use Strength::*;
+        assert_eq!(
+            strengths(&file, "test_a"),
+            [
+                Strong, Strong, Weak, Weak, Strong, Weak, Strong, Strong, Weak
+            ]
+        );
+    }
+
+    #[test]
+    fn assertion_calls_are_graded() {
+        let file = read(
+            "class T:\n    def test_a(self):\n        self.assertEqual(a, b)\n        self.assertTrue(a)\n        self.assertTrue(a == b)\n        self.assertTrue(True)\n        self.assertIsNotNone(a)\n        self.assertEqual(a, a)\n        m.assert_called_once_with(1)\n        m.assert_called()\n        np.testing.assert_allclose(a, b)\n        with pytest.raises(ValueError, match='bad'):\n            f()\n        with pytest.raises(Exception):\n            f()\n        self.fail('no')\n        helper(a)\n",
+        );
+        use Strength::*;
+        assert_eq!(
+            strengths(&file, "T::test_a"),
+            [
+                Strong, Weak, Strong, Weak, Strong, Weak, Strong, Strong, Strong, Weak, Strong
+            ]
+        );
+    }
+
+    #[test]
+    fn skips_come_from_decorators_classes_modules_and_calls() {
+        let file = read(
+            "import pytest\npytestmark = [pytest.mark.slow, pytest.mark.skipif(X, reason='y')]\n\n@pytest.mark.skip(reason='x')\ndef test_a():\n    pass\n\n@pytest.mark.parametrize('v', [1, pytest.param(2, marks=pytest.mark.xfail)])\ndef test_b(v):\n    pass\n\n@unittest.skip('later')\nclass TestC:\n    pytestmark = pytest.mark.xfail\n    def test_d(self):\n        self.skipTest('no')\n\n@pytest.mark.parametrize('v', [1])\ndef test_e(v):\n    pytest.importorskip('numpy')\n",
+        );
+        let skips: Vec<(&str, Vec<u64>)> = file
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.skips.iter().map(|s| s.line).collect()))
+            .collect();
+        assert_eq!(
+            skips,
+            [
+                ("test_a", vec![2, 4]),
+                ("test_b", vec![2, 8]),
+                ("TestC::test_d", vec![2, 12, 14, 16]),
+                ("test_e", vec![2, 20]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_return_before_an_assertion_is_early() {
+        let file = read(
+            "def test_a(x):\n    if x:\n        return\n    def inner():\n        return 1\n    assert inner() == 1\n    return\n\ndef test_b():\n    return\n",
+        );
+        let early: Vec<Vec<u64>> = file
+            .functions
+            .iter()
+            .map(|f| f.early_returns.iter().map(|s| s.line).collect())
+            .collect();
+        assert_eq!(early, [vec![3], vec![]]);
+    }
+
+    #[test]
+    fn tolerances_with_their_defaults() {
+        let file = read(
+            "def test_a(x):\n    assert x == pytest.approx(1.0, rel=1e-9)\n    assert math.isclose(x, 1.0)\n    assert elapsed < 0.5\n    assert 2 >= count\n    self.assertAlmostEqual(a, b, 3)\n    time.sleep(0.1)\n    run(cmd, timeout=5)\n    if x < 10:\n        pass\n",
+        );
+        let got: Vec<(String, f64)> = file.functions[0]
+            .tolerances
+            .iter()
+            .map(|t| (t.key.clone(), t.value))
+            .collect();
+        let want: Vec<(String, f64)> = [
+            ("approx(1.0).rel", 1e-9),
+            ("approx(1.0).abs", 1e-12),
+            ("isclose(x).rel_tol", 1e-9),
+            ("isclose(x).abs_tol", 0.0),
+            ("elapsed <", 0.5),
+            ("count <", 2.0),
+            ("assertAlmostEqual(a).places", 3.0),
+            ("assertAlmostEqual(a).delta", 0.0),
+            ("sleep", 0.1),
+            ("run(cmd).timeout", 5.0),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn hostile_sources_are_read_without_recursion() {
+        let deep = format!(
+            "def test_a():\n    assert {}x == 1{}\n    assert {}x\n",
+            "(".repeat(100_000),
+            ")".repeat(100_000),
+            "not ".repeat(50_000)
+        );
+        let file = read(&deep);
+        assert_eq!(file.functions.len(), 1);
+        assert_eq!(file.functions[0].assertions.len(), 2);
+        let garbage: Vec<u8> = (0..200_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+        let _ = parse("tests/test_x.py", &garbage);
+        let _ = parse("tests/x.rs", &garbage);
+        let nested_rs = format!(
+            "#[test]\nfn t() {{ {} assert!(x); {} }}\n",
+            "{".repeat(50_000),
+            "}".repeat(50_000)
+        );
+        assert_eq!(
+            parse("tests/x.rs", nested_rs.as_bytes())
+                .unwrap()
+                .functions
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_reformat_keeps_the_body_tokens() {
+        let a = read("def test_a():\n    assert f(1,2) == 3  # why\n");
+        let b = read("def test_b():\n    assert f(\n        1,\n        2,\n    ) == 3\n");
+        assert_eq!(a.functions[0].body, b.functions[0].body);
+    }
+}

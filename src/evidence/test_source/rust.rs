@@ -1,0 +1,486 @@
+//! Rust test files: functions with a test attribute (`#[test]`, `#[tokio::test]`,
+//! `#[rstest]`, ...) in any module of the file (`#[cfg(test)] mod tests`), their `#[ignore]`
+//! and `#[cfg_attr(.., ignore)]`, and the assertion macros in their bodies. A macro's
+//! arguments are a token tree to tree-sitter (macros are expanded by the compiler), so the
+//! assertion macros are read token by token.
+
+use tree_sitter::Node;
+
+use super::{
+    Assertion, Call, Draft, Looser, Site, Source, Strength, TestFile, TestFunction, Tolerance,
+    descendants, finish, line, normal_text, number,
+};
+
+pub(super) fn read(src: &Source, root: Node) -> TestFile {
+    let (mut tests, mut helpers) = (Vec::new(), Vec::new());
+    // (a list of items, the module path it is in)
+    let mut stack: Vec<(Node, Vec<String>)> = vec![(root, Vec::new())];
+    while let Some((items, path)) = stack.pop() {
+        let mut attributes: Vec<Node> = Vec::new();
+        let mut cursor = items.walk();
+        for item in items.named_children(&mut cursor) {
+            match item.kind() {
+                "attribute_item" => {
+                    attributes.push(item);
+                    continue;
+                }
+                "line_comment" | "block_comment" => continue,
+                "mod_item" => {
+                    if let (Some(body), Some(name)) = (
+                        item.child_by_field_name("body"),
+                        item.child_by_field_name("name"),
+                    ) {
+                        let mut inner = path.clone();
+                        inner.push(src.text(name));
+                        stack.push((body, inner));
+                    }
+                }
+                "impl_item" | "trait_item" => {
+                    if let Some(body) = item.child_by_field_name("body") {
+                        stack.push((body, path.clone()));
+                    }
+                }
+                "function_item" => {
+                    let name = item
+                        .child_by_field_name("name")
+                        .map(|n| src.text(n))
+                        .unwrap_or_default();
+                    if attributes.iter().any(|a| is_test_attribute(src, *a)) {
+                        let mut qualified = path.join("::");
+                        if !qualified.is_empty() {
+                            qualified.push_str("::");
+                        }
+                        qualified.push_str(&name);
+                        tests.push(function(src, item, &attributes, qualified));
+                    } else {
+                        helpers.push(function(src, item, &[], name));
+                    }
+                }
+                _ => {}
+            }
+            attributes.clear();
+        }
+    }
+    let mut file = finish(tests, helpers);
+    file.functions.sort_by_key(|f| f.line);
+    file
+}
+
+/// The path an attribute names (`test`, `tokio::test`, `cfg_attr`).
+fn attribute_path(src: &Source, item: Node) -> Option<String> {
+    let attribute = item.named_child(0).filter(|a| a.kind() == "attribute")?;
+    attribute.named_child(0).map(|p| src.normal(p))
+}
+
+/// `#[test]` and the attributes of test frameworks that stand for it.
+fn is_test_attribute(src: &Source, item: Node) -> bool {
+    attribute_path(src, item).is_some_and(|p| {
+        p == "test"
+            || p.ends_with("::test")
+            || matches!(
+                p.as_str(),
+                "rstest" | "test_case" | "wasm_bindgen_test" | "quickcheck"
+            )
+    })
+}
+
+/// `#[ignore]`, `#[ignore = "..."]` and `#[cfg_attr(cond, ignore)]`.
+fn is_skip_attribute(src: &Source, item: Node) -> bool {
+    match attribute_path(src, item).as_deref() {
+        Some("ignore") => true,
+        Some("cfg_attr") => {
+            descendants(item).any(|n| n.kind() == "identifier" && src.text(n) == "ignore")
+        }
+        _ => false,
+    }
+}
+
+fn site(src: &Source, node: Node) -> Site {
+    Site {
+        line: line(node),
+        text: src.shown(node),
+    }
+}
+
+fn function(src: &Source, def: Node, attributes: &[Node], name: String) -> Draft {
+    let skips = attributes
+        .iter()
+        .filter(|a| is_skip_attribute(src, **a))
+        .map(|a| site(src, *a))
+        .collect();
+    let mut assertions: Vec<(usize, Assertion)> = Vec::new();
+    let mut returns: Vec<(usize, Site)> = Vec::new();
+    let mut tolerances = Vec::new();
+    let mut calls: Vec<(usize, Call)> = Vec::new();
+    let body = def.child_by_field_name("body");
+    // (node, inside a closure or nested function)
+    let mut stack: Vec<(Node, bool)> = body.into_iter().map(|b| (b, false)).collect();
+    while let Some((node, nested)) = stack.pop() {
+        let mut inner_nested = nested;
+        match node.kind() {
+            "closure_expression" | "function_item" => inner_nested = true,
+            "macro_invocation" => {
+                let read = assertion_macro(src, node);
+                assertions.extend(read.assertion.map(|a| (node.start_byte(), a)));
+                tolerances.extend(read.tolerances);
+                continue;
+            }
+            "return_expression" if !nested => returns.push((node.start_byte(), site(src, node))),
+            "call_expression" => {
+                tolerances.extend(duration(src, node));
+                // A function or method of the file (`expect(&run, 0)`, `Daemon::start(..)`,
+                // `self.check(..)`) may be a helper that asserts: named by its last part.
+                let callee = node.child_by_field_name("function");
+                let name = callee.and_then(|f| match f.kind() {
+                    "identifier" => Some(f),
+                    "scoped_identifier" => f.child_by_field_name("name"),
+                    "field_expression" => f.child_by_field_name("field"),
+                    _ => None,
+                });
+                if let Some(name) = name {
+                    calls.push((
+                        node.start_byte(),
+                        Call {
+                            name: src.text(name),
+                            line: line(node),
+                            text: src.shown(node),
+                        },
+                    ));
+                }
+            }
+            _ => {}
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children.into_iter().rev() {
+            stack.push((child, inner_nested));
+        }
+    }
+    Draft {
+        function: TestFunction {
+            name,
+            line: line(def),
+            body: body.map(|b| src.tokens(b)).unwrap_or_default(),
+            assertions: assertions.iter().map(|(_, a)| a.clone()).collect(),
+            calls: calls.iter().map(|(_, c)| c.clone()).collect(),
+            skips,
+            early_returns: Vec::new(),
+            tolerances,
+        },
+        assertion_at: assertions.iter().map(|(at, _)| *at).collect(),
+        returns,
+        call_at: calls.iter().map(|(at, _)| *at).collect(),
+    }
+}
+
+/// What an assertion macro asserts and the tolerances it allows.
+#[derive(Default)]
+struct MacroRead {
+    assertion: Option<Assertion>,
+    tolerances: Vec<Tolerance>,
+}
+
+/// Reads `name!(...)` when it is an assertion macro (`assert!`, `assert_eq!`,
+/// `debug_assert_ne!`, `prop_assert!`, `assert_matches!`, `assert_relative_eq!`, insta's
+/// `assert_snapshot!`, ...).
+fn assertion_macro(src: &Source, invocation: Node) -> MacroRead {
+    let path = invocation
+        .child_by_field_name("macro")
+        .map(|m| src.normal(m))
+        .unwrap_or_default();
+    let name = path.rsplit("::").next().unwrap_or(&path).to_string();
+    let is_assertion = ["assert", "debug_assert", "prop_assert"]
+        .iter()
+        .any(|p| name.starts_with(p));
+    if !is_assertion {
+        return MacroRead::default();
+    }
+    let Some(tree) = invocation
+        .named_children(&mut invocation.walk())
+        .find(|n| n.kind() == "token_tree")
+    else {
+        return MacroRead::default();
+    };
+    let args = split_arguments(tree);
+    let text = |tokens: &[Node]| tokens_text(src, tokens);
+    let plain = matches!(name.as_str(), "assert" | "debug_assert" | "prop_assert");
+    let strength = if plain {
+        args.first().and_then(|first| plain_strength(src, first))
+    } else if name.ends_with("_eq") && args.len() >= 2 && text(&args[0]) == text(&args[1]) {
+        // `assert_eq!(x, x)` cannot fail.
+        None
+    } else {
+        Some(Strength::Strong)
+    };
+    let mut read = MacroRead {
+        assertion: strength.map(|strength| Assertion {
+            line: line(invocation),
+            text: src.shown(invocation),
+            strength,
+        }),
+        tolerances: Vec::new(),
+    };
+    let first = args.first().map(|a| text(a)).unwrap_or_default();
+    if plain {
+        read.tolerances
+            .extend(args.first().and_then(|a| comparison_bound(src, a)));
+    }
+    let approximate = ["approx", "relative", "abs_diff", "ulps", "near", "close"]
+        .iter()
+        .any(|w| name.contains(w));
+    for (i, arg) in args.iter().enumerate().skip(1) {
+        // `epsilon = 1e-6`, `max_relative = 0.1` (the approx crate's macros).
+        if let [key, eq, value @ ..] = &arg[..] {
+            if key.kind() == "identifier" && src.text(*eq) == "=" {
+                if let Some(v) = literal(src, value) {
+                    let key = src.text(*key);
+                    read.tolerances.push(Tolerance {
+                        line: line(*eq),
+                        key: format!("{name}({first}).{key}"),
+                        value: v,
+                        looser: Looser::Larger,
+                        text: text(arg),
+                    });
+                }
+                continue;
+            }
+        }
+        // `assert_approx_eq!(a, b, 1e-6)`: a bare number is the tolerance.
+        if approximate && i >= 2 {
+            if let Some(v) = literal(src, arg) {
+                read.tolerances.push(Tolerance {
+                    line: line(arg[0]),
+                    key: format!("{name}({first}).{i}"),
+                    value: v,
+                    looser: Looser::Larger,
+                    text: text(arg),
+                });
+            }
+        }
+    }
+    read
+}
+
+/// The tokens of a token tree's top level (delimiters and comments left out), split at
+/// top-level commas.
+fn split_arguments(tree: Node) -> Vec<Vec<Node>> {
+    let mut cursor = tree.walk();
+    let tokens: Vec<Node> = tree
+        .children(&mut cursor)
+        .filter(|n| !n.kind().contains("comment"))
+        .collect();
+    let inner = if tokens.len() >= 2 {
+        &tokens[1..tokens.len() - 1]
+    } else {
+        &[][..]
+    };
+    let mut args = vec![Vec::new()];
+    for t in inner {
+        if !t.is_named() && t.kind() == "," {
+            args.push(Vec::new());
+        } else if let Some(last) = args.last_mut() {
+            last.push(*t);
+        }
+    }
+    if args.last().is_some_and(Vec::is_empty) {
+        args.pop();
+    }
+    args
+}
+
+/// The tokens' text, normalised (`a . len ( )` and `a.len()` read the same).
+fn tokens_text(src: &Source, tokens: &[Node]) -> String {
+    let joined: Vec<String> = tokens.iter().map(|t| src.text(*t)).collect();
+    normal_text(&joined.join(" "))
+}
+
+/// A number written as one literal token, or `-` and one.
+fn literal(src: &Source, tokens: &[Node]) -> Option<f64> {
+    match tokens {
+        [t] if is_number(t.kind()) => number(&src.text(*t)),
+        [minus, t] if src.text(*minus) == "-" && is_number(t.kind()) => {
+            number(&src.text(*t)).map(|v| -v)
+        }
+        _ => None,
+    }
+}
+
+fn is_number(kind: &str) -> bool {
+    kind == "integer_literal" || kind == "float_literal"
+}
+
+const COMPARISONS: &[&str] = &["==", "!=", "<", ">", "<=", ">="];
+
+/// The top-level comparison of `assert!`'s condition: its operator's index.
+fn comparison(tokens: &[Node]) -> Option<usize> {
+    tokens
+        .iter()
+        .position(|t| !t.is_named() && COMPARISONS.contains(&t.kind()))
+}
+
+/// How strong `assert!(cond)` is: a comparison or `matches!` is strong, a bare condition
+/// weak; `true`, or both sides of a comparison the same, cannot fail.
+fn plain_strength(src: &Source, condition: &[Node]) -> Option<Strength> {
+    if let [only] = condition {
+        if only.kind() == "boolean_literal" {
+            return if src.text(*only) == "true" {
+                None
+            } else {
+                Some(Strength::Strong)
+            };
+        }
+    }
+    if let Some(at) = comparison(condition) {
+        let (left, right) = (&condition[..at], &condition[at + 1..]);
+        if tokens_text(src, left) == tokens_text(src, right) {
+            return None;
+        }
+        return Some(Strength::Strong);
+    }
+    let is_matches = condition.windows(2).any(|w| {
+        w[0].kind() == "identifier" && src.text(w[0]) == "matches" && src.text(w[1]) == "!"
+    });
+    Some(if is_matches {
+        Strength::Strong
+    } else {
+        Strength::Weak
+    })
+}
+
+/// The numeric bound of `assert!(x < 0.5)` (or `0.5 > x`).
+fn comparison_bound(src: &Source, condition: &[Node]) -> Option<Tolerance> {
+    let at = comparison(condition)?;
+    let less = match condition[at].kind() {
+        "<" | "<=" => true,
+        ">" | ">=" => false,
+        _ => return None,
+    };
+    let (left, right) = (&condition[..at], &condition[at + 1..]);
+    let (other, value, less) = match (literal(src, left), literal(src, right)) {
+        (None, Some(v)) => (left, v, less),
+        (Some(v), None) => (right, v, !less),
+        _ => return None,
+    };
+    Some(Tolerance {
+        line: line(condition[at]),
+        key: format!(
+            "{} {}",
+            tokens_text(src, other),
+            if less { "<" } else { ">" }
+        ),
+        value,
+        looser: if less {
+            Looser::Larger
+        } else {
+            Looser::Smaller
+        },
+        text: tokens_text(src, condition),
+    })
+}
+
+/// A `Duration::from_*` literal (a timeout, a sleep, a deadline), in seconds, keyed by the
+/// call it is passed to.
+fn duration(src: &Source, call: Node) -> Option<Tolerance> {
+    let function = src.normal(call.child_by_field_name("function")?);
+    let unit = function.rsplit("::").next()?;
+    let scale = match unit {
+        "from_secs" | "from_secs_f32" | "from_secs_f64" => 1.0,
+        "from_millis" => 1e-3,
+        "from_micros" => 1e-6,
+        "from_nanos" => 1e-9,
+        _ => return None,
+    };
+    let args = call.child_by_field_name("arguments")?;
+    let value = match args.named_child_count() {
+        1 => number(&src.normal(args.named_child(0)?))?,
+        _ => return None,
+    };
+    let outer = call
+        .parent()
+        .filter(|p| p.kind() == "arguments")
+        .and_then(|a| a.parent())
+        .and_then(|c| c.child_by_field_name("function"))
+        .map(|f| src.normal(f))
+        .unwrap_or_else(|| "Duration".to_string());
+    Some(Tolerance {
+        line: line(call),
+        key: format!("{outer}({unit})"),
+        value: value * scale,
+        looser: Looser::Larger,
+        text: src.shown(call),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::evidence::test_source::{Strength, TestFile, parse};
+
+    fn read(text: &str) -> TestFile {
+        parse("src/lib.rs", text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn test_functions_in_modules_with_their_attributes() {
+        let file = read(
+            "fn helper() { assert!(ok()); }\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    // why\n    #[ignore = \"slow\"]\n    fn it_works() {}\n\n    #[tokio::test]\n    async fn async_one() {}\n\n    #[cfg_attr(miri, ignore)]\n    #[test]\n    fn not_under_miri() {}\n\n    fn not_a_test() {}\n\n    mod inner {\n        #[rstest]\n        fn deep() {}\n    }\n}\n",
+        );
+        let names: Vec<(&str, u64, usize)> = file
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.line, f.skips.len()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("tests::it_works", 10, 1),
+                ("tests::async_one", 13, 0),
+                ("tests::not_under_miri", 17, 1),
+                ("tests::inner::deep", 23, 0),
+            ]
+        );
+        assert_eq!(file.helper_assertions, ["assert!(ok())"]);
+    }
+
+    #[test]
+    fn assertion_macros_are_graded() {
+        let file = read(
+            "#[test]\nfn t() {\n    assert_eq!(add(1, 2), 3, \"msg {}\", x);\n    assert!(true);\n    assert!(false);\n    assert!(r.is_ok());\n    assert!(a == b);\n    assert!(matches!(x, Some(_)));\n    assert_eq!(x, x);\n    assert!(a.len() == a . len());\n    debug_assert_ne!(a, b);\n    pretty_assertions::assert_eq!(a, b);\n    insta::assert_snapshot!(out);\n    println!(\"assert!(x)\");\n}\n",
+        );
+        use Strength::*;
+        let got: Vec<Strength> = file.functions[0]
+            .assertions
+            .iter()
+            .map(|a| a.strength)
+            .collect();
+        assert_eq!(
+            got,
+            [Strong, Strong, Weak, Strong, Strong, Strong, Strong, Strong]
+        );
+    }
+
+    #[test]
+    fn returns_and_tolerances() {
+        let file = read(
+            "#[test]\nfn t() {\n    if skip() { return; }\n    let f = || { return 1; };\n    assert!((a - b).abs() < 1e-9);\n    assert!(-0.5 < x);\n    assert_relative_eq!(a, b, epsilon = 1e-6);\n    assert_approx_eq!(a, b, 0.01);\n    std::thread::sleep(Duration::from_millis(10));\n    return;\n}\n",
+        );
+        let f = &file.functions[0];
+        let early: Vec<u64> = f.early_returns.iter().map(|s| s.line).collect();
+        assert_eq!(early, [3]);
+        let got: Vec<(String, f64)> = f
+            .tolerances
+            .iter()
+            .map(|t| (t.key.clone(), t.value))
+            .collect();
+        let want: Vec<(String, f64)> = [
+            ("(a-b).abs() <", 1e-9),
+            ("x >", -0.5),
+            ("assert_relative_eq(a).epsilon", 1e-6),
+            ("assert_approx_eq(a).2", 0.01),
+            ("std::thread::sleep(from_millis)", 0.01),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        assert_eq!(got, want);
+    }
+}

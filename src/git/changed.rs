@@ -1,0 +1,101 @@
+//! The files a commit changed against one parent, and their blobs: what the weakened-test
+//! rule reads. Identical subtrees are skipped by id, so the cost follows what the commit
+//! changed, not the size of the repository. Only regular files have content here: a side
+//! that is a symlink, a submodule or a directory counts as absent (a test file turned into a
+//! symlink holds no tests guard can read).
+
+use std::collections::HashMap;
+
+use git2::{ObjectType, Oid, Repository, Tree};
+
+/// A file that differs between two trees: its regular-file blob on each side, if it is one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedFile {
+    pub path: String,
+    pub old: Option<Oid>,
+    pub new: Option<Oid>,
+}
+
+const TREE_MODE: i32 = 0o040000;
+
+/// A tree entry: object id, file mode.
+type Entry = (Oid, i32);
+
+/// The paths under which `new` and `old` (`None`: the empty tree of a root commit) differ,
+/// among those `wanted` accepts, in no set order.
+pub fn changed_files(
+    repo: &Repository,
+    new: Oid,
+    old: Option<Oid>,
+    wanted: &dyn Fn(&str) -> bool,
+) -> Result<Vec<ChangedFile>, git2::Error> {
+    let mut out = Vec::new();
+    if old == Some(new) {
+        return Ok(out);
+    }
+    let tree = |id: Option<Oid>| id.map(|i| repo.find_tree(i)).transpose();
+    // (directory path, its tree after, its tree before), without recursion.
+    let mut stack: Vec<(String, Option<Tree>, Option<Tree>)> =
+        vec![(String::new(), tree(Some(new))?, tree(old)?)];
+    while let Some((prefix, new, old)) = stack.pop() {
+        let entries = |t: &Option<Tree>| -> Vec<(Vec<u8>, Oid, i32)> {
+            t.iter()
+                .flat_map(|t| t.iter())
+                .map(|e| (e.name_bytes().to_vec(), e.id(), e.filemode()))
+                .collect()
+        };
+        let after = entries(&new);
+        let mut before: HashMap<Vec<u8>, Entry> = entries(&old)
+            .into_iter()
+            .map(|(n, id, mode)| (n, (id, mode)))
+            .collect();
+        let mut pairs: Vec<(Vec<u8>, Option<Entry>, Option<Entry>)> = after
+            .into_iter()
+            .map(|(n, id, mode)| {
+                let b = before.remove(&n);
+                (n, Some((id, mode)), b)
+            })
+            .collect();
+        pairs.extend(before.into_iter().map(|(n, b)| (n, None, Some(b))));
+        for (name, a, b) in pairs {
+            if a == b {
+                continue;
+            }
+            let path = if prefix.is_empty() {
+                String::from_utf8_lossy(&name).into_owned()
+            } else {
+                format!("{prefix}/{}", String::from_utf8_lossy(&name))
+            };
+            let sub = |e: Option<Entry>| match e {
+                Some((id, TREE_MODE)) => repo.find_tree(id).map(Some),
+                _ => Ok(None),
+            };
+            let (new_sub, old_sub) = (sub(a)?, sub(b)?);
+            if new_sub.is_some() || old_sub.is_some() {
+                stack.push((path.clone(), new_sub, old_sub));
+            }
+            let blob = |e: Option<Entry>| match e {
+                Some((id, 0o100644 | 0o100755)) => Some(id),
+                _ => None,
+            };
+            let (new_blob, old_blob) = (blob(a), blob(b));
+            if new_blob != old_blob && wanted(&path) {
+                out.push(ChangedFile {
+                    path,
+                    old: old_blob,
+                    new: new_blob,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The bytes of the blob `id`.
+pub fn blob(repo: &Repository, id: Oid) -> Result<Vec<u8>, git2::Error> {
+    let object = repo.find_object(id, Some(ObjectType::Blob))?;
+    let blob = object
+        .as_blob()
+        .ok_or_else(|| git2::Error::from_str("not a blob"))?;
+    Ok(blob.content().to_vec())
+}

@@ -1,0 +1,718 @@
+//! `weakened_test`: an agent commit that makes a test check less. Given what the test
+//! functions of the files a commit changed asserted before and after
+//! (`evidence::test_source`), it names each test that lost an assertion or had one loosened
+//! (`assert x == y` made `assert x`), gained a skip or expected failure, gained a `return`
+//! before its assertions, had a tolerance widened, or was deleted. Adding tests or
+//! assertions is never a finding; the engine asks only about agents' commits.
+//!
+//! The functions of one commit are paired across its files, so a test moved to another file
+//! or renamed (same body) is compared with itself, not deleted; and an assertion that leaves
+//! one test for another (a test split in two) or for a helper, with the same text, is moved,
+//! not removed.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::evidence::test_source::{
+    Assertion, Helper, Helpers, Strength, TestFile, TestFunction, normal_key, summarise,
+};
+use crate::policy::agents::HumanTrailer;
+use crate::report::finding::{Code, Finding};
+
+/// One test file a commit changed: its path and what it held before and after (`None`: the
+/// file is absent on that side, or not a file whose tests guard reads). Shared: the engine
+/// reads each version once for a range.
+#[derive(Debug, Clone)]
+pub struct FileVersions {
+    pub path: String,
+    pub old: Option<Rc<TestFile>>,
+    pub new: Option<Rc<TestFile>>,
+}
+
+/// How a test was weakened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    Deleted,
+    AssertionRemoved,
+    AssertionLoosened,
+    SkipAdded,
+    EarlyReturn,
+    ToleranceWidened,
+}
+
+impl Kind {
+    fn describe(self) -> &'static str {
+        match self {
+            Kind::Deleted => "deletes the test",
+            Kind::AssertionRemoved => "removes an assertion",
+            Kind::AssertionLoosened => "loosens an assertion",
+            Kind::SkipAdded => "adds a skip or expected failure",
+            Kind::EarlyReturn => "returns before its assertions",
+            Kind::ToleranceWidened => "widens a tolerance",
+        }
+    }
+}
+
+/// One weakened test: where (the file and line after the commit; for a deleted test, where
+/// it was before) and the lines that show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Weakening {
+    pub kind: Kind,
+    pub path: String,
+    /// The test's name within its file (`TestX::test_y`, `tests::it_works`).
+    pub test: String,
+    pub line: u64,
+    /// What the commit removed or changed, as it read before.
+    pub before: Option<String>,
+    /// What it reads after.
+    pub after: Option<String>,
+    /// How many more of the same kind the test has.
+    pub more: usize,
+}
+
+/// The weakenings in one commit's changed test files, compared with one parent's.
+pub fn weakenings(files: &[FileVersions]) -> Vec<Weakening> {
+    let olds: Vec<Placed> = files
+        .iter()
+        .flat_map(|f| {
+            f.old
+                .iter()
+                .flat_map(|t| t.functions.iter().map(|x| (f.path.as_str(), x)))
+        })
+        .collect();
+    let news: Vec<Placed> = files
+        .iter()
+        .flat_map(|f| {
+            f.new
+                .iter()
+                .flat_map(|t| t.functions.iter().map(|x| (f.path.as_str(), x)))
+        })
+        .collect();
+    let pairs = pair(&olds, &news);
+
+    // What each test asserts: its own assertions and its calls of helpers. A helper is read
+    // on the same side, in any of the commit's files; one that only the other side holds
+    // (moved to a file the commit does not change) is read there.
+    let helpers = |side: fn(&FileVersions) -> Option<&Rc<TestFile>>| -> Helpers {
+        let mut all = Helpers::new();
+        for (name, defined) in files.iter().filter_map(side).flat_map(|t| &t.helpers) {
+            all.entry(name.clone())
+                .or_default()
+                .extend(defined.iter().cloned());
+        }
+        all
+    };
+    let (old_helpers, new_helpers) = (helpers(|f| f.old.as_ref()), helpers(|f| f.new.as_ref()));
+    let (old_summary, new_summary) = (
+        summarise(&old_helpers, &new_helpers),
+        summarise(&new_helpers, &old_helpers),
+    );
+    let old_asserts: Vec<Vec<Assertion>> = olds
+        .iter()
+        .map(|(_, f)| asserted(f, &old_summary))
+        .collect();
+    let new_asserts: Vec<Vec<Assertion>> = news
+        .iter()
+        .map(|(_, f)| asserted(f, &new_summary))
+        .collect();
+
+    // Assertion texts the commit brings anywhere: into another test, a new test or a helper.
+    // An assertion removed from one test that shows up there was moved.
+    let mut moved_to: HashMap<String, usize> = HashMap::new();
+    let mut paired_new = vec![false; news.len()];
+    for (o, n) in pairs.iter().enumerate() {
+        if let Some(n) = n {
+            paired_new[*n] = true;
+            for text in gained(&old_asserts[o], &new_asserts[*n]) {
+                *moved_to.entry(text).or_default() += 1;
+            }
+        }
+    }
+    for (n, list) in new_asserts.iter().enumerate() {
+        if !paired_new[n] {
+            for a in list {
+                *moved_to.entry(normal_key(&a.text)).or_default() += 1;
+            }
+        }
+    }
+    let helper_texts = |side: fn(&FileVersions) -> Option<&Rc<TestFile>>| -> Vec<String> {
+        files
+            .iter()
+            .filter_map(side)
+            .flat_map(|t| t.helper_assertions.iter().map(|a| normal_key(a)))
+            .collect()
+    };
+    let mut old_texts: HashMap<String, usize> = HashMap::new();
+    for text in helper_texts(|f| f.old.as_ref()) {
+        *old_texts.entry(text).or_default() += 1;
+    }
+    for text in helper_texts(|f| f.new.as_ref()) {
+        match old_texts.get_mut(&text) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => *moved_to.entry(text).or_default() += 1,
+        }
+    }
+
+    let mut out = Vec::new();
+    for (o, n) in pairs.iter().enumerate() {
+        let (old_path, old) = olds[o];
+        match n {
+            None => out.push(Weakening {
+                kind: Kind::Deleted,
+                path: old_path.to_string(),
+                test: old.name.clone(),
+                line: old.line,
+                before: Some(format!("{} (line {})", old.name, old.line)),
+                after: None,
+                more: 0,
+            }),
+            Some(n) => {
+                let (new_path, new) = news[*n];
+                let asserts = (&old_asserts[o][..], &new_asserts[*n][..]);
+                compare((old, new), asserts, new_path, &mut moved_to, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// What `f` asserts: its own assertions, and per call of a helper as many as the helper
+/// makes (`helpers`: what each call asserts).
+fn asserted(f: &TestFunction, helpers: &HashMap<String, Helper>) -> Vec<Assertion> {
+    let mut out = f.assertions.clone();
+    for call in &f.calls {
+        let Some(helper) = helpers.get(&call.name) else {
+            continue;
+        };
+        for _ in 0..helper.count {
+            out.push(Assertion {
+                line: call.line,
+                text: call.text.clone(),
+                strength: helper.strength,
+            });
+        }
+    }
+    out
+}
+
+/// A test function and the file it is in.
+type Placed<'a> = (&'a str, &'a TestFunction);
+
+/// For each old function, the new function it is (by index), if any: the same name in the
+/// same file; else the one function of that name elsewhere (moved); else the one with the
+/// same body (renamed); else the one most like it (renamed and edited).
+fn pair(olds: &[Placed], news: &[Placed]) -> Vec<Option<usize>> {
+    let mut taken = vec![false; news.len()];
+    let mut pairs = vec![None; olds.len()];
+    let mut in_file: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+    for (n, (path, f)) in news.iter().enumerate() {
+        in_file.entry((path, f.name.as_str())).or_default().push(n);
+    }
+    for (o, (path, f)) in olds.iter().enumerate() {
+        let same = in_file.get(&(*path, f.name.as_str())).into_iter().flatten();
+        if let Some(&n) = same.into_iter().find(|n| !taken[**n]) {
+            pairs[o] = Some(n);
+            taken[n] = true;
+        }
+    }
+    // Elsewhere, only an unambiguous match pairs: by name, by its last part (a test moved
+    // into a file of its own leaves its `mod tests` or class behind), then by body.
+    let keys: [fn(&TestFunction) -> &str; 3] = [
+        |f| f.name.as_str(),
+        |f| f.name.rsplit("::").next().unwrap_or(&f.name),
+        |f| f.body.as_str(),
+    ];
+    for key in keys {
+        let mut by_key: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (n, (_, f)) in news.iter().enumerate() {
+            if !taken[n] && !key(f).is_empty() {
+                by_key.entry(key(f)).or_default().push(n);
+            }
+        }
+        for (o, (_, f)) in olds.iter().enumerate() {
+            if pairs[o].is_some() {
+                continue;
+            }
+            if let Some([n]) = by_key.get(key(f)).map(Vec::as_slice) {
+                if !taken[*n] {
+                    pairs[o] = Some(*n);
+                    taken[*n] = true;
+                }
+            }
+        }
+    }
+    // Renamed and edited in one commit (as git finds a rename): the unpaired new test most
+    // like it, when they share most of their tokens. It is then compared like any other.
+    let left: Vec<usize> = (0..olds.len()).filter(|&o| pairs[o].is_none()).collect();
+    let open: Vec<usize> = (0..news.len()).filter(|&n| !taken[n]).collect();
+    if left.len().saturating_mul(open.len()) <= MAX_SIMILARITY_PAIRS {
+        for o in left {
+            let best = open
+                .iter()
+                .filter(|&&n| !taken[n])
+                .map(|&n| (similarity(&olds[o].1.body, &news[n].1.body), n))
+                .filter(|(score, _)| *score >= RENAME_SIMILARITY)
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            if let Some((_, n)) = best {
+                pairs[o] = Some(n);
+                taken[n] = true;
+            }
+        }
+    }
+    pairs
+}
+
+/// How alike two bodies must be to be one test renamed and edited: the share of tokens they
+/// have in common (Dice's coefficient over the token multisets).
+const RENAME_SIMILARITY: f64 = 0.6;
+/// Unpaired old and new tests compared for that, at most (a commit that rewrites thousands
+/// of tests leaves them unpaired: deleted, which fails closed).
+const MAX_SIMILARITY_PAIRS: usize = 10_000;
+
+/// Dice's coefficient of the tokens of two bodies.
+fn similarity(a: &str, b: &str) -> f64 {
+    let mut counts: HashMap<&str, i64> = HashMap::new();
+    let (mut total_a, mut total_b) = (0usize, 0usize);
+    for t in a.split(' ') {
+        *counts.entry(t).or_default() += 1;
+        total_a += 1;
+    }
+    let mut common = 0usize;
+    for t in b.split(' ') {
+        total_b += 1;
+        if let Some(n) = counts.get_mut(t) {
+            if *n > 0 {
+                *n -= 1;
+                common += 1;
+            }
+        }
+    }
+    if total_a + total_b == 0 {
+        return 0.0;
+    }
+    2.0 * common as f64 / (total_a + total_b) as f64
+}
+
+/// The normalised texts of `after`'s assertions that `before` does not have (as multisets).
+fn gained(before: &[Assertion], after: &[Assertion]) -> Vec<String> {
+    difference(after, before)
+        .into_iter()
+        .map(|a| normal_key(&a.text))
+        .collect()
+}
+
+/// The assertions of `a` that `b` does not have, by text, counting repeats.
+fn difference<'a>(a: &'a [Assertion], b: &[Assertion]) -> Vec<&'a Assertion> {
+    let mut left: HashMap<String, usize> = HashMap::new();
+    for x in b {
+        *left.entry(normal_key(&x.text)).or_default() += 1;
+    }
+    a.iter()
+        .filter(|x| match left.get_mut(&normal_key(&x.text)) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .collect()
+}
+
+/// Compares one test with what it was (`asserts`: what each version asserts); what it lost
+/// to another place (`moved_to`) is taken from there.
+fn compare(
+    (old, new): (&TestFunction, &TestFunction),
+    (old_asserts, new_asserts): (&[Assertion], &[Assertion]),
+    path: &str,
+    moved_to: &mut HashMap<String, usize>,
+    out: &mut Vec<Weakening>,
+) {
+    let found = |kind, line, before: Option<String>, after: Option<String>, more| Weakening {
+        kind,
+        path: path.to_string(),
+        test: new.name.clone(),
+        line,
+        before,
+        after,
+        more,
+    };
+    // Removed or loosened: assertions that are gone, unless they were moved elsewhere.
+    let removed: Vec<&Assertion> = difference(old_asserts, new_asserts)
+        .into_iter()
+        .filter(|a| match moved_to.get_mut(&normal_key(&a.text)) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    let added = difference(new_asserts, old_asserts);
+    let strong = |list: &[&Assertion]| {
+        list.iter()
+            .filter(|a| a.strength == Strength::Strong)
+            .count()
+    };
+    if removed.len() > added.len() {
+        let lost = removed.len() - added.len();
+        let first = removed[0];
+        out.push(found(
+            Kind::AssertionRemoved,
+            new.line,
+            Some(first.text.clone()),
+            None,
+            lost - 1,
+        ));
+    } else if strong(&removed) > strong(&added) {
+        let before = removed.iter().find(|a| a.strength == Strength::Strong);
+        let after = added.iter().find(|a| a.strength == Strength::Weak);
+        out.push(found(
+            Kind::AssertionLoosened,
+            after.map_or(new.line, |a| a.line),
+            before.map(|a| a.text.clone()),
+            after.map(|a| a.text.clone()),
+            strong(&removed) - strong(&added) - 1,
+        ));
+    }
+    if new.skips.len() > old.skips.len() {
+        let fresh: Vec<_> = new
+            .skips
+            .iter()
+            .filter(|s| !old.skips.iter().any(|o| o.text == s.text))
+            .collect();
+        let shown = fresh.first().copied().or(new.skips.last());
+        if let Some(skip) = shown {
+            out.push(found(
+                Kind::SkipAdded,
+                skip.line,
+                None,
+                Some(skip.text.clone()),
+                new.skips.len() - old.skips.len() - 1,
+            ));
+        }
+    }
+    if new.early_returns.len() > old.early_returns.len() {
+        let at = &new.early_returns[0];
+        out.push(found(
+            Kind::EarlyReturn,
+            at.line,
+            None,
+            Some(at.text.clone()),
+            new.early_returns.len() - old.early_returns.len() - 1,
+        ));
+    }
+    // Tolerances pair by what they bound, in order.
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut widened = Vec::new();
+    for t in &new.tolerances {
+        let k = seen.entry(t.key.as_str()).or_default();
+        let before = old.tolerances.iter().filter(|o| o.key == t.key).nth(*k);
+        *k += 1;
+        if let Some(before) = before.filter(|b| t.wider_than(b)) {
+            widened.push((before, t));
+        }
+    }
+    if let Some((before, after)) = widened.first() {
+        out.push(found(
+            Kind::ToleranceWidened,
+            after.line,
+            Some(before.text.clone()),
+            Some(after.text.clone()),
+            widened.len() - 1,
+        ));
+    }
+}
+
+/// The weakenings of a merge: those it makes against every parent. What one parent's side
+/// already did was judged in the commit that did it.
+pub fn in_every_parent(mut per_parent: Vec<Vec<Weakening>>) -> Vec<Weakening> {
+    let Some(first) = per_parent.pop() else {
+        return Vec::new();
+    };
+    first
+        .into_iter()
+        .filter(|w| {
+            per_parent.iter().all(|other| {
+                other
+                    .iter()
+                    .any(|o| o.kind == w.kind && o.path == w.path && o.test == w.test)
+            })
+        })
+        .collect()
+}
+
+/// The agent commit that weakened tests.
+#[derive(Debug, Clone)]
+pub struct AgentCommit {
+    pub short: String,
+    pub subject: String,
+    /// Why it counts as an agent's.
+    pub agent: String,
+    /// Whether its message carries the `trailers.test_removal` trailer (which an agent's
+    /// commit cannot use).
+    pub has_trailer: bool,
+}
+
+/// `weakened_test` findings for `weakenings` made by `commit`.
+pub fn findings(
+    weakenings: Vec<Weakening>,
+    commit: &AgentCommit,
+    trailer: &HumanTrailer,
+    base_name: &str,
+) -> Vec<Finding> {
+    let mut help = format!(
+        "an agent may not weaken a test (the commit is an agent's: {}): drop or rewrite the commit (`git rebase -i {base_name}`) and restore the test; a human who means the change makes it in a commit of their own, with `{trailer}`",
+        commit.agent
+    );
+    if commit.has_trailer {
+        help.push_str(&format!(
+            " (the commit's own `{trailer}` does not count: it is an agent's)"
+        ));
+    }
+    weakenings
+        .into_iter()
+        .map(|w| {
+            let mut excerpt = Vec::new();
+            if let Some(before) = &w.before {
+                excerpt.push(format!("`-{before}`"));
+            }
+            if let Some(after) = &w.after {
+                excerpt.push(format!("`+{after}`"));
+            }
+            let more = match w.more {
+                0 => String::new(),
+                n => format!(" (and {n} more)"),
+            };
+            let where_ = if w.kind == Kind::Deleted {
+                " (in the parent)"
+            } else {
+                ""
+            };
+            let message = format!(
+                "{}{more} in test {}::{}{where_}: {}",
+                w.kind.describe(),
+                w.path,
+                w.test,
+                excerpt.join(" ")
+            );
+            Finding::new(Code::WeakenedTest, message)
+                .path(&w.path)
+                .line(w.line)
+                .test(format!("{}::{}", w.path, w.test))
+                .commit(&commit.short, &commit.subject)
+                .help(&help)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::test_source::parse;
+
+    fn versions(path: &str, old: Option<&str>, new: Option<&str>) -> FileVersions {
+        FileVersions {
+            path: path.to_string(),
+            old: old.and_then(|t| parse(path, t.as_bytes())).map(Rc::new),
+            new: new.and_then(|t| parse(path, t.as_bytes())).map(Rc::new),
+        }
+    }
+
+    fn kinds(files: &[FileVersions]) -> Vec<(Kind, String, u64)> {
+        weakenings(files)
+            .into_iter()
+            .map(|w| (w.kind, w.test, w.line))
+            .collect()
+    }
+
+    const BASE: &str = "import pytest\n\ndef test_total():\n    assert total() == 42\n    assert parts() == [1, 2]\n\ndef test_close():\n    assert ratio() == pytest.approx(0.5, rel=1e-9)\n";
+
+    #[test]
+    fn each_kind_of_weakening_is_named() {
+        let cases: &[(&str, Kind, &str, u64)] = &[
+            (
+                "import pytest\n\ndef test_total():\n    assert total() == 42\n\ndef test_close():\n    assert ratio() == pytest.approx(0.5, rel=1e-9)\n",
+                Kind::AssertionRemoved,
+                "test_total",
+                3,
+            ),
+            (
+                "import pytest\n\ndef test_total():\n    assert total()\n    assert parts() == [1, 2]\n\ndef test_close():\n    assert ratio() == pytest.approx(0.5, rel=1e-9)\n",
+                Kind::AssertionLoosened,
+                "test_total",
+                4,
+            ),
+            (
+                "import pytest\n\n@pytest.mark.skip\ndef test_total():\n    assert total() == 42\n    assert parts() == [1, 2]\n\ndef test_close():\n    assert ratio() == pytest.approx(0.5, rel=1e-9)\n",
+                Kind::SkipAdded,
+                "test_total",
+                3,
+            ),
+            (
+                "import pytest\n\ndef test_total():\n    return\n    assert total() == 42\n    assert parts() == [1, 2]\n\ndef test_close():\n    assert ratio() == pytest.approx(0.5, rel=1e-9)\n",
+                Kind::EarlyReturn,
+                "test_total",
+                4,
+            ),
+            (
+                "import pytest\n\ndef test_total():\n    assert total() == 42\n    assert parts() == [1, 2]\n\ndef test_close():\n    assert ratio() == pytest.approx(0.5, rel=0.5)\n",
+                Kind::ToleranceWidened,
+                "test_close",
+                8,
+            ),
+            (
+                "import pytest\n\ndef test_total():\n    assert total() == 42\n    assert parts() == [1, 2]\n",
+                Kind::Deleted,
+                "test_close",
+                7,
+            ),
+        ];
+        for (new, kind, test, line) in cases {
+            let got = kinds(&[versions("tests/test_a.py", Some(BASE), Some(new))]);
+            assert_eq!(got, [(*kind, test.to_string(), *line)], "{new}");
+        }
+    }
+
+    #[test]
+    fn adding_renaming_moving_and_reformatting_is_no_weakening() {
+        let more = format!("{BASE}\ndef test_more():\n    assert 1 + 1 == 2\n");
+        let stronger = BASE.replace(
+            "    assert total() == 42\n",
+            "    assert total() == 42\n    assert total() > 0\n",
+        );
+        let renamed = BASE.replace("def test_total", "def test_sum");
+        let reformatted = BASE.replace(
+            "assert parts() == [1, 2]",
+            "assert parts() == [\n        1,\n        2,\n    ]",
+        );
+        let tighter = BASE.replace("rel=1e-9", "rel=1e-12");
+        for new in [&more, &stronger, &renamed, &reformatted, &tighter] {
+            assert_eq!(
+                kinds(&[versions("tests/test_a.py", Some(BASE), Some(new))]),
+                [],
+                "{new}"
+            );
+        }
+        // Moved to another file (git mv), and split in two.
+        let moved = [
+            versions("tests/test_a.py", Some(BASE), None),
+            versions("tests/test_b.py", None, Some(BASE)),
+        ];
+        assert_eq!(kinds(&moved), []);
+        let split = BASE.replace(
+            "    assert parts() == [1, 2]\n",
+            "\ndef test_parts():\n    assert parts() == [1, 2]\n",
+        );
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(BASE), Some(&split))]),
+            []
+        );
+    }
+
+    #[test]
+    fn a_test_moved_out_of_its_module_into_a_file_of_its_own_is_the_same_test() {
+        let old = "#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n}\n";
+        let new = "#[test]\nfn adds() {\n    assert_eq!(add(1, 2), 3);\n}\n";
+        let files = [
+            versions("src/calc.rs", Some(old), Some("pub fn add() {}\n")),
+            versions("src/calc/tests.rs", None, Some(new)),
+        ];
+        assert_eq!(kinds(&files), []);
+    }
+
+    #[test]
+    fn assertions_moved_into_a_helper_of_the_file_still_count() {
+        let old = "def test_a():\n    run = go()\n    assert run.code == 0\n    assert run.reasons == []\n";
+        let new = "def expect(run, code, reasons):\n    assert run.code == code\n    assert run.reasons == reasons\n\ndef test_a():\n    expect(go(), 0, [])\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(new))]),
+            []
+        );
+        let one = new.replace("    assert run.reasons == reasons\n", "");
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(&one))]),
+            [(Kind::AssertionRemoved, "test_a".to_string(), 4)],
+            "the helper asserts one of the two"
+        );
+        let rust_old = "#[test]\nfn t() {\n    let run = go();\n    assert_eq!(run.code, 0);\n}\n";
+        let rust_new = "fn expect(run: &Run, code: i32) {\n    assert_eq!(run.code, code);\n}\n\nfn check(run: &Run) {\n    expect(run, 0);\n}\n\n#[test]\nfn t() {\n    check(&go());\n}\n";
+        assert_eq!(
+            kinds(&[versions("tests/it.rs", Some(rust_old), Some(rust_new))]),
+            []
+        );
+        // A helper that asserts only weakly loosens what it replaced.
+        let weak = "fn expect(run: &Run) {\n    assert!(run.ok);\n}\n\n#[test]\nfn t() {\n    expect(&go());\n}\n";
+        assert_eq!(
+            kinds(&[versions("tests/it.rs", Some(rust_old), Some(weak))]),
+            [(Kind::AssertionLoosened, "t".to_string(), 7)]
+        );
+    }
+
+    #[test]
+    fn a_helper_moved_out_of_view_still_asserts_and_one_emptied_does_not() {
+        let old = "def expect(run):\n    assert run.code == 0\n\ndef test_a():\n    expect(go())\n";
+        // The helper moved to a support module the commit does not change.
+        let moved = "from support import expect\n\ndef test_a():\n    expect(go())\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(moved))]),
+            []
+        );
+        // The helper kept, its assertion gone: the test asserts nothing now.
+        let emptied = "def expect(run):\n    pass\n\ndef test_a():\n    expect(go())\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(emptied))]),
+            [(Kind::AssertionRemoved, "test_a".to_string(), 4)]
+        );
+    }
+
+    #[test]
+    fn a_test_renamed_and_edited_is_compared_with_what_it_was() {
+        let old = "def test_totals():\n    rows = load('a.csv')\n    assert total(rows) == 42\n    assert total([]) == 0\n";
+        let renamed = "def test_total_of_rows():\n    rows = load('a.csv', strict=True)\n    assert total(rows) == 42\n    assert total([]) == 0\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(renamed))]),
+            []
+        );
+        let weaker = renamed.replace("    assert total([]) == 0\n", "");
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(&weaker))]),
+            [(Kind::AssertionRemoved, "test_total_of_rows".to_string(), 1)]
+        );
+        // An unrelated new test is no rename: the old one is deleted.
+        let other = "def test_parse():\n    assert parse('x') is not None\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(other))]),
+            [(Kind::Deleted, "test_totals".to_string(), 1)]
+        );
+    }
+
+    #[test]
+    fn rust_ignore_and_assert_true() {
+        let old = "#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n}\n";
+        let ignored = old.replace("    #[test]\n", "    #[test]\n    #[ignore]\n");
+        let vacuous = old.replace("assert_eq!(add(1, 2), 3)", "assert!(true)");
+        assert_eq!(
+            kinds(&[versions("src/lib.rs", Some(old), Some(&ignored))]),
+            [(Kind::SkipAdded, "tests::adds".to_string(), 4)]
+        );
+        assert_eq!(
+            kinds(&[versions("src/lib.rs", Some(old), Some(&vacuous))]),
+            [(Kind::AssertionRemoved, "tests::adds".to_string(), 4)]
+        );
+    }
+
+    #[test]
+    fn a_merge_weakens_what_it_weakens_against_every_parent() {
+        let w = |test: &str| Weakening {
+            kind: Kind::AssertionRemoved,
+            path: "t.py".into(),
+            test: test.into(),
+            line: 1,
+            before: None,
+            after: None,
+            more: 0,
+        };
+        let got = in_every_parent(vec![vec![w("a"), w("b")], vec![w("b")]]);
+        assert_eq!(got, [w("b")]);
+    }
+}

@@ -1,0 +1,192 @@
+//! Proven coverage from one run: real pytest with pytest-cov records which test ran each line
+//! (`--cov-context=test`, then `coverage json --show-contexts`), and guard leaves out the
+//! lines only a frozen test ran. The figure must be the one the two-run way gives (a second
+//! run with the frozen tests deselected by `guard deselect`).
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::{Project, Run};
+
+/// Code under test: `add` is covered by an ordinary test, `big` only by the frozen one.
+/// Statements (coverage.py counts them): lines 1, 2, 5, 6, 7, 8, 11, 12: eight.
+const CALC: &str = "def add(a, b):\n    return a + b\n\n\ndef big(x):\n    if x > 10:\n        return \"big\"\n    return \"small\"\n\n\ndef unused():\n    return 42\n";
+
+/// `test_big` is flaky (it fails here) and frozen; it alone runs `big`.
+const TESTS: &str = "from calc import add, big\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_big():\n    assert big(11) == \"big\"\n    assert big(1) == \"small\"\n    assert False, \"flaky on CI\"\n";
+
+const FROZEN: &str = "tests/test_calc.py::test_big";
+
+/// The project: the code, its tests, a ledger whose floor is `floor`, and a lease on
+/// `test_big`.
+fn project(floor: u32) -> Project {
+    let p = Project::new();
+    p.write("src/calc/__init__.py", CALC)
+        .write("tests/test_calc.py", TESTS)
+        .write(
+            "qa/merge_ledger.toml",
+            format!("version = 1\n\n[properties]\nrequired = false\n\n[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\n\n[freeze]\nfile = \"qa/freeze.toml\"\n\n[coverage]\nmin_proven = {floor}.0\n"),
+        )
+        .write("qa/fixtures.lock.json", "{\"files\": {}}\n")
+        .write(
+            "qa/freeze.toml",
+            format!("version = 1\nmax_active_leases = 1\n\n[[leases]]\nnodeid = \"{FROZEN}\"\nreason = \"flaky on CI\"\nowner = \"calc-team\"\nexpires = \"2099-12-31\"\n"),
+        );
+    p
+}
+
+/// Runs `python3 -m MODULE ARGS` in `dir` (with `src` importable); its output.
+fn python(dir: &Path, module: &str, args: &[&str]) -> std::process::Output {
+    Command::new("python3")
+        .arg("-m")
+        .arg(module)
+        .args(args)
+        .current_dir(dir)
+        .env("PYTHONPATH", dir.join("src"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("COVERAGE_FILE")
+        .output()
+        .expect("python3 runs")
+}
+
+/// Runs pytest with pytest-cov and `extra` arguments; asserts it ran (exit 0 or 1).
+fn pytest_cov(dir: &Path, extra: &[&str]) {
+    let mut args = vec![
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--cov=calc",
+        "--cov-report=",
+    ];
+    args.extend_from_slice(extra);
+    args.push("tests");
+    let out = python(dir, "pytest", &args);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "pytest and pytest-cov must be installed (`python3 -m pip install pytest pytest-cov`): {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `coverage json` of the last run into `out`, with `extra` options.
+fn coverage_json(dir: &Path, out: &str, extra: &[&str]) {
+    let mut args = vec!["json", "-o", out];
+    args.extend_from_slice(extra);
+    let run = python(dir, "coverage", &args);
+    assert!(
+        run.status.success(),
+        "coverage json: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
+fn score(p: &Project, coverage: &str) -> Run {
+    p.guard(&[
+        "score",
+        "--junit",
+        "junit.xml",
+        "--coverage",
+        coverage,
+        "--format",
+        "json",
+    ])
+}
+
+#[test]
+fn one_run_with_contexts_proves_what_the_run_with_frozen_tests_deselected_proves() {
+    let p = project(60);
+    // One run, every test included, each line's tests recorded.
+    pytest_cov(p.root(), &["--cov-context=test", "--junitxml=junit.xml"]);
+    coverage_json(p.root(), "contexts.json", &["--show-contexts"]);
+    let report: serde_json::Value = serde_json::from_str(&p.read("contexts.json")).unwrap();
+    let file = &report["files"]["src/calc/__init__.py"];
+    assert_eq!(
+        file["contexts"]["7"],
+        serde_json::json!(["tests/test_calc.py::test_big|run"]),
+        "pytest-cov's contexts as the README describes them"
+    );
+    // Every test ran: coverage.py's own figure counts the frozen test's lines (7 of 8).
+    assert_eq!(report["totals"]["percent_covered"], 87.5);
+
+    // The two-run way: the frozen test deselected, as `guard deselect` says.
+    let collected = python(
+        p.root(),
+        "pytest",
+        &["-q", "--collect-only", "-p", "no:cacheprovider", "tests"],
+    );
+    p.write("collected.txt", &collected.stdout);
+    let deselect = p.guard(&["deselect", "--collected", "collected.txt"]);
+    assert_eq!(deselect.code, 0, "{}", deselect.stderr);
+    assert_eq!(deselect.stdout, format!("--deselect={FROZEN}\n"));
+    pytest_cov(p.root(), &[deselect.stdout.trim()]);
+    coverage_json(p.root(), "deselected.json", &[]);
+
+    // Both give 4 of 8: lines 1, 5 and 11 ran at import, line 2 under test_add.
+    let two_runs = score(&p, "deselected.json");
+    let one_run = score(&p, "contexts.json");
+    assert_eq!(two_runs.json()["proven_coverage_percent"], 50.0);
+    assert_eq!(
+        one_run.json()["proven_coverage_percent"],
+        two_runs.json()["proven_coverage_percent"]
+    );
+    // Below the floor of 60: rejected, saying what was left out.
+    assert_eq!(one_run.code, 1, "{}", one_run.stdout);
+    assert_eq!(one_run.reasons(), ["proven_coverage"]);
+    let message = one_run.json()["findings"][0]["message"].clone();
+    assert_eq!(
+        message,
+        "proven coverage 50.00% is below the floor of 60% (3 executed lines only frozen tests ran, which do not count)"
+    );
+
+    // The same report without the lease: every line a test ran counts.
+    p.write("qa/freeze.toml", "version = 1\nmax_active_leases = 1\n");
+    let unfrozen = score(&p, "contexts.json");
+    assert_eq!(unfrozen.json()["proven_coverage_percent"], 87.5);
+}
+
+#[test]
+fn frozen_lease_in_the_dotted_form_matches_the_contexts_too() {
+    let p = project(60);
+    p.write(
+        "qa/freeze.toml",
+        "version = 1\nmax_active_leases = 1\n\n[[leases]]\nnodeid = \"tests.test_calc::test_big\"\nreason = \"flaky on CI\"\nowner = \"calc-team\"\nexpires = \"2099-12-31\"\n",
+    );
+    pytest_cov(p.root(), &["--cov-context=test", "--junitxml=junit.xml"]);
+    coverage_json(p.root(), "contexts.json", &["--show-contexts"]);
+    assert_eq!(
+        score(&p, "contexts.json").json()["proven_coverage_percent"],
+        50.0
+    );
+}
+
+#[test]
+fn branch_coverage_with_frozen_contexts_cannot_be_judged() {
+    let p = project(60);
+    pytest_cov(
+        p.root(),
+        &["--cov-branch", "--cov-context=test", "--junitxml=junit.xml"],
+    );
+    coverage_json(p.root(), "contexts.json", &["--show-contexts"]);
+    let run = score(&p, "contexts.json");
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("contexts.json: frozen tests ran in this run (3 executed lines only they ran), and the report measured branches"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("guard deselect"), "{}", run.stderr);
+    // The run with the frozen test deselected needs no contexts and keeps its branches.
+    pytest_cov(
+        p.root(),
+        &[
+            "--cov-branch",
+            "--cov-context=test",
+            &format!("--deselect={FROZEN}"),
+        ],
+    );
+    coverage_json(p.root(), "deselected.json", &["--show-contexts"]);
+    let run = score(&p, "deselected.json");
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.reasons(), ["proven_coverage"]);
+}

@@ -1,0 +1,447 @@
+//! `weakened_test`: an agent commit that makes a test check less, found by `guard check` and
+//! the hooks in the test files the commit changed, on real git repositories. Each attack is
+//! the smallest edit that turns a red test green without fixing anything; the same edit by a
+//! human, and an agent that adds tests, renames or reformats, pass.
+
+use crate::support::server::{Server, write_in};
+use crate::support::{Project, Run};
+
+const AGENT: (&str, &str) = ("Cursor Agent", "cursoragent@cursor.com");
+const HUMAN: (&str, &str) = ("Dev Human", "dev@example.com");
+
+/// A pytest file; the lines the tests below name are counted by hand:
+/// 6 `def test_total`, 7 and 8 its assertions, 11 `def test_ratio`, 12 its assertion.
+const CALC: &str = "import pytest\n\nfrom calc import ratio, total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n    assert total([]) == 0\n\n\ndef test_ratio():\n    assert ratio(1, 2) == pytest.approx(0.5, rel=1e-9)\n";
+
+/// A Rust crate's unit tests: line 9 `#[test]`, 10 `fn adds`, 11 its assertion.
+const LIB: &str = "pub fn add(a: u32, b: u32) -> u32 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n}\n";
+
+/// A repository whose first commit (a human's) holds `tests/test_calc.py` and `src/lib.rs`.
+fn project() -> Project {
+    let p = Project::git();
+    p.write("tests/test_calc.py", CALC).write("src/lib.rs", LIB);
+    p.commit_as(HUMAN, "Add calc and its tests\n");
+    p
+}
+
+/// `guard check HEAD~1..HEAD --format json` after `who` commits `files` (path, text).
+fn commit_and_check(p: &Project, who: (&str, &str), files: &[(&str, &str)]) -> Run {
+    for (rel, text) in files {
+        p.write(rel, text);
+    }
+    p.commit_as(who, "Make the suite green\n");
+    p.guard(&["check", "HEAD~1..HEAD", "--format", "json"])
+}
+
+/// (path, line, test) of each `weakened_test` finding, and the messages.
+fn weakened(run: &Run) -> Vec<(String, u64, String)> {
+    run.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "weakened_test")
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+                f["test"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn messages(run: &Run) -> Vec<String> {
+    run.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "weakened_test")
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// One attack of issue 12 by an agent commit.
+struct Attack {
+    what: &'static str,
+    /// The files it writes (path, text).
+    files: Vec<(&'static str, String)>,
+    /// The finding's path, line and test.
+    at: (&'static str, u64, &'static str),
+    /// A piece of the finding's message: the diff excerpt.
+    excerpt: &'static str,
+}
+
+fn attack(
+    what: &'static str,
+    files: Vec<(&'static str, String)>,
+    at: (&'static str, u64, &'static str),
+    excerpt: &'static str,
+) -> Attack {
+    Attack {
+        what,
+        files,
+        at,
+        excerpt,
+    }
+}
+
+fn attacks() -> Vec<Attack> {
+    let calc = "tests/test_calc.py";
+    vec![
+        attack(
+            "(a) an assert deleted",
+            vec![(calc, CALC.replace("    assert total([]) == 0\n", ""))],
+            (calc, 6, "tests/test_calc.py::test_total"),
+            "removes an assertion in test tests/test_calc.py::test_total: `-assert total([]) == 0`",
+        ),
+        attack(
+            "(b) `assert x == y` made `assert x`",
+            vec![(calc, CALC.replace("assert total([1, 2]) == 3", "assert total([1, 2])"))],
+            (calc, 7, "tests/test_calc.py::test_total"),
+            "loosens an assertion in test tests/test_calc.py::test_total: `-assert total([1, 2]) == 3` `+assert total([1, 2])`",
+        ),
+        attack(
+            "(c) @pytest.mark.skip added",
+            vec![(
+                calc,
+                CALC.replace(
+                    "def test_total():",
+                    "@pytest.mark.skip(reason=\"flaky\")\ndef test_total():",
+                ),
+            )],
+            (calc, 6, "tests/test_calc.py::test_total"),
+            "adds a skip or expected failure in test tests/test_calc.py::test_total: `+@pytest.mark.skip(reason=\"flaky\")`",
+        ),
+        attack(
+            "(d) an early return added",
+            vec![(
+                calc,
+                CALC.replace("def test_total():\n", "def test_total():\n    return\n"),
+            )],
+            (calc, 7, "tests/test_calc.py::test_total"),
+            "returns before its assertions in test tests/test_calc.py::test_total: `+return`",
+        ),
+        attack(
+            "(e) pytest.approx widened from rel=1e-9 to rel=0.5",
+            vec![(calc, CALC.replace("rel=1e-9", "rel=0.5"))],
+            (calc, 12, "tests/test_calc.py::test_ratio"),
+            "widens a tolerance in test tests/test_calc.py::test_ratio: `-rel=1e-9` `+rel=0.5`",
+        ),
+        attack(
+            "(f) a test function deleted",
+            vec![(
+                calc,
+                CALC.replace(
+                    "\n\ndef test_ratio():\n    assert ratio(1, 2) == pytest.approx(0.5, rel=1e-9)\n",
+                    "",
+                ),
+            )],
+            (calc, 11, "tests/test_calc.py::test_ratio"),
+            "deletes the test in test tests/test_calc.py::test_ratio (in the parent): `-test_ratio (line 11)`",
+        ),
+        attack(
+            "(g) #[ignore] added to a Rust test",
+            vec![("src/lib.rs", LIB.replace("    #[test]\n", "    #[test]\n    #[ignore]\n"))],
+            ("src/lib.rs", 10, "src/lib.rs::tests::adds"),
+            "adds a skip or expected failure in test src/lib.rs::tests::adds: `+#[ignore]`",
+        ),
+        attack(
+            "(h) assert_eq! made assert!(true)",
+            vec![("src/lib.rs", LIB.replace("assert_eq!(add(1, 2), 3)", "assert!(true)"))],
+            ("src/lib.rs", 10, "src/lib.rs::tests::adds"),
+            "removes an assertion in test src/lib.rs::tests::adds: `-assert_eq!(add(1, 2), 3)`",
+        ),
+    ]
+}
+
+#[test]
+fn each_weakening_by_an_agent_commit_is_rejected_with_file_line_and_excerpt() {
+    for Attack {
+        what,
+        files,
+        at: (path, line, test),
+        excerpt,
+    } in attacks()
+    {
+        let p = project();
+        let files: Vec<(&str, &str)> = files.iter().map(|(r, t)| (*r, t.as_str())).collect();
+        let run = commit_and_check(&p, AGENT, &files);
+        assert_eq!(run.code, 1, "{what}: {}", run.stdout);
+        assert_eq!(run.reasons(), ["weakened_test"], "{what}");
+        assert_eq!(
+            weakened(&run),
+            [(path.to_string(), line, test.to_string())],
+            "{what}"
+        );
+        let message = &messages(&run)[0];
+        assert!(message.contains(excerpt), "{what}: {message}");
+        let finding = &run.json()["findings"][0];
+        assert_eq!(
+            finding["commit"].as_str(),
+            Some(p.short("HEAD").as_str()),
+            "{what}"
+        );
+        let help = finding["help"].as_str().unwrap();
+        assert!(
+            help.contains("git rebase -i") && help.contains("Test-Removal: human"),
+            "{what}: {help}"
+        );
+    }
+}
+
+#[test]
+fn the_same_edits_by_a_human_are_not_weakened_tests() {
+    let p = project();
+    // (a) to (e), (g) and (h) in one human commit, then (f) in another.
+    let calc = "import pytest\n\nfrom calc import ratio, total\n\n\n@pytest.mark.skip(reason=\"flaky\")\ndef test_total():\n    return\n    assert total([1, 2])\n\n\ndef test_ratio():\n    assert ratio(1, 2) == pytest.approx(0.5, rel=0.5)\n";
+    let lib = LIB
+        .replace("    #[test]\n", "    #[test]\n    #[ignore]\n")
+        .replace("assert_eq!(add(1, 2), 3)", "assert!(true)");
+    p.write("tests/test_calc.py", calc)
+        .write("src/lib.rs", &lib);
+    p.commit_as(HUMAN, "Park the calc tests\n");
+    let cut = calc.replace(
+        "\n\ndef test_ratio():\n    assert ratio(1, 2) == pytest.approx(0.5, rel=0.5)\n",
+        "",
+    );
+    let run = commit_and_check(&p, HUMAN, &[("tests/test_calc.py", &cut)]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let run = p.guard(&["check", "HEAD~2..HEAD", "--format", "json"]);
+    assert_eq!((run.code, weakened(&run)), (0, vec![]), "{}", run.stdout);
+
+    // The same two commits by the agent: every weakening is named, in commit order, and in
+    // a commit by file.
+    let p = project();
+    p.write("tests/test_calc.py", calc)
+        .write("src/lib.rs", &lib);
+    p.commit_as(AGENT, "Park the calc tests\n");
+    commit_and_check(&p, AGENT, &[("tests/test_calc.py", &cut)]);
+    let run = p.guard(&["check", "HEAD~2..HEAD", "--format", "json"]);
+    let kinds: Vec<String> = messages(&run)
+        .iter()
+        .map(|m| m.split(" in test ").next().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            // src/lib.rs, then tests/test_calc.py; (a) and (b) in one test are one removal.
+            "removes an assertion",
+            "adds a skip or expected failure",
+            "removes an assertion",
+            "adds a skip or expected failure",
+            "returns before its assertions",
+            "widens a tolerance",
+            "deletes the test",
+        ],
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn an_agent_adding_tests_and_assertions_is_no_finding() {
+    let p = project();
+    let more = CALC.replace(
+        "    assert total([]) == 0\n",
+        "    assert total([]) == 0\n    assert total([5]) == 5\n",
+    ) + "\n\ndef test_total_of_negatives():\n    assert total([-1, -2]) == -3\n";
+    let lib = LIB.replace(
+        "        assert_eq!(add(1, 2), 3);\n",
+        "        assert_eq!(add(1, 2), 3);\n        assert_eq!(add(0, 0), 0);\n",
+    );
+    let run = commit_and_check(
+        &p,
+        AGENT,
+        &[("tests/test_calc.py", &more), ("src/lib.rs", &lib)],
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(weakened(&run).is_empty());
+}
+
+#[test]
+fn an_agent_renaming_moving_or_reformatting_tests_is_no_finding() {
+    let p = project();
+    // The file moved (git mv), a test renamed with its body unchanged, and the rest
+    // reformatted as black would.
+    p.git_cmd(&["mv", "tests/test_calc.py", "tests/test_arithmetic.py"]);
+    let moved = CALC
+        .replace("def test_ratio():", "def test_ratio_of_halves():")
+        .replace(
+            "    assert ratio(1, 2) == pytest.approx(0.5, rel=1e-9)\n",
+            "    assert ratio(\n        1,\n        2,\n    ) == pytest.approx(0.5, rel=1e-9)  # exact\n",
+        );
+    let run = commit_and_check(&p, AGENT, &[("tests/test_arithmetic.py", &moved)]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(weakened(&run).is_empty());
+}
+
+#[test]
+fn an_agent_commit_with_the_human_trailer_is_still_rejected() {
+    let p = project();
+    p.write(
+        "tests/test_calc.py",
+        CALC.replace("    assert total([]) == 0\n", ""),
+    );
+    p.commit_as(AGENT, "Drop a flaky assertion\n\nTest-Removal: human\n");
+    let run = p.guard(&["check", "HEAD~1..HEAD", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(weakened(&run).len(), 1);
+    let help = run.json()["findings"][0]["help"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(help.contains("does not count"), "{help}");
+}
+
+/// A ledger with the test agent, the policy files it names, and `tests` as `[tests]`.
+fn ledger_project(tests: &str) -> Project {
+    let p = Project::git();
+    p.write(
+        "qa/merge_ledger.toml",
+        format!(
+            "version = 1\n\n[properties]\nrequired = false\n\n[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\n\n[freeze]\nfile = \"qa/flake_freeze.txt\"\n\n[agents]\nemails = ['cursoragent@cursor.com']\n\n[tests]\n{tests}\n"
+        ),
+    )
+    .write("qa/fixtures.lock.json", "{\"files\": {}}\n")
+    .write("qa/flake_freeze.txt", "")
+    .write("checks/verify_calc.py", CALC)
+    .write("tests/test_calc.py", CALC);
+    p.commit_as(HUMAN, "Add calc, its checks and the ledger\n");
+    p
+}
+
+#[test]
+fn tests_paths_name_the_test_files_and_weakened_can_warn() {
+    let loosened = CALC.replace("assert total([1, 2]) == 3", "assert total([1, 2])");
+    // By default `checks/` holds no test files.
+    let p = ledger_project("");
+    let run = commit_and_check(&p, AGENT, &[("checks/verify_calc.py", &loosened)]);
+    assert_eq!((run.code, weakened(&run)), (0, vec![]), "{}", run.stdout);
+
+    // Named in `[tests] paths` (a directory covers what is under it), it does; and then
+    // `tests/` is not one unless listed.
+    let p = ledger_project("paths = [\"checks/\"]");
+    let run = commit_and_check(
+        &p,
+        AGENT,
+        &[
+            ("checks/verify_calc.py", &loosened),
+            ("tests/test_calc.py", &loosened),
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(
+        weakened(&run),
+        [(
+            "checks/verify_calc.py".to_string(),
+            7,
+            "checks/verify_calc.py::test_total".to_string()
+        )]
+    );
+
+    // "warn" shows it without rejecting.
+    let p = ledger_project("weakened = \"warn\"");
+    let run = commit_and_check(&p, AGENT, &[("tests/test_calc.py", &loosened)]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let warnings = run.json()["warnings"].clone();
+    assert_eq!(warnings[0]["code"], "weakened_test", "{warnings}");
+    assert_eq!(warnings[0]["line"], 7);
+
+    // "off" computes nothing; a value outside the three is refused with its line.
+    let p = ledger_project("weakened = \"off\"");
+    let run = commit_and_check(&p, AGENT, &[("tests/test_calc.py", &loosened)]);
+    assert_eq!(
+        (run.code, run.json()["warnings"].clone()),
+        (0, serde_json::json!([]))
+    );
+    let p = Project::new();
+    p.write("qa/merge_ledger.toml", "[tests]\nweakened = \"maybe\"\n");
+    let run = p.guard(&["lint"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("qa/merge_ledger.toml:2:12: `tests.weakened` must be \"reject\", \"warn\" or \"off\", not \"maybe\""),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_merge_is_judged_by_what_it_changes_against_every_parent() {
+    let p = project();
+    // A human's side loosens an assertion; an agent merges it: the merge brings the human's
+    // edit, it does not make it.
+    p.git_cmd(&["checkout", "-q", "-b", "side"]);
+    p.write(
+        "tests/test_calc.py",
+        CALC.replace("assert total([1, 2]) == 3", "assert total([1, 2])"),
+    );
+    p.commit_as(HUMAN, "Loosen a check on purpose\n");
+    p.git_cmd(&["checkout", "-q", "main"]);
+    p.write("README.md", "calc\n");
+    p.commit_as(HUMAN, "Add a README\n");
+    p.git_as(
+        AGENT,
+        &["merge", "-q", "--no-ff", "-m", "Merge side", "side"],
+    );
+    let run = p.guard(&["check", "HEAD~1..HEAD", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+
+    // An agent's merge that deletes a test itself (an evil merge) is its own weakening.
+    p.git_cmd(&["reset", "-q", "--hard", "HEAD~1"]);
+    p.git_as(AGENT, &["merge", "-q", "--no-ff", "--no-commit", "side"]);
+    p.write(
+        "tests/test_calc.py",
+        CALC.replace("assert total([1, 2]) == 3", "assert total([1, 2])")
+            .replace(
+                "\n\ndef test_ratio():\n    assert ratio(1, 2) == pytest.approx(0.5, rel=1e-9)\n",
+                "",
+            ),
+    );
+    p.git_cmd(&["add", "-A"]);
+    p.commit_index_as(AGENT, "Merge side\n", &[]);
+    let run = p.guard(&["check", "HEAD~1..HEAD", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(
+        weakened(&run),
+        [(
+            "tests/test_calc.py".to_string(),
+            11,
+            "tests/test_calc.py::test_ratio".to_string()
+        )]
+    );
+}
+
+#[test]
+fn an_agent_push_that_loosens_an_assertion_is_rejected_by_the_pre_receive_hook() {
+    let s = Server::new("");
+    write_in(&s.work, "tests/test_calc.py", CALC);
+    s.commit("Add the calc tests\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    let landed = s.server_ref("refs/heads/main");
+
+    write_in(
+        &s.work,
+        "tests/test_calc.py",
+        &CALC.replace("assert total([1, 2]) == 3", "assert total([1, 2])"),
+    );
+    let commit = s.agent_commit("Make test_total pass\n");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [weakened_test] {} \"Make test_total pass\" tests/test_calc.py:7: loosens an assertion",
+        s.short(&commit)
+    ));
+    assert!(
+        pushed
+            .stderr
+            .contains("`-assert total([1, 2]) == 3` `+assert total([1, 2])`"),
+        "{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), landed);
+
+    // The same change by a human lands.
+    s.git(&["reset", "-q", "--soft", "HEAD~"]);
+    s.commit("Loosen test_total on purpose\n");
+    s.push(&["origin", "main"]).assert_accepted();
+}
