@@ -47,7 +47,7 @@ for f in "${files[@]}"; do
   out=mutants/out/$name
   mkdir -p "$out"
   # shellcheck disable=SC2086 # the filters are words on purpose
-  cargo mutants --in-place --baseline skip -f "$f" -o "$out" -- -- $filters || true
+  cargo mutants --in-place --baseline skip --timeout 120 -f "$f" -o "$out" -- -- $filters || true
   dir=$out/mutants.out
   c=$(wc -l <"$dir/caught.txt"); m=$(wc -l <"$dir/missed.txt"); t=$(wc -l <"$dir/timeout.txt")
   u=$(wc -l <"$dir/unviable.txt")
