@@ -140,14 +140,7 @@ impl ProtectedSet {
             add_path(&mut rules, &path, class);
         }
 
-        let mut tops: Vec<Component> = Vec::new();
-        for r in &rules {
-            if let Some(top) = r.components.first() {
-                if !tops.contains(top) {
-                    tops.push(top.clone());
-                }
-            }
-        }
+        let tops = tops_of(&rules);
         ProtectedSet { rules, tops }
     }
 
@@ -160,14 +153,10 @@ impl ProtectedSet {
                 .iter()
                 .any(|r| r.components == rule.components && r.pattern == rule.pattern);
             if !known {
-                if let Some(top) = rule.components.first() {
-                    if !self.tops.contains(top) {
-                        self.tops.push(top.clone());
-                    }
-                }
                 self.rules.push(rule);
             }
         }
+        self.tops = tops_of(&self.rules);
         self.rules.len() > before
     }
 
@@ -254,6 +243,17 @@ impl ProtectedSet {
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     }
+}
+
+/// The distinct first components of `rules`' paths, in order.
+fn tops_of(rules: &[Rule]) -> Vec<Component> {
+    let mut tops: Vec<Component> = Vec::new();
+    for top in rules.iter().filter_map(|r| r.components.first()) {
+        if !tops.contains(top) {
+            tops.push(top.clone());
+        }
+    }
+    tops
 }
 
 /// Adds a rule for the literal path `path`, unless one exists (the first class wins).

@@ -2596,6 +2596,29 @@ fn agent_edit_earlier_in_the_range_than_the_ledger_change_that_protects_it() {
 }
 
 #[test]
+fn agent_edit_under_a_top_directory_only_a_later_ledger_protects() {
+    // `deploy/` is a directory no rule of the base ledger reaches into: the widened set must
+    // descend into it too, for the agent commit made before the human protected it.
+    let (p, base) = repo();
+    p.write("deploy/prod.env", "TOKEN=agent\n");
+    let agent = p.commit_as(CURSOR, "Add the deploy settings\n");
+    p.write(
+        "qa/merge_ledger.toml",
+        protect_ledger(r#"".github/workflows/**", "deploy/**""#),
+    );
+    p.commit_as(
+        HUMAN,
+        "Protect the deploy settings\n\nLedger-Change: human\n",
+    );
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected"]);
+    let json = run.json();
+    let f = only(&json, "agent_edit_protected");
+    assert_eq!(f["path"], "deploy/prod.env");
+    assert_eq!(f["commit"], p.short(&agent));
+}
+
+#[test]
 fn protect_glob_added_in_the_range_beside_one_with_the_same_literal_prefix() {
     // `.github/workflows/*.yaml` starts from the same directory as the base's
     // `.github/workflows/*.yml`; it is a new rule all the same.

@@ -888,6 +888,28 @@ fn ledger_can_add_harness_paths_and_sections() {
 }
 
 #[test]
+fn harness_globs_from_different_directories_are_each_walked_from_their_own() {
+    // `ci/conftest.py` is walked from `ci/`, `tests/**/conftest.py` from `tests/`: a glob
+    // grouped under another's directory would never see its own files.
+    let ledger = format!(
+        "{LEDGER}\n[harness]\npaths = [\"ci/conftest.py\", \"tests/**/conftest.py\", \"tools/*.cfg\"]\n"
+    );
+    let (p, base) = repo(&[
+        ("qa/merge_ledger.toml", &ledger),
+        ("ci/conftest.py", ""),
+        ("tests/unit/conftest.py", ""),
+        ("tools/pytest.cfg", "[pytest]\n"),
+    ]);
+    p.write("tests/unit/conftest.py", EVIL_CONFTEST);
+    p.write("tools/pytest.cfg", "[pytest]\naddopts = -p no:warnings\n");
+    p.commit_as(CURSOR, "Tidy the test setup\n");
+    expect_agent_edit(
+        &check(&p, &base, &[]),
+        &["tests/unit/conftest.py", "tools/pytest.cfg"],
+    );
+}
+
+#[test]
 fn merge_that_changes_harness_sections_itself_is_judged() {
     let (p, base) = repo(&[("pyproject.toml", PYPROJECT)]);
     // A human branch changes [project]; main gets another change; an agent merges and
