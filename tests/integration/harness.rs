@@ -396,6 +396,26 @@ fn agent_dependency_in_pyproject_project_table_is_accepted() {
     p.write("pkg/pyproject.toml", "[project]\nname = \"pkg\"\n");
     p.commit_as(CURSOR, "Add a package\n");
     expect(&check(&p, &base, &[]), 0, &[]);
+
+    // An executable pyproject.toml is a regular file all the same: compared by sections.
+    use std::os::unix::fs::PermissionsExt;
+    let (p, base) = repo(&[("pyproject.toml", PYPROJECT)]);
+    std::fs::set_permissions(
+        p.path("pyproject.toml"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    p.commit_as(HUMAN, "Make it executable\n");
+    p.write(
+        "pyproject.toml",
+        PYPROJECT.replace("dependencies = []", "dependencies = [\"requests>=2\"]"),
+    );
+    p.commit_as(CURSOR, "Add requests\n");
+    assert_eq!(
+        p.git_cmd(&["ls-files", "-s", "pyproject.toml"])[..6],
+        *"100755"
+    );
+    expect(&check(&p, &base, &[]), 0, &[]);
 }
 
 #[test]
