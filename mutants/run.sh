@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mutants/run.sh [FILE...]
+# mutants/run.sh [--iterate] [FILE...]
 #
 # Mutation testing of the gate's security logic with cargo-mutants
 # (`cargo install cargo-mutants --locked`). Each FILE is mutated on its own and judged by the
@@ -7,6 +7,9 @@
 # so one file takes minutes, not the whole suite per mutant. With no FILE, every file in the
 # table runs. Results go to mutants/out/NAME/mutants.out/ (caught.txt, missed.txt,
 # timeout.txt, unviable.txt); the score printed is caught / (caught + missed + timeout).
+#
+# --iterate tests again only the mutants the last run of that file did not catch (and any new
+# ones): after adding a test, this takes seconds per survivor, not the whole file again.
 #
 # It mutates the working tree in place (and puts each file back): run it in a clean checkout
 # or worktree, not beside edits of your own.
@@ -33,6 +36,11 @@ for f in src/rules/*.rs src/rules/*/*.rs; do
   tests[$f]="rules:: score:: check:: evidence:: baseline:: weakened:: harness:: hooks_artifacts:: hooks_ledger:: faults:: bad_input:: coverage_contexts::"
 done
 
+iterate=()
+if [ "${1:-}" = --iterate ]; then
+  iterate=(--iterate)
+  shift
+fi
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
   mapfile -t files < <(printf '%s\n' "${!tests[@]}" | sort)
@@ -47,9 +55,9 @@ for f in "${files[@]}"; do
   out=mutants/out/$name
   mkdir -p "$out"
   # shellcheck disable=SC2086 # the filters are words on purpose
-  cargo mutants --in-place --baseline skip --timeout 120 -f "$f" -o "$out" -- -- $filters || true
+  cargo mutants --in-place --baseline skip --timeout 120 "${iterate[@]}" -f "$f" -o "$out" -- -- $filters || true
   dir=$out/mutants.out
-  c=$(wc -l <"$dir/caught.txt"); m=$(wc -l <"$dir/missed.txt"); t=$(wc -l <"$dir/timeout.txt")
+  c=$(cat "$dir/caught.txt" "$dir"/previously_caught.txt 2>/dev/null | sort -u | wc -l); m=$(wc -l <"$dir/missed.txt"); t=$(wc -l <"$dir/timeout.txt")
   u=$(wc -l <"$dir/unviable.txt")
   echo "mutants: $f caught $c, missed $m, timeout $t, unviable $u: $(( 100 * (c + t) / (c + m + t > 0 ? c + m + t : 1) ))% caught"
 done

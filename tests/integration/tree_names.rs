@@ -55,6 +55,11 @@ struct Server {
 
 impl Server {
     fn new() -> Server {
+        Server::with_ledger(&ledger())
+    }
+
+    /// A server whose base holds `ledger` as its ledger.
+    fn with_ledger(ledger: &str) -> Server {
         let tmp = Project::new();
         let bare = tmp.path("bare.git");
         let work = tmp.path("work");
@@ -86,7 +91,7 @@ impl Server {
         let url = format!("file://{}", s.bare.display());
         s.git_in(s.tmp.root(), &["clone", "-q", &url, "work"]);
         for (rel, text) in [
-            ("qa/merge_ledger.toml", ledger()),
+            ("qa/merge_ledger.toml", ledger.to_string()),
             ("qa/freeze.toml", "version = 1\n".to_string()),
             (
                 "qa/fixtures.lock.json",
@@ -489,6 +494,28 @@ fn a_property_test_listed_twice_is_a_malformed_tree_whoever_commits_it() {
 #[test]
 fn a_fixture_listed_twice_is_a_malformed_tree() {
     let s = Server::new();
+    let tampered = s.blob(TAMPERED);
+    let mut entries = entries_of(&s, "tests/fixtures");
+    entries.push(("100644".into(), b"invoice.json".to_vec(), tampered));
+    let fixtures = literal(&s, &entries);
+    let commit = s.commit_tree(
+        &s.base_tree_with("tests/fixtures", &fixtures),
+        HUMAN,
+        "Refresh the invoice",
+    );
+    s.assert_refused(&commit, "malformed_tree", "tests/fixtures/invoice.json");
+}
+
+#[test]
+fn a_malformed_tree_under_a_protected_directory_is_refused_when_no_glob_starts_at_the_root() {
+    // Harness files named where they are (no `**/` glob): the walk for malformed trees may
+    // stop at the root for commits that bring no new directory under a protected top-level
+    // name, and must not for one that does.
+    let narrow = format!(
+        "{}\n[harness]\npaths = [\"conftest.py\"]\n\n[harness.sections]\n\"pyproject.toml\" = [\"tool.pytest\"]\n",
+        ledger()
+    );
+    let s = Server::with_ledger(&narrow);
     let tampered = s.blob(TAMPERED);
     let mut entries = entries_of(&s, "tests/fixtures");
     entries.push(("100644".into(), b"invoice.json".to_vec(), tampered));
