@@ -520,12 +520,15 @@ fn a_malformed_tree_under_a_protected_directory_is_refused_when_no_glob_starts_a
     let mut entries = entries_of(&s, "tests/fixtures");
     entries.push(("100644".into(), b"invoice.json".to_vec(), tampered));
     let fixtures = literal(&s, &entries);
-    let commit = s.commit_tree(
+    let bad = s.commit_tree(
         &s.base_tree_with("tests/fixtures", &fixtures),
         HUMAN,
         "Refresh the invoice",
     );
-    s.assert_refused(&commit, "malformed_tree", "tests/fixtures/invoice.json");
+    // The tip puts the base's tree back: only the walk of `bad`'s own tree shows the attack.
+    let base_tree = s.id(&format!("{}^{{tree}}", s.base));
+    let tip = s.commit_tree_on(&base_tree, &[&bad], HUMAN, "Put it back");
+    s.assert_refused_for(&tip, &bad, "malformed_tree", "tests/fixtures/invoice.json");
 }
 
 #[test]
