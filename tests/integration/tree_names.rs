@@ -509,22 +509,26 @@ fn a_fixture_listed_twice_is_a_malformed_tree() {
 #[test]
 fn a_malformed_tree_under_a_protected_directory_is_refused_when_no_glob_starts_at_the_root() {
     // Harness files named where they are (no `**/` glob): the walk for malformed trees may
-    // stop at the root for commits that bring no new directory under a protected top-level
-    // name, and must not for one that does.
+    // stop at the root for a commit that changes no directory under a protected top-level
+    // name, and must not for one that changes every such directory (`qa` and `tests`).
     let narrow = format!(
         "{}\n[harness]\npaths = [\"conftest.py\"]\n\n[harness.sections]\n\"pyproject.toml\" = [\"tool.pytest\"]\n",
-        ledger()
+        ledger().replace(&format!("paths = [\"{CAFE_NFC}\"]"), "paths = []")
     );
     let s = Server::with_ledger(&narrow);
     let tampered = s.blob(TAMPERED);
     let mut entries = entries_of(&s, "tests/fixtures");
     entries.push(("100644".into(), b"invoice.json".to_vec(), tampered));
     let fixtures = literal(&s, &entries);
-    let bad = s.commit_tree(
+    let mut qa = entries_of(&s, "qa");
+    qa.push(("100644".into(), b"notes.md".to_vec(), s.blob("notes\n")));
+    qa.sort_by(git_order);
+    let tree = s.replace(
         &s.base_tree_with("tests/fixtures", &fixtures),
-        HUMAN,
-        "Refresh the invoice",
+        &["qa"],
+        &literal(&s, &qa),
     );
+    let bad = s.commit_tree(&tree, HUMAN, "Refresh the invoice");
     // The tip puts the base's tree back: only the walk of `bad`'s own tree shows the attack.
     let base_tree = s.id(&format!("{}^{{tree}}", s.base));
     let tip = s.commit_tree_on(&base_tree, &[&bad], HUMAN, "Put it back");
