@@ -1446,6 +1446,55 @@ fn junit_with_retry_passing(p: &Project) {
 }
 
 #[test]
+fn a_rewritten_frozen_test_leaves_another_frozen_tests_pass_standing() {
+    // Two frozen tests pass; the range rewrote only one of them. The other is still a
+    // `frozen_test_passed` of its own.
+    let (p, _) = repo();
+    p.write(
+        "tests/test_parser.py",
+        "def test_unicode():\n    assert parse('x') == 1\n",
+    );
+    set_leases(&p, &[(LEASE, EXPIRES), (NEW_LEASE, EXPIRES)]);
+    let base = p.commit_as(HUMAN, "Freeze the unicode test\n\nFreeze-Lease: human\n");
+    p.write(
+        "tests/test_retry.py",
+        "def test_backoff():\n    assert True\n",
+    );
+    p.commit_as(CURSOR, "Stabilise the retry test\n");
+    p.write(
+        "junit.xml",
+        junit(&[
+            (
+                "tests.properties.test_codec_roundtrip",
+                "test_roundtrip_on_seeds",
+                PASS,
+            ),
+            ("tests.test_retry", "test_backoff", PASS),
+            ("tests.test_parser", "test_unicode", PASS),
+        ]),
+    );
+    let run = p.guard(&[
+        "check",
+        &since(&base),
+        "--junit",
+        "junit.xml",
+        "--format",
+        "json",
+    ]);
+    expect(
+        &run,
+        1,
+        &[
+            "frozen_test_passed",
+            "frozen_test_rewritten",
+            "weakened_test",
+        ],
+    );
+    assert_eq!(only(&run.json(), "frozen_test_rewritten")["test"], LEASE);
+    assert_eq!(only(&run.json(), "frozen_test_passed")["test"], NEW_LEASE);
+}
+
+#[test]
 fn frozen_test_that_passes_after_the_range_rewrote_it() {
     let (p, base) = repo();
     p.write(
