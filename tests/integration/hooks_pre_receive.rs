@@ -266,6 +266,9 @@ fn hook_input_over_64_mib_is_refused_whole() {
     let pad = "y".repeat(LIMIT - input.len() - filler.len());
     input.push_str(&format!("{ZERO_ID} {} refs/scratch/x{pad}\n", s.base));
     assert_eq!(input.len(), LIMIT);
+    // Exactly the limit is still read, and judged.
+    let (code, stderr) = s.run_pre_receive(input.as_bytes(), |_| {});
+    assert_eq!(code, 0, "{stderr}");
     input.push_str(&last);
     let (code, stderr) = s.run_pre_receive(input.as_bytes(), |_| {});
     assert_eq!(code, 2, "{stderr}");
