@@ -16,7 +16,7 @@
 //! to one counts only when its harness sections differ (`crate::policy::harness`), compared with the
 //! same parent the tree entries were compared with.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
@@ -550,6 +550,8 @@ impl<'r> FsckWalk<'_, 'r> {
 pub struct Trees<'r> {
     repo: &'r Repository,
     held: RefCell<VecDeque<(Oid, Tree<'r>)>>,
+    /// Trees read from the object database (what the walks' shortcuts exist to keep small).
+    reads: Cell<usize>,
 }
 
 /// Enough for the root, the directories along a few protected paths, and a merge's parents.
@@ -560,7 +562,13 @@ impl<'r> Trees<'r> {
         Trees {
             repo,
             held: RefCell::new(VecDeque::with_capacity(HELD_TREES)),
+            reads: Cell::new(0),
         }
+    }
+
+    /// How many trees were read from the object database so far.
+    pub fn reads(&self) -> usize {
+        self.reads.get()
     }
 
     /// The tree `id`.
@@ -575,6 +583,7 @@ impl<'r> Trees<'r> {
             return Ok(tree.clone());
         }
         let tree = self.repo.find_tree(id)?;
+        self.reads.set(self.reads.get() + 1);
         if held.len() == HELD_TREES {
             held.pop_front();
         }
@@ -979,6 +988,135 @@ fn join(prefix: &str, name: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::ledger::PolicySource;
+
+    /// Harness files named where they are: no glob walks from the root.
+    const NARROW_LEDGER: &str = r#"version = 1
+[properties]
+required = false
+paths = ["tests/properties/"]
+[fixtures]
+lockfile = "qa/fixtures.lock.json"
+paths = ["tests/fixtures/"]
+[freeze]
+file = "qa/freeze.toml"
+[protect]
+paths = [".github/workflows/*.yml"]
+[harness]
+paths = ["conftest.py"]
+[harness.sections]
+"pyproject.toml" = ["tool.pytest"]
+"#;
+
+    /// A tree of `files` (path, contents), written with libgit2's tree builder.
+    fn tree_of(repo: &Repository, files: &[(&str, &str)]) -> Oid {
+        let mut here: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
+        let mut builder = repo.treebuilder(None).unwrap();
+        for &(path, text) in files {
+            match path.split_once('/') {
+                Some((dir, rest)) => here.entry(dir).or_default().push((rest, text)),
+                None => {
+                    let blob = repo.blob(text.as_bytes()).unwrap();
+                    builder.insert(path, blob, 0o100644).unwrap();
+                }
+            }
+        }
+        for (dir, below) in here {
+            builder
+                .insert(dir, tree_of(repo, &below), 0o040000)
+                .unwrap();
+        }
+        builder.write().unwrap()
+    }
+
+    /// The project both trees below start from.
+    const FILES: &[(&str, &str)] = &[
+        (".github/workflows/ci.yml", "on: push\n"),
+        ("qa/freeze.toml", "version = 1\n"),
+        ("qa/merge_ledger.toml", NARROW_LEDGER),
+        ("src/pkg/mod.py", "X = 1\n"),
+        ("tests/fixtures/a.json", "{}\n"),
+        ("tests/fixtures/deep/b.json", "[]\n"),
+        ("tests/unit/test_a.py", "def test_a(): pass\n"),
+    ];
+
+    /// `FILES` with `path` holding `text` instead.
+    fn changed(repo: &Repository, path: &str, text: &str) -> Oid {
+        let files: Vec<(&str, &str)> = FILES
+            .iter()
+            .map(|&(p, t)| if p == path { (p, text) } else { (p, t) })
+            .collect();
+        tree_of(repo, &files)
+    }
+
+    fn narrow_set() -> ProtectedSet {
+        let path = "qa/merge_ledger.toml";
+        let policy = Policy::parse(
+            std::path::Path::new(path),
+            NARROW_LEDGER,
+            PolicySource::Embedded,
+        )
+        .unwrap();
+        ProtectedSet::new(&policy, path)
+    }
+
+    #[test]
+    fn trees_are_read_once_while_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        let (a, b) = (
+            tree_of(&repo, FILES),
+            changed(&repo, "src/pkg/mod.py", "X = 2\n"),
+        );
+        let trees = Trees::new(&repo);
+        for id in [a, b, a, b] {
+            trees.get(id).unwrap();
+        }
+        assert_eq!(trees.reads(), 2);
+    }
+
+    #[test]
+    fn a_change_outside_protected_directories_reads_only_the_roots() {
+        // `src/` holds no protected path: comparing the roots settles it, and no glob's walk
+        // starts above its literal directory (`.github/workflows/`).
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        let (old, new) = (
+            tree_of(&repo, FILES),
+            changed(&repo, "src/pkg/mod.py", "X = 2\n"),
+        );
+        let set = narrow_set();
+        let trees = Trees::new(&repo);
+        assert!(set.changes(&trees, new, Some(old)).unwrap().is_empty());
+        assert_eq!(trees.reads(), 2);
+        let trees = Trees::new(&repo);
+        assert!(set.malformed_trees(&trees, new, &[old]).unwrap().is_empty());
+        assert_eq!(trees.reads(), 2);
+    }
+
+    #[test]
+    fn the_malformed_tree_walk_reads_only_directories_that_changed_on_protected_paths() {
+        // `tests/` changed (an ordinary test), `tests/fixtures/` did not: the walk reads both
+        // roots and both `tests/` trees, and stops at `tests/fixtures/` (the parent has it).
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        let old = tree_of(&repo, FILES);
+        let new = changed(&repo, "tests/unit/test_a.py", "def test_a(): assert 1\n");
+        let set = narrow_set();
+        let trees = Trees::new(&repo);
+        assert!(set.malformed_trees(&trees, new, &[old]).unwrap().is_empty());
+        assert_eq!(trees.reads(), 4);
+        // A fixture changed: `tests/fixtures/` is read on both sides as well, and every
+        // directory below it that changed (none here: `deep/` is the parent's).
+        let new = changed(&repo, "tests/fixtures/a.json", "{\"a\": 1}\n");
+        let trees = Trees::new(&repo);
+        assert!(set.malformed_trees(&trees, new, &[old]).unwrap().is_empty());
+        assert_eq!(trees.reads(), 6);
+        let trees = Trees::new(&repo);
+        let found = set.changes(&trees, new, Some(old)).unwrap();
+        let paths: Vec<&str> = found.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["tests/fixtures/a.json"]);
+    }
 
     #[test]
     fn git_order_puts_a_directory_after_names_that_extend_it() {
