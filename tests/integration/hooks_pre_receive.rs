@@ -172,6 +172,33 @@ fn garbage_on_hook_stdin_cannot_be_judged() {
             "{what}: {stderr}"
         );
     }
+    // Where and what: the line number and the line itself, cut to 80 characters.
+    let long = "x".repeat(200);
+    for (input, said) in [
+        (
+            "hello world\n".to_string(),
+            "line 1: expected `<old-id> <new-id> <ref>`, got \"hello world\"".to_string(),
+        ),
+        (
+            format!("{ZERO_ID} {b} refs/heads/x\n{b} {b}\n"),
+            // 81 characters: the last is cut.
+            format!(
+                "line 2: expected `<old-id> <new-id> <ref>`, got \"{b} {}\"",
+                &b[..39]
+            ),
+        ),
+        (
+            format!("{long}\n"),
+            format!(
+                "line 1: expected `<old-id> <new-id> <ref>`, got \"{}\"",
+                &long[..80]
+            ),
+        ),
+    ] {
+        let (code, stderr) = s.run_pre_receive(input.as_bytes(), |_| {});
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(&said), "{said:?} in\n{stderr}");
+    }
     let (code, stderr) = s.run_pre_receive(b"", |_| {});
     assert_eq!(code, 0, "empty input: {stderr}");
 }
