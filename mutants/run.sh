@@ -57,7 +57,10 @@ for f in "${files[@]}"; do
   # shellcheck disable=SC2086 # the filters are words on purpose
   cargo mutants --in-place --baseline skip --timeout 120 "${iterate[@]}" -f "$f" -o "$out" -- -- $filters || true
   dir=$out/mutants.out
-  c=$(cat "$dir/caught.txt" "$dir"/previously_caught.txt 2>/dev/null | sort -u | wc -l); m=$(wc -l <"$dir/missed.txt"); t=$(wc -l <"$dir/timeout.txt")
+  caught=("$dir/caught.txt")
+  [ -f "$dir/previously_caught.txt" ] && caught+=("$dir/previously_caught.txt")
+  c=$(sort -u "${caught[@]}" | wc -l)
+  m=$(wc -l <"$dir/missed.txt"); t=$(wc -l <"$dir/timeout.txt")
   u=$(wc -l <"$dir/unviable.txt")
   echo "mutants: $f caught $c, missed $m, timeout $t, unviable $u: $(( 100 * (c + t) / (c + m + t > 0 ? c + m + t : 1) ))% caught"
 done
