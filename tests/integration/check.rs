@@ -1432,17 +1432,21 @@ fn bare_clone_gives_the_same_decision() {
 // With artifacts: frozen tests that pass.
 
 fn junit_with_retry_passing(p: &Project) {
-    p.write(
-        "junit.xml",
-        junit(&[
-            (
-                "tests.properties.test_codec_roundtrip",
-                "test_roundtrip_on_seeds",
-                PASS,
-            ),
-            ("tests.test_retry", "test_backoff", PASS),
-        ]),
-    );
+    junit_with_retry_and(p, &[]);
+}
+
+/// JUnit in which the property test, the frozen retry test and `more` pass.
+fn junit_with_retry_and(p: &Project, more: &[(&str, &str, &str)]) {
+    let mut cases = vec![
+        (
+            "tests.properties.test_codec_roundtrip",
+            "test_roundtrip_on_seeds",
+            PASS,
+        ),
+        ("tests.test_retry", "test_backoff", PASS),
+    ];
+    cases.extend_from_slice(more);
+    p.write("junit.xml", junit(&cases));
 }
 
 #[test]
@@ -1461,18 +1465,7 @@ fn a_rewritten_frozen_test_leaves_another_frozen_tests_pass_standing() {
         "def test_backoff():\n    assert True\n",
     );
     p.commit_as(CURSOR, "Stabilise the retry test\n");
-    p.write(
-        "junit.xml",
-        junit(&[
-            (
-                "tests.properties.test_codec_roundtrip",
-                "test_roundtrip_on_seeds",
-                PASS,
-            ),
-            ("tests.test_retry", "test_backoff", PASS),
-            ("tests.test_parser", "test_unicode", PASS),
-        ]),
-    );
+    junit_with_retry_and(&p, &[("tests.test_parser", "test_unicode", PASS)]);
     let run = p.guard(&[
         "check",
         &since(&base),
