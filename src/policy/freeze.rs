@@ -420,6 +420,15 @@ expires = 2026-09-19
             message("2026-09-01T10:00:00Z"),
             "`expires` = 2026-09-01T10:00:00Z must be a date without a time (YYYY-MM-DD)"
         );
+        // A local date-time (no offset) and a time alone have a time all the same.
+        assert_eq!(
+            message("2026-09-01T10:00:00"),
+            "`expires` = 2026-09-01T10:00:00 must be a date without a time (YYYY-MM-DD)"
+        );
+        assert_eq!(
+            message("10:00:00"),
+            "`expires` = 10:00:00 must be a date without a time (YYYY-MM-DD)"
+        );
         assert_eq!(
             message("\" 2026-02-30\""),
             "`expires` = \"2026-02-30\" is not an ISO-8601 date (YYYY-MM-DD)"
