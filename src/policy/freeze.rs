@@ -374,6 +374,9 @@ expires = 2026-09-19
             "\"2026/09/01\"",
             "\"next week\"",
             "2026-09-01T10:00:00Z",
+            // What jiff also reads as a date, beside the one form the freeze file takes.
+            "\"20260901\"",
+            "\"+002026-09-01\"",
         ] {
             let text = format!(
                 "[[leases]]\nnodeid = \"a\"\nowner = \"o\"\nreason = \"r\"\nexpires = {date}\n"
