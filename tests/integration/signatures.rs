@@ -153,6 +153,28 @@ fn signed_human_commit_with_its_trailer_passes() {
 }
 
 #[test]
+fn unsigned_human_commit_passes_when_the_ledger_names_signers_without_requiring_them() {
+    // `allowed_signers` without `require_signature`: signatures are read and shown, and an
+    // unsigned human commit with its trailer still counts as the human's.
+    let keys = keys();
+    let (p, _) = repo(&keys, false);
+    p.write(
+        "qa/merge_ledger.toml",
+        ledger(false).replace("require_signature = true", "require_signature = false"),
+    );
+    let base = commit(
+        &p,
+        "Signatures optional\n\nLedger-Change: human\n",
+        Some(&keys.dev),
+    );
+    extend_lease(&p);
+    commit(&p, "Extend the lease\n\nFreeze-Lease: human\n", None);
+    let run = check(&p, &format!("{base}..HEAD"));
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["findings"], serde_json::json!([]));
+}
+
+#[test]
 fn unsigned_human_commit_in_strict_mode_is_rejected() {
     let keys = keys();
     let (p, base) = repo(&keys, true);
