@@ -238,6 +238,14 @@ mod tests {
         assert!(thin_reason(comments, 8).is_some(), "comments do not count");
         let real = "import json\n\ndef test_a():\n    a = 1\n    b = 2\n    c = a + b\n    d = c * 2\n    e = d - 1\n    assert e == 5\n";
         assert_eq!(thin_reason(real, 8), None);
+        // A `raise` or a `panic!` checks as an `assert` does.
+        let body = "let a = 1;\nlet b = 2;\nlet c = a + b;\nlet d = c * 2;\nlet e = d - 1;\nlet f = e;\nlet g = f;\n";
+        for check in [
+            "if g != 5 { panic!(\"{g}\") }\n",
+            "if g != 5: raise ValueError(g)\n",
+        ] {
+            assert_eq!(thin_reason(&format!("{body}{check}"), 8), None, "{check}");
+        }
         let found = judge_files(
             &[("tests/properties/test_t.py".into(), tautology.into())],
             8,
