@@ -1488,6 +1488,34 @@ fn a_rewritten_frozen_test_leaves_another_frozen_tests_pass_standing() {
 }
 
 #[test]
+fn frozen_test_reported_passing_from_a_file_the_range_deleted_is_a_rewrite() {
+    // The report says the frozen test passed, but the range deleted its file: whatever ran
+    // under that name is not the test that was frozen.
+    let (p, base) = repo();
+    p.git_cmd(&["rm", "-q", "tests/test_retry.py"]);
+    p.commit_as(CURSOR, "Drop the flaky retry test\n");
+    junit_with_retry_passing(&p);
+    let run = p.guard(&[
+        "check",
+        &since(&base),
+        "--junit",
+        "junit.xml",
+        "--format",
+        "json",
+    ]);
+    let f = only(&run.json(), "frozen_test_rewritten");
+    assert_eq!(f["test"], LEASE);
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("tests/test_retry.py"),
+        "{f}"
+    );
+    assert_eq!(run.code, 1);
+}
+
+#[test]
 fn frozen_test_that_passes_after_the_range_rewrote_it() {
     let (p, base) = repo();
     p.write(
