@@ -1516,6 +1516,53 @@ fn frozen_test_reported_passing_from_a_file_the_range_deleted_is_a_rewrite() {
 }
 
 #[test]
+fn frozen_test_named_by_class_path_is_found_in_its_module_file() {
+    // `tests.test_retry.TestBackoff::test_jitter` may live in `tests/test_retry/TestBackoff.py`
+    // or `tests/test_retry.py`: the file that exists is the one the range rewrote.
+    const CLASS_LEASE: &str = "tests.test_retry.TestBackoff::test_jitter";
+    let (p, _) = repo();
+    p.write(
+        "tests/test_retry.py",
+        "class TestBackoff:\n    def test_jitter(self):\n        assert jitter(3) < 0.5\n",
+    );
+    set_leases(&p, &[(CLASS_LEASE, EXPIRES)]);
+    let base = p.commit_as(HUMAN, "Freeze the jitter test\n\nFreeze-Lease: human\n");
+    p.write(
+        "tests/test_retry.py",
+        "class TestBackoff:\n    def test_jitter(self):\n        assert True\n",
+    );
+    p.commit_as(CURSOR, "Stabilise the jitter test\n");
+    p.write(
+        "junit.xml",
+        junit(&[
+            (
+                "tests.properties.test_codec_roundtrip",
+                "test_roundtrip_on_seeds",
+                PASS,
+            ),
+            ("tests.test_retry.TestBackoff", "test_jitter", PASS),
+        ]),
+    );
+    let run = p.guard(&[
+        "check",
+        &since(&base),
+        "--junit",
+        "junit.xml",
+        "--format",
+        "json",
+    ]);
+    let f = only(&run.json(), "frozen_test_rewritten");
+    assert_eq!(f["test"], CLASS_LEASE);
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("changed its file tests/test_retry.py"),
+        "{f}"
+    );
+}
+
+#[test]
 fn frozen_test_that_passes_after_the_range_rewrote_it() {
     let (p, base) = repo();
     p.write(
