@@ -284,6 +284,36 @@ fn check_lets_a_human_remove_a_test_with_the_trailer() {
 }
 
 #[test]
+fn a_trailer_on_the_merge_does_not_waive_a_removal_made_on_the_merged_branch() {
+    // The trailer belongs on the commit that removes the test; a merge only brings it.
+    let (_out, base_report, now) = reports();
+    let (p, base) = repo_with_tests(&base_report);
+    p.git_cmd(&["checkout", "-q", "-b", "side"]);
+    p.remove("tests/test_kept.py");
+    let removal = p.commit_as(HUMAN, "Drop an obsolete test\n");
+    p.git_cmd(&["checkout", "-q", "-"]);
+    p.write("README.md", "unrelated\n");
+    p.commit_as(HUMAN, "Docs");
+    p.git_as(
+        HUMAN,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "side",
+            "-m",
+            "Merge side\n\nTest-Removal: human",
+        ],
+    );
+    pytest(p.root(), &now);
+    let run = check(&p, &base, &now, &base_report);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!(json["findings"][0]["code"], "test_vanished", "{json:#}");
+    assert_eq!(json["findings"][0]["commit"], p.short(&removal));
+}
+
+#[test]
 fn check_with_a_baseline_and_no_current_report_is_junit_missing() {
     // A baseline alone compares nothing: the run must not pass as if it had been compared.
     let (_out, base_report, _now) = reports();
