@@ -1431,6 +1431,18 @@ fn bare_clone_gives_the_same_decision() {
 // ---------------------------------------------------------------------------------------
 // With artifacts: frozen tests that pass.
 
+/// `guard check BASE..HEAD --junit junit.xml --format json`.
+fn check_junit(p: &Project, base: &str) -> Run {
+    p.guard(&[
+        "check",
+        &since(base),
+        "--junit",
+        "junit.xml",
+        "--format",
+        "json",
+    ])
+}
+
 fn junit_with_retry_passing(p: &Project) {
     junit_with_retry_and(p, &[]);
 }
@@ -1466,14 +1478,7 @@ fn a_rewritten_frozen_test_leaves_another_frozen_tests_pass_standing() {
     );
     p.commit_as(CURSOR, "Stabilise the retry test\n");
     junit_with_retry_and(&p, &[("tests.test_parser", "test_unicode", PASS)]);
-    let run = p.guard(&[
-        "check",
-        &since(&base),
-        "--junit",
-        "junit.xml",
-        "--format",
-        "json",
-    ]);
+    let run = check_junit(&p, &base);
     expect(
         &run,
         1,
@@ -1495,14 +1500,7 @@ fn frozen_test_reported_passing_from_a_file_the_range_deleted_is_a_rewrite() {
     p.git_cmd(&["rm", "-q", "tests/test_retry.py"]);
     p.commit_as(CURSOR, "Drop the flaky retry test\n");
     junit_with_retry_passing(&p);
-    let run = p.guard(&[
-        "check",
-        &since(&base),
-        "--junit",
-        "junit.xml",
-        "--format",
-        "json",
-    ]);
+    let run = check_junit(&p, &base);
     let f = only(&run.json(), "frozen_test_rewritten");
     assert_eq!(f["test"], LEASE);
     assert!(
@@ -1543,14 +1541,7 @@ fn frozen_test_named_by_class_path_is_found_in_its_module_file() {
             ("tests.test_retry.TestBackoff", "test_jitter", PASS),
         ]),
     );
-    let run = p.guard(&[
-        "check",
-        &since(&base),
-        "--junit",
-        "junit.xml",
-        "--format",
-        "json",
-    ]);
+    let run = check_junit(&p, &base);
     let f = only(&run.json(), "frozen_test_rewritten");
     assert_eq!(f["test"], CLASS_LEASE);
     assert!(
@@ -2890,14 +2881,7 @@ fn frozen_test_behind_a_symlink_is_rewritten_when_its_target_is_gutted() {
     );
     p.commit_as(CURSOR, "Stabilise the retry test\n");
     junit_with_retry_passing(&p);
-    let run = p.guard(&[
-        "check",
-        &since(&base),
-        "--junit",
-        "junit.xml",
-        "--format",
-        "json",
-    ]);
+    let run = check_junit(&p, &base);
     // The target is a test file of its own (under `tests/`): its early return is read there.
     expect(&run, 1, &["frozen_test_rewritten", "weakened_test"]);
     let w = only(&run.json(), "weakened_test");
