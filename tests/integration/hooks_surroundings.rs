@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use crate::support::hermetic;
 use crate::support::server::{
-    AGENT_EMAIL, AGENT_NAME, Pushed, Server, append_in, commit_in, dir_names, git_ok, write_in,
+    AGENT_EMAIL, AGENT_NAME, Pushed, Server, append_in, assert_fsck_clean, commit_in, git_ok,
+    write_in,
 };
 
 // 10. Concurrent pushes.
@@ -66,23 +67,7 @@ fn twenty_concurrent_pushes_are_each_judged() {
     let refs = s.bare_git(&["for-each-ref", "--format=%(refname)"]);
     assert_eq!(refs.lines().count(), 11, "main and ten topics:\n{refs}");
 
-    let out = s
-        .git_cmd(&s.bare)
-        .args(["fsck", "--full", "--strict", "--no-dangling"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success() && out.stderr.is_empty(),
-        "fsck: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    // No quarantine directory left behind.
-    let leftovers: Vec<String> = dir_names(&s.bare.join("objects"))
-        .into_iter()
-        .filter(|n| n.starts_with("tmp_objdir") || n.starts_with("incoming"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert_fsck_clean(&s);
 }
 
 // 15. Server surroundings: GIT_DIR=., no HOME, guard's own timeout.
