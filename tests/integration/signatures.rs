@@ -177,44 +177,32 @@ fn unsigned_human_commit_passes_when_the_ledger_names_signers_without_requiring_
 #[test]
 fn an_unsigned_commit_that_weakens_a_test_is_judged_as_an_agents_in_strict_mode() {
     // Strict mode: a commit no allowed signer signed is not proven human, whatever its
-    // author says, so what it does to the tests is judged as an agent's would be.
+    // author says, so what it does to the tests is judged as an agent's would be. Signed by
+    // the human, the same change is the human's to make.
     let keys = keys();
-    let (p, _) = repo(&keys, true);
-    p.write(
-        "tests/test_app.py",
-        "from app import VERSION\n\n\ndef test_version():\n    assert VERSION == 1\n",
-    );
-    let base = commit(&p, "Test the version\n", Some(&keys.dev));
-    p.write(
-        "tests/test_app.py",
-        "from app import VERSION\n\n\ndef test_version():\n    assert True\n",
-    );
-    commit(&p, "Simplify the version test\n", None);
-    let run = check(&p, &format!("{base}..HEAD"));
-    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    let json = run.json();
-    let weakened: Vec<&serde_json::Value> = json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["code"] == "weakened_test")
-        .collect();
-    assert_eq!(weakened.len(), 1, "{json:#}");
-    assert_eq!(weakened[0]["path"], "tests/test_app.py");
-    // Signed by the human, the same change is the human's to make.
-    let (p, _) = repo(&keys, true);
-    p.write(
-        "tests/test_app.py",
-        "from app import VERSION\n\n\ndef test_version():\n    assert VERSION == 1\n",
-    );
-    let base = commit(&p, "Test the version\n", Some(&keys.dev));
-    p.write(
-        "tests/test_app.py",
-        "from app import VERSION\n\n\ndef test_version():\n    assert True\n",
-    );
-    commit(&p, "Simplify the version test\n", Some(&keys.dev));
-    let run = check(&p, &format!("{base}..HEAD"));
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    for (key, weakened) in [(None, 1), (Some(keys.dev.as_path()), 0)] {
+        let (p, _) = repo(&keys, true);
+        p.write(
+            "tests/test_app.py",
+            "from app import VERSION\n\n\ndef test_version():\n    assert VERSION == 1\n",
+        );
+        let base = commit(&p, "Test the version\n", Some(&keys.dev));
+        p.write(
+            "tests/test_app.py",
+            "from app import VERSION\n\n\ndef test_version():\n    assert True\n",
+        );
+        commit(&p, "Simplify the version test\n", key);
+        let run = check(&p, &format!("{base}..HEAD"));
+        let json = run.json();
+        let found: Vec<&serde_json::Value> = json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "weakened_test" && f["path"] == "tests/test_app.py")
+            .collect();
+        assert_eq!(found.len(), weakened, "{json:#}");
+        assert_eq!(run.code, weakened as i32, "{}{}", run.stdout, run.stderr);
+    }
 }
 
 #[test]
