@@ -351,7 +351,7 @@ fn judge_uncached(
     commits: &Commits,
     ctx: &CommitContext,
 ) -> anyhow::Result<Vec<CommitOutcome>> {
-    let trees = Trees::new(repo);
+    let trees = Trees::new(repo)?;
     let against_parents = changes_against_parents(&trees, commits, ctx.protected)?;
     let (mut lineage, own) = Lineage::resolve(repo, commits, against_parents)?;
     let mut judged = own
@@ -791,7 +791,7 @@ pub fn rewind_findings(
         return Ok(Vec::new());
     }
     let protected = ProtectedSet::new(policy, ledger.unwrap_or(DEFAULT_LEDGER_PATH));
-    let trees = Trees::new(repo);
+    let trees = Trees::new(repo)?;
     let old_tree = Commit::find(repo, old)?.tree_id();
     let new_tree = Commit::find(repo, new)?.tree_id();
     let differing = protected.changes(&trees, new_tree, Some(old_tree))?;

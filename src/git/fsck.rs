@@ -13,7 +13,7 @@
 //! mode libgit2 reports is normalised). Not checked: zero-padded modes (libgit2 parses them
 //! away; a checkout is not misled by them), null ids and overlong names.
 
-use git2::{Tree, TreeEntry};
+use crate::git::raw_tree::{RawEntry, RawTree};
 
 pub use crate::changes::{MalformedTree, Problem};
 use crate::git::path_variants;
@@ -29,7 +29,7 @@ pub struct Found {
 }
 
 /// `check`, with the problems placed at the tree's path `dir` in a commit.
-pub fn malformed(tree: &Tree, dir: &str) -> Vec<MalformedTree> {
+pub fn malformed(tree: &RawTree, dir: &str) -> Vec<MalformedTree> {
     check(tree)
         .into_iter()
         .map(|found| {
@@ -62,9 +62,9 @@ fn good_mode(mode: i32) -> bool {
 
 /// The problems of `tree`, one per kind, in entry order. Empty for a well-formed tree, which
 /// costs one pass over its entries and no allocation.
-pub fn check(tree: &Tree) -> Vec<Found> {
+pub fn check(tree: &RawTree) -> Vec<Found> {
     let mut found: Vec<Found> = Vec::new();
-    let mut note = |problem: Problem, entry: &TreeEntry| {
+    let mut note = |problem: Problem, entry: &RawEntry| {
         if !found.iter().any(|f| f.problem == problem) {
             found.push(Found {
                 problem,
@@ -76,7 +76,7 @@ pub fn check(tree: &Tree) -> Vec<Found> {
     // Files that a later directory of the same name would duplicate (git's `name_stack`):
     // indices of entries, kept only while such a directory can still follow.
     let mut candidates: Vec<usize> = Vec::new();
-    let mut previous: Option<TreeEntry> = None;
+    let mut previous: Option<RawEntry> = None;
     for (index, entry) in tree.iter().enumerate() {
         let name = entry.name_bytes();
         let mode = entry.filemode_raw();
@@ -127,10 +127,10 @@ fn less_than_slash(c: u8) -> bool {
 
 /// git's `verify_ordered` for adjacent entries `a` (at `a_index`) and `b`.
 fn order(
-    a: &TreeEntry,
-    b: &TreeEntry,
+    a: &RawEntry,
+    b: &RawEntry,
     a_index: usize,
-    tree: &Tree,
+    tree: &RawTree,
     candidates: &mut Vec<usize>,
 ) -> Order {
     let (n1, n2) = (a.name_bytes(), b.name_bytes());
@@ -183,7 +183,7 @@ mod tests {
 
     /// A tree of exactly `entries` (mode, name), byte for byte: libgit2's object database
     /// writes what it is given.
-    fn tree<'r>(repo: &'r Repository, entries: &[(&str, &[u8])]) -> Tree<'r> {
+    fn tree(repo: &Repository, entries: &[(&str, &[u8])]) -> RawTree {
         let blob = repo.blob(b"x\n").unwrap();
         let mut raw = Vec::new();
         for (mode, name) in entries {
@@ -193,8 +193,9 @@ mod tests {
             raw.push(0);
             raw.extend_from_slice(blob.as_bytes());
         }
-        let id: Oid = repo.odb().unwrap().write(ObjectType::Tree, &raw).unwrap();
-        repo.find_tree(id).unwrap()
+        let odb = repo.odb().unwrap();
+        let id: Oid = odb.write(ObjectType::Tree, &raw).unwrap();
+        RawTree::read(&odb, id).unwrap()
     }
 
     fn problems(entries: &[(&str, &[u8])]) -> Vec<(Problem, String)> {

@@ -14,6 +14,7 @@ pub mod lineage;
 pub mod path_variants;
 pub mod protected;
 pub mod range;
+pub mod raw_tree;
 pub mod refs;
 pub mod tree_source;
 

@@ -77,6 +77,12 @@ impl<'a> EntryName<'a> {
             plain: is_plain(bytes),
         }
     }
+
+    /// A name whose `is_plain` is known already (`RawTree` works it out as it parses).
+    pub fn classified(bytes: &'a [u8], plain: bool) -> EntryName<'a> {
+        debug_assert_eq!(plain, is_plain(bytes));
+        EntryName { bytes, plain }
+    }
 }
 
 /// How the entry name `entry` relates to `path` (at least one component). No allocation

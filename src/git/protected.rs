@@ -19,13 +19,15 @@
 use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::rc::Rc;
 
-use git2::{ObjectType, Oid, Repository, Tree};
+use git2::{ObjectType, Odb, Oid, Repository};
 use globset::{GlobMatcher, GlobSet};
 
 use crate::changes::{Change, ChangeKind, Class};
 use crate::git::fsck::{self, MalformedTree};
-use crate::git::path_variants::{self, Component, EntryName, Match, match_entry, match_name};
+use crate::git::path_variants::{self, Component, Match, match_entry, match_name};
+use crate::git::raw_tree::{RawEntry, RawTree};
 use crate::policy::harness::{Scope, Verdict};
 use crate::policy::ledger::{Policy, protect_glob};
 use crate::workspace::normalize_rel;
@@ -179,7 +181,7 @@ impl ProtectedSet {
         // paths start in: that is settled once per directory, not once per rule, in one pass
         // over each root.
         let new_tops = scan_all(Some(&tree), &self.tops);
-        let old_tops = scan_all(parent.as_ref(), &self.tops);
+        let old_tops = scan_all(parent.as_deref(), &self.tops);
         let unchanged: Vec<&Component> = self
             .tops
             .iter()
@@ -200,7 +202,7 @@ impl ProtectedSet {
             let mut found = Vec::new();
             walker.compare_path(
                 Some(&tree),
-                parent.as_ref(),
+                parent.as_deref(),
                 &rule.components,
                 "",
                 false,
@@ -404,7 +406,7 @@ impl ProtectedSet {
             return Ok(Vec::new());
         }
         let root = trees.get(tree)?;
-        let olds: Vec<Option<Tree>> = parents
+        let olds: Vec<Option<Rc<RawTree>>> = parents
             .iter()
             .map(|&p| trees.get(p).map(Some))
             .collect::<Result<_, _>>()?;
@@ -413,7 +415,7 @@ impl ProtectedSet {
         // start with: then the root was all there was to check.
         let new_top = root.iter().any(|e| {
             e.kind() == Some(ObjectType::Tree) && {
-                let name = EntryName::new(e.name_bytes());
+                let name = e.entry_name();
                 self.tops
                     .iter()
                     .any(|top| match_name(name, std::slice::from_ref(top)) != Match::No)
@@ -449,7 +451,7 @@ struct FsckWalk<'a, 'r> {
 }
 
 impl<'r> FsckWalk<'_, 'r> {
-    fn check(&mut self, tree: &Tree, path: &str) {
+    fn check(&mut self, tree: &RawTree, path: &str) {
         if self.checked.insert(tree.id()) {
             self.out.extend(fsck::malformed(tree, path));
         }
@@ -460,8 +462,8 @@ impl<'r> FsckWalk<'_, 'r> {
     /// in `olds`. All paths are followed in one pass over each directory.
     fn along(
         &mut self,
-        new: &Tree,
-        olds: &[Option<Tree<'r>>],
+        new: &RawTree,
+        olds: &[Option<Rc<RawTree>>],
         paths: &[&[Component]],
         path: &str,
     ) -> Result<(), git2::Error> {
@@ -476,7 +478,7 @@ impl<'r> FsckWalk<'_, 'r> {
                 continue;
             }
             let name = entry.name_bytes();
-            let classified = EntryName::new(name);
+            let classified = entry.entry_name();
             rests.clear();
             for &p in paths {
                 let taken = match match_name(classified, p) {
@@ -501,8 +503,8 @@ impl<'r> FsckWalk<'_, 'r> {
     /// Checks every directory below `new` that differs from its counterpart in `olds`.
     fn below(
         &mut self,
-        new: &Tree,
-        olds: &[Option<Tree<'r>>],
+        new: &RawTree,
+        olds: &[Option<Rc<RawTree>>],
         path: &str,
     ) -> Result<(), git2::Error> {
         if !self.below.insert(new.id()) {
@@ -527,9 +529,9 @@ impl<'r> FsckWalk<'_, 'r> {
     /// own tree (nothing new below).
     fn counterparts(
         &self,
-        entry: &git2::TreeEntry,
-        olds: &[Option<Tree<'r>>],
-    ) -> Result<Option<Vec<Option<Tree<'r>>>>, git2::Error> {
+        entry: &RawEntry,
+        olds: &[Option<Rc<RawTree>>],
+    ) -> Result<Option<Vec<Option<Rc<RawTree>>>>, git2::Error> {
         let mut subs = Vec::with_capacity(olds.len());
         for old in olds {
             let sub = match old.as_ref().and_then(|o| lookup(o, entry.name_bytes())) {
@@ -546,10 +548,11 @@ impl<'r> FsckWalk<'_, 'r> {
 /// Trees read lately, by id. Judging a range newest first reads each tree twice in a row:
 /// as a commit's, then as its parent's when the parent is judged; the second time it is here.
 /// (libgit2's own object cache is turned off while a range is judged: keeping every object
-/// it reads costs more than it saves.)
+/// it reads costs more than it saves.) Trees are read raw and parsed by `RawTree`.
 pub struct Trees<'r> {
     repo: &'r Repository,
-    held: RefCell<VecDeque<(Oid, Tree<'r>)>>,
+    odb: Odb<'r>,
+    held: RefCell<VecDeque<(Oid, Rc<RawTree>)>>,
     /// Trees read from the object database (what the walks' shortcuts exist to keep small).
     reads: Cell<usize>,
 }
@@ -558,12 +561,13 @@ pub struct Trees<'r> {
 const HELD_TREES: usize = 32;
 
 impl<'r> Trees<'r> {
-    pub fn new(repo: &'r Repository) -> Trees<'r> {
-        Trees {
+    pub fn new(repo: &'r Repository) -> Result<Trees<'r>, git2::Error> {
+        Ok(Trees {
             repo,
+            odb: repo.odb()?,
             held: RefCell::new(VecDeque::with_capacity(HELD_TREES)),
             reads: Cell::new(0),
-        }
+        })
     }
 
     /// How many trees were read from the object database so far (the unit tests hold the
@@ -574,7 +578,7 @@ impl<'r> Trees<'r> {
     }
 
     /// The tree `id`.
-    pub fn get(&self, id: Oid) -> Result<Tree<'r>, git2::Error> {
+    pub fn get(&self, id: Oid) -> Result<Rc<RawTree>, git2::Error> {
         let mut held = self.held.borrow_mut();
         // (Comparing bytes: `Oid`'s `==` is a call into libgit2.)
         if let Some((_, tree)) = held
@@ -582,30 +586,43 @@ impl<'r> Trees<'r> {
             .rev()
             .find(|(i, _)| i.as_bytes() == id.as_bytes())
         {
-            return Ok(tree.clone());
+            return Ok(Rc::clone(tree));
         }
-        let tree = self.repo.find_tree(id)?;
+        let tree = Rc::new(RawTree::read(&self.odb, id)?);
         self.reads.set(self.reads.get() + 1);
         if held.len() == HELD_TREES {
             held.pop_front();
         }
-        held.push_back((id, tree.clone()));
+        held.push_back((id, Rc::clone(&tree)));
         Ok(tree)
     }
 
-    /// The id of the entry at `path` in the tree `tree`; `None` when there is none.
+    /// The id of the entry at `path` in the tree `tree`, found as libgit2's lookup by path
+    /// finds it; `None` when there is none. A tree along the path that cannot be read is an
+    /// error.
     pub fn entry_id(&self, tree: Oid, path: &str) -> Result<Option<Oid>, git2::Error> {
-        let tree = self.get(tree)?;
-        Ok(tree
-            .get_path(std::path::Path::new(path))
-            .ok()
-            .map(|e| e.id()))
+        let mut tree = self.get(tree)?;
+        let mut names = path.split('/').peekable();
+        while let Some(name) = names.next() {
+            let Some(entry) = tree.get_name_bytes(name.as_bytes()) else {
+                return Ok(None);
+            };
+            if names.peek().is_none() {
+                return Ok(Some(entry.id()));
+            }
+            if !entry.is_dir() {
+                return Ok(None);
+            }
+            let id = entry.id();
+            tree = self.get(id)?;
+        }
+        Ok(None)
     }
 
     /// The text (lossily decoded) of the blob at `path` in the tree `tree`; `None` when
     /// nothing is there or it is not a blob.
     pub fn blob_text(&self, tree: Oid, path: &str) -> Result<Option<String>, git2::Error> {
-        let tree = self.get(tree)?;
+        let tree = self.repo.find_tree(tree)?;
         super::commit::tree_blob_text(self.repo, &tree, path)
     }
 }
@@ -630,7 +647,7 @@ struct Walker<'a, 'r> {
 const TREE_MODE: i32 = 0o040000;
 
 impl<'r> Walker<'_, 'r> {
-    fn tree(&self, entry: Option<Entry>) -> Result<Option<Tree<'r>>, git2::Error> {
+    fn tree(&self, entry: Option<Entry>) -> Result<Option<Rc<RawTree>>, git2::Error> {
         match entry {
             Some((id, mode)) if mode == TREE_MODE => Ok(Some(self.trees.get(id)?)),
             _ => Ok(None),
@@ -641,14 +658,14 @@ impl<'r> Walker<'_, 'r> {
     /// their variants.
     fn compare_path(
         &self,
-        new: Option<&Tree>,
-        old: Option<&Tree>,
+        new: Option<&RawTree>,
+        old: Option<&RawTree>,
         components: &[Component],
         prefix: &str,
         variant: bool,
         out: &mut Vec<Found>,
     ) -> Result<(), git2::Error> {
-        if new.map(Tree::id) == old.map(Tree::id) {
+        if new.map(RawTree::id) == old.map(RawTree::id) {
             return Ok(());
         }
         let Some((first, rest)) = components.split_first() else {
@@ -715,8 +732,8 @@ impl<'r> Walker<'_, 'r> {
         } else {
             let (new_sub, old_sub) = (self.tree(new_entry)?, self.tree(old_entry)?);
             self.compare_path(
-                new_sub.as_ref(),
-                old_sub.as_ref(),
+                new_sub.as_deref(),
+                old_sub.as_deref(),
                 rest,
                 &path,
                 variant,
@@ -741,7 +758,7 @@ impl<'r> Walker<'_, 'r> {
         match (new, old) {
             (Some(_), Some(_)) if is_tree(new) && is_tree(old) => {
                 let (n, o) = (self.tree(new)?, self.tree(old)?);
-                self.diff_trees(n.as_ref(), o.as_ref(), path, variant, out)?;
+                self.diff_trees(n.as_deref(), o.as_deref(), path, variant, out)?;
             }
             (Some((nid, nmode)), Some((oid, omode))) if !is_tree(new) && !is_tree(old) => {
                 let kind = match (nid == oid, nmode == omode) {
@@ -764,9 +781,9 @@ impl<'r> Walker<'_, 'r> {
                     if is_tree(side) {
                         let t = self.tree(side)?;
                         let (n, o) = if kind == ChangeKind::Added {
-                            (t.as_ref(), None)
+                            (t.as_deref(), None)
                         } else {
-                            (None, t.as_ref())
+                            (None, t.as_deref())
                         };
                         self.diff_trees(n, o, path, variant, out)?;
                     } else if side.is_some() {
@@ -795,18 +812,18 @@ impl<'r> Walker<'_, 'r> {
     /// are the same on both sides costs a comparison, not a path.
     fn diff_trees(
         &self,
-        new: Option<&Tree>,
-        old: Option<&Tree>,
+        new: Option<&RawTree>,
+        old: Option<&RawTree>,
         prefix: &str,
         variant: bool,
         out: &mut Vec<Found>,
     ) -> Result<(), git2::Error> {
-        if new.map(Tree::id) == old.map(Tree::id) {
+        if new.map(RawTree::id) == old.map(RawTree::id) {
             return Ok(());
         }
         let (Some(new_tree), Some(old_tree)) = (new, old) else {
             // One side only: each of its entries is added (or deleted).
-            for e in new.or(old).into_iter().flat_map(Tree::iter) {
+            for e in new.or(old).into_iter().flat_map(RawTree::iter) {
                 let side = Some(entry(&e));
                 let (n, o) = if new.is_some() {
                     (side, None)
@@ -823,9 +840,8 @@ impl<'r> Walker<'_, 'r> {
         // by name.
         let found_before = out.len();
         let (mut news, mut olds) = (new_tree.iter().peekable(), old_tree.iter().peekable());
-        let (mut last_new, mut last_old): (Option<git2::TreeEntry>, Option<git2::TreeEntry>) =
-            (None, None);
-        let in_order = |last: &Option<git2::TreeEntry>, next: &git2::TreeEntry| {
+        let (mut last_new, mut last_old): (Option<RawEntry>, Option<RawEntry>) = (None, None);
+        let in_order = |last: &Option<RawEntry>, next: &RawEntry| {
             last.as_ref()
                 .is_none_or(|l| git_order(l, next) == Ordering::Less)
         };
@@ -878,15 +894,15 @@ impl<'r> Walker<'_, 'r> {
     /// `diff_trees` for trees whose entries are not in git's order.
     fn diff_trees_by_name(
         &self,
-        new: &Tree,
-        old: &Tree,
+        new: &RawTree,
+        old: &RawTree,
         prefix: &str,
         variant: bool,
         out: &mut Vec<Found>,
     ) -> Result<(), git2::Error> {
         // Each name's entry as a checkout writes it: the last one listed. (libgit2's lookup by
         // name is a binary search, which can miss an entry of an unsorted tree.)
-        let entries = |tree: &Tree| -> BTreeMap<Vec<u8>, Entry> {
+        let entries = |tree: &RawTree| -> BTreeMap<Vec<u8>, Entry> {
             tree.iter()
                 .map(|e| (e.name_bytes().to_vec(), entry(&e)))
                 .collect()
@@ -904,8 +920,8 @@ impl<'r> Walker<'_, 'r> {
 }
 
 /// How git orders tree entries: by name, a directory's name as if it ended in `/`.
-fn git_order(a: &git2::TreeEntry, b: &git2::TreeEntry) -> Ordering {
-    let key = |e: &git2::TreeEntry| (e.filemode() & 0o170000) == 0o040000;
+fn git_order(a: &RawEntry, b: &RawEntry) -> Ordering {
+    let key = |e: &RawEntry| (e.filemode() & 0o170000) == 0o040000;
     git_order_of(a.name_bytes(), key(a), b.name_bytes(), key(b))
 }
 
@@ -924,37 +940,40 @@ fn git_order_of(a: &[u8], a_dir: bool, b: &[u8], b_dir: bool) -> Ordering {
 /// The entry of `tree` named exactly `name`, and whether another entry's name is a variant
 /// of it (or of a path it starts). One pass over the entries, with no allocation unless a
 /// name is not plain ASCII.
-fn scan(tree: Option<&Tree>, name: &Component) -> (Option<Entry>, bool) {
+fn scan(tree: Option<&RawTree>, name: &Component) -> (Option<Entry>, bool) {
     let (mut exact, mut variants) = (None, false);
     let name = std::slice::from_ref(name);
-    for e in tree.into_iter().flat_map(Tree::iter) {
-        match match_name(EntryName::new(e.name_bytes()), name) {
-            Match::No => {}
-            Match::Exact => exact = Some(entry(&e)),
-            Match::Variant(_) => variants = true,
+    if let Some(tree) = tree {
+        for e in tree.iter() {
+            match match_name(e.entry_name(), name) {
+                Match::No => {}
+                Match::Exact => exact = Some(entry(&e)),
+                Match::Variant(_) => variants = true,
+            }
         }
     }
     (exact, variants)
 }
 
-/// `scan` for each of `names`, in one pass over the entries (reading an entry's name from
-/// libgit2 costs more than comparing it).
-fn scan_all(tree: Option<&Tree>, names: &[Component]) -> Vec<(Option<Entry>, bool)> {
+/// `scan` for each of `names`, in one pass over the entries.
+fn scan_all(tree: Option<&RawTree>, names: &[Component]) -> Vec<(Option<Entry>, bool)> {
     let mut found = vec![(None, false); names.len()];
-    for e in tree.into_iter().flat_map(Tree::iter) {
-        let name = EntryName::new(e.name_bytes());
-        for (i, wanted) in names.iter().enumerate() {
-            match match_name(name, std::slice::from_ref(wanted)) {
-                Match::No => {}
-                Match::Exact => found[i].0 = Some(entry(&e)),
-                Match::Variant(_) => found[i].1 = true,
+    if let Some(tree) = tree {
+        for e in tree.iter() {
+            let name = e.entry_name();
+            for (i, wanted) in names.iter().enumerate() {
+                match match_name(name, std::slice::from_ref(wanted)) {
+                    Match::No => {}
+                    Match::Exact => found[i].0 = Some(entry(&e)),
+                    Match::Variant(_) => found[i].1 = true,
+                }
             }
         }
     }
     found
 }
 
-fn entry(e: &git2::TreeEntry) -> Entry {
+fn entry(e: &RawEntry) -> Entry {
     let mode = if e.kind() == Some(ObjectType::Tree) {
         TREE_MODE
     } else {
@@ -966,14 +985,14 @@ fn entry(e: &git2::TreeEntry) -> Entry {
 /// The entry named `name` as a checkout writes it: the last one listed. Linear, for trees that
 /// may be malformed (libgit2's `lookup` is a binary search, which can miss an entry of an
 /// unsorted tree).
-fn lookup_written(tree: &Tree, name: &[u8]) -> Option<Entry> {
+fn lookup_written(tree: &RawTree, name: &[u8]) -> Option<Entry> {
     tree.iter()
         .rev()
         .find(|e| e.name_bytes() == name)
         .map(|e| entry(&e))
 }
 
-fn lookup(tree: &Tree, name: &[u8]) -> Option<Entry> {
+fn lookup(tree: &RawTree, name: &[u8]) -> Option<Entry> {
     tree.get_name_bytes(name).map(|e| entry(&e))
 }
 
@@ -1070,7 +1089,7 @@ paths = ["conftest.py"]
             tree_of(&repo, FILES),
             changed(&repo, "src/pkg/mod.py", "X = 2\n"),
         );
-        let trees = Trees::new(&repo);
+        let trees = Trees::new(&repo).unwrap();
         for id in [a, b, a, b] {
             trees.get(id).unwrap();
         }
@@ -1088,10 +1107,10 @@ paths = ["conftest.py"]
             changed(&repo, "src/pkg/mod.py", "X = 2\n"),
         );
         let set = narrow_set();
-        let trees = Trees::new(&repo);
+        let trees = Trees::new(&repo).unwrap();
         assert!(set.changes(&trees, new, Some(old)).unwrap().is_empty());
         assert_eq!(trees.reads(), 2);
-        let trees = Trees::new(&repo);
+        let trees = Trees::new(&repo).unwrap();
         assert!(set.malformed_trees(&trees, new, &[old]).unwrap().is_empty());
         assert_eq!(trees.reads(), 2);
     }
@@ -1105,16 +1124,16 @@ paths = ["conftest.py"]
         let old = tree_of(&repo, FILES);
         let new = changed(&repo, "tests/unit/test_a.py", "def test_a(): assert 1\n");
         let set = narrow_set();
-        let trees = Trees::new(&repo);
+        let trees = Trees::new(&repo).unwrap();
         assert!(set.malformed_trees(&trees, new, &[old]).unwrap().is_empty());
         assert_eq!(trees.reads(), 4);
         // A fixture changed: `tests/fixtures/` is read on both sides as well, and every
         // directory below it that changed (none here: `deep/` is the parent's).
         let new = changed(&repo, "tests/fixtures/a.json", "{\"a\": 1}\n");
-        let trees = Trees::new(&repo);
+        let trees = Trees::new(&repo).unwrap();
         assert!(set.malformed_trees(&trees, new, &[old]).unwrap().is_empty());
         assert_eq!(trees.reads(), 6);
-        let trees = Trees::new(&repo);
+        let trees = Trees::new(&repo).unwrap();
         let found = set.changes(&trees, new, Some(old)).unwrap();
         let paths: Vec<&str> = found.iter().map(|c| c.path.as_str()).collect();
         assert_eq!(paths, ["tests/fixtures/a.json"]);
@@ -1156,10 +1175,14 @@ paths = ["conftest.py"]
             builder.insert(name, blob, 0o100644).unwrap();
         }
         builder.insert("a", sub, 0o040000).unwrap();
-        let tree = repo.find_tree(builder.write().unwrap()).unwrap();
-        let names: Vec<String> = tree.iter().map(|e| e.name().unwrap().to_string()).collect();
+        let odb = repo.odb().unwrap();
+        let tree = RawTree::read(&odb, builder.write().unwrap()).unwrap();
+        let names: Vec<String> = tree
+            .iter()
+            .map(|e| String::from_utf8_lossy(e.name_bytes()).into_owned())
+            .collect();
         assert_eq!(names, ["a-b", "a.txt", "a", "a0", "b"]);
-        let entries: Vec<git2::TreeEntry> = tree.iter().collect();
+        let entries: Vec<RawEntry> = tree.iter().collect();
         assert!(
             entries
                 .windows(2)

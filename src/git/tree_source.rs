@@ -15,6 +15,7 @@ use crate::error::InputError;
 use crate::evidence::fixtures::FixtureState;
 use crate::evidence::fixtures::{cores, parallel, sha256_bytes};
 use crate::git::fsck::{self, MalformedTree};
+use crate::git::raw_tree::RawTree;
 use crate::source::{Listing, Source};
 use crate::workspace::check_relative;
 
@@ -73,7 +74,7 @@ impl<'r> GitTree<'r> {
         if let Some(&bad) = self.checked.borrow().get(&tree.id()) {
             return bad;
         }
-        let found = fsck::malformed(tree, &dir());
+        let found = fsck::malformed(&RawTree::of(tree), &dir());
         let bad = !found.is_empty();
         self.malformed.borrow_mut().extend(found);
         self.checked.borrow_mut().insert(tree.id(), bad);
