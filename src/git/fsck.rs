@@ -185,14 +185,7 @@ mod tests {
     /// writes what it is given.
     fn tree(repo: &Repository, entries: &[(&str, &[u8])]) -> RawTree {
         let blob = repo.blob(b"x\n").unwrap();
-        let mut raw = Vec::new();
-        for (mode, name) in entries {
-            raw.extend_from_slice(mode.as_bytes());
-            raw.push(b' ');
-            raw.extend_from_slice(name);
-            raw.push(0);
-            raw.extend_from_slice(blob.as_bytes());
-        }
+        let raw = crate::git::raw_tree::encode(entries, blob.as_bytes());
         let odb = repo.odb().unwrap();
         let id: Oid = odb.write(ObjectType::Tree, &raw).unwrap();
         RawTree::read(&odb, id).unwrap()

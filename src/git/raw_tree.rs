@@ -277,21 +277,28 @@ fn parse_mode(digits: &[u8]) -> Option<i32> {
     Some(mode)
 }
 
+/// The bytes of a tree object of exactly `entries` (mode, name as written), each naming the
+/// object `id`: for tests that need trees git would never write.
+#[cfg(test)]
+pub fn encode(entries: &[(&str, &[u8])], id: &[u8]) -> Vec<u8> {
+    let mut raw = Vec::new();
+    for (mode, name) in entries {
+        raw.extend_from_slice(mode.as_bytes());
+        raw.push(b' ');
+        raw.extend_from_slice(name);
+        raw.push(0);
+        raw.extend_from_slice(id);
+    }
+    raw
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use git2::Repository;
 
     fn raw(entries: &[(&str, &[u8])]) -> Vec<u8> {
-        let mut raw = Vec::new();
-        for (mode, name) in entries {
-            raw.extend_from_slice(mode.as_bytes());
-            raw.push(b' ');
-            raw.extend_from_slice(name);
-            raw.push(0);
-            raw.extend_from_slice(&[7u8; HASH_LEN]);
-        }
-        raw
+        encode(entries, &[7u8; HASH_LEN])
     }
 
     fn repo() -> (tempfile::TempDir, Repository) {
