@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::Context as _;
 use jiff::civil::Date;
 
-use crate::changes::{Change, ChangeKind};
+use crate::changes::{Change, ChangeKind, MalformedTree};
 use crate::engine::score::{Artifacts, Scored, floor, score_tree};
 use crate::engine::weakened;
 use crate::error::{ErrorReport, InputError};
@@ -352,27 +352,43 @@ fn judge_uncached(
     ctx: &CommitContext,
 ) -> anyhow::Result<Vec<CommitOutcome>> {
     let trees = Trees::new(repo)?;
-    let against_parents = changes_against_parents(&trees, commits, ctx.protected)?;
-    let (mut lineage, own) = Lineage::resolve(repo, commits, against_parents)?;
+    let walked = walk_commits(&trees, commits, ctx.protected, true)?;
+    let (mut lineage, own) = Lineage::resolve(repo, commits, walked.against_parents)?;
     let mut judged = own
         .into_iter()
+        .zip(walked.malformed)
         .enumerate()
         .rev()
-        .map(|(k, changes)| judge_commit(repo, &trees, &mut lineage, commits, k, changes, ctx))
+        .map(|(k, (changes, malformed))| {
+            let brought = Brought { changes, malformed };
+            judge_commit(repo, &trees, &mut lineage, commits, k, brought, ctx)
+        })
         .collect::<anyhow::Result<Vec<CommitOutcome>>>()?;
     judged.reverse();
     Ok(judged)
 }
 
-/// Each commit's protected changes against each of its parents, in order (one list, against
-/// the empty tree, for a root), or no list at all when it changes nothing: what
-/// `Lineage::resolve` takes. Compared newest first (see `judge_commits`).
-fn changes_against_parents(
+/// What one newest-first pass over a range's trees found.
+struct Walked {
+    /// Each commit's protected changes against each of its parents, in order (one list,
+    /// against the empty tree, for a root), or no list at all when it changes nothing: what
+    /// `Lineage::resolve` takes.
+    against_parents: Vec<Vec<Vec<Change>>>,
+    /// Each commit's malformed trees along protected paths (empty unless `fsck` was asked).
+    malformed: Vec<Vec<MalformedTree>>,
+}
+
+/// Compares each commit's trees with its parents', newest first (see `judge_commits`), and,
+/// with `fsck`, checks the trees it brings along protected paths in the same pass, while the
+/// trees just compared are still in `trees`.
+fn walk_commits(
     trees: &Trees,
     commits: &Commits,
     protected: &ProtectedSet,
-) -> anyhow::Result<Vec<Vec<Vec<Change>>>> {
+    fsck: bool,
+) -> anyhow::Result<Walked> {
     let mut against_parents: Vec<Vec<Vec<Change>>> = Vec::with_capacity(commits.len());
+    let mut malformed = Vec::with_capacity(commits.len());
     for k in (0..commits.len()).rev() {
         let (tree, parent_trees) = commits.trees(k);
         // A root commit is compared with the empty tree.
@@ -389,24 +405,41 @@ fn changes_against_parents(
         } else {
             lists
         });
+        malformed.push(if fsck {
+            protected.malformed_trees(trees, tree, parent_trees)?
+        } else {
+            Vec::new()
+        });
     }
     against_parents.reverse();
-    Ok(against_parents)
+    malformed.reverse();
+    Ok(Walked {
+        against_parents,
+        malformed,
+    })
 }
 
-/// Judges commit `k` of `commits`, whose own protected changes are `changes` (a merge's: its
-/// own edits): who made it, its signature, and what it did to the freeze file and lockfile.
+/// What one commit brought along protected paths.
+struct Brought {
+    /// Its own protected changes (a merge's: its own edits).
+    changes: Vec<Change>,
+    /// The malformed trees it brought.
+    malformed: Vec<MalformedTree>,
+}
+
+/// Judges commit `k` of `commits`, given what it `brought`: who made it, its signature, and
+/// what it did to the freeze file and lockfile.
 fn judge_commit(
     repo: &Repository,
     trees: &Trees,
     lineage: &mut Lineage,
     commits: &Commits,
     k: usize,
-    changes: Vec<Change>,
+    brought: Brought,
     ctx: &CommitContext,
 ) -> anyhow::Result<CommitOutcome> {
     let (tree, parent_trees) = commits.trees(k);
-    let malformed = ctx.protected.malformed_trees(trees, tree, parent_trees)?;
+    let Brought { changes, malformed } = brought;
     if changes.is_empty() && malformed.is_empty() && !ctx.describe_all {
         // Nothing protected changed: no rule applies, and the commit object is not read.
         return Ok(CommitOutcome {
@@ -803,8 +836,8 @@ pub fn rewind_findings(
     let made_by_update: Vec<String> = match commits.ids().iter().position(|&id| id == new) {
         None => Vec::new(),
         Some(tip) => {
-            let against_parents = changes_against_parents(&trees, &commits, &protected)?;
-            let (lineage, _) = Lineage::resolve(repo, &commits, against_parents)?;
+            let walked = walk_commits(&trees, &commits, &protected, false)?;
+            let (lineage, _) = Lineage::resolve(repo, &commits, walked.against_parents)?;
             differing
                 .iter()
                 .filter(|c| lineage.made_in_range(tip, &c.path))

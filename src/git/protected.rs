@@ -18,7 +18,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 
 use git2::{ObjectType, Odb, Oid, Repository};
@@ -546,26 +546,35 @@ impl<'r> FsckWalk<'_, 'r> {
 }
 
 /// Trees read lately, by id. Judging a range newest first reads each tree twice in a row:
-/// as a commit's, then as its parent's when the parent is judged; the second time it is here.
-/// (libgit2's own object cache is turned off while a range is judged: keeping every object
-/// it reads costs more than it saves.) Trees are read raw and parsed by `RawTree`.
+/// as a commit's, then as its parent's when the parent is judged; and the fsck walk reads
+/// again the trees the comparison just read. The second time they are here. (libgit2's own
+/// object cache is turned off while a range is judged: keeping every object it reads costs
+/// more than it saves.) Trees are read raw and parsed by `RawTree`.
 pub struct Trees<'r> {
     repo: &'r Repository,
     odb: Odb<'r>,
-    held: RefCell<VecDeque<(Oid, Rc<RawTree>)>>,
+    held: RefCell<Held>,
     /// Trees read from the object database (what the walks' shortcuts exist to keep small).
     reads: Cell<usize>,
 }
 
-/// Enough for the root, the directories along a few protected paths, and a merge's parents.
-const HELD_TREES: usize = 32;
+/// The trees held, and the order they came in (the oldest is dropped first).
+#[derive(Default)]
+struct Held {
+    by_id: HashMap<Oid, Rc<RawTree>, foldhash::fast::FixedState>,
+    order: VecDeque<Oid>,
+}
+
+/// Enough for every directory a few commits change, both sides, and a merge's parents
+/// (a few MiB for the busiest directories of the benchmarks' histories).
+const HELD_TREES: usize = 512;
 
 impl<'r> Trees<'r> {
     pub fn new(repo: &'r Repository) -> Result<Trees<'r>, git2::Error> {
         Ok(Trees {
             repo,
             odb: repo.odb()?,
-            held: RefCell::new(VecDeque::with_capacity(HELD_TREES)),
+            held: RefCell::new(Held::default()),
             reads: Cell::new(0),
         })
     }
@@ -580,20 +589,18 @@ impl<'r> Trees<'r> {
     /// The tree `id`.
     pub fn get(&self, id: Oid) -> Result<Rc<RawTree>, git2::Error> {
         let mut held = self.held.borrow_mut();
-        // (Comparing bytes: `Oid`'s `==` is a call into libgit2.)
-        if let Some((_, tree)) = held
-            .iter()
-            .rev()
-            .find(|(i, _)| i.as_bytes() == id.as_bytes())
-        {
+        if let Some(tree) = held.by_id.get(&id) {
             return Ok(Rc::clone(tree));
         }
         let tree = Rc::new(RawTree::read(&self.odb, id)?);
         self.reads.set(self.reads.get() + 1);
-        if held.len() == HELD_TREES {
-            held.pop_front();
+        if held.order.len() == HELD_TREES {
+            if let Some(oldest) = held.order.pop_front() {
+                held.by_id.remove(&oldest);
+            }
         }
-        held.push_back((id, Rc::clone(&tree)));
+        held.order.push_back(id);
+        held.by_id.insert(id, Rc::clone(&tree));
         Ok(tree)
     }
 
