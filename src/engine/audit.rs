@@ -168,7 +168,18 @@ pub fn judge(
         describe_all: opts.describe_all,
         signatures_valid_at: opts.signatures_valid_at,
     };
-    let mut outcomes = judge_commits(repo, commits, &ctx)?;
+    let judge_who = WhoContext {
+        policy: &policy,
+        needs_proof,
+        signers: signers.as_ref(),
+        pusher: opts.pusher.as_deref(),
+        signatures_valid_at: opts.signatures_valid_at,
+    };
+    // What agent commits did to the tests themselves, whatever the reports say: judged in
+    // the same pass over the range's trees.
+    let mut weakened = weakened::Judge::new(repo, commits, &judge_who, &restore_from);
+    let mut outcomes = judge_commits(repo, commits, &ctx, Some(&mut weakened))?;
+    let weakened = weakened.finish();
     // A ledger changed inside the range may protect more (a new freeze file path, new
     // [protect] globs): what any ledger version in the range protects is protected for the
     // whole range, so a later commit cannot edit what an earlier one newly named.
@@ -198,7 +209,7 @@ pub fn judge(
             protected: &widened,
             ..ctx
         };
-        outcomes = judge_commits(repo, commits, &ctx)?;
+        outcomes = judge_commits(repo, commits, &ctx, None)?;
     }
     for outcome in outcomes {
         findings.extend(outcome.findings);
@@ -226,15 +237,6 @@ pub fn judge(
     let scored = Scored::RangeTip {
         base: base_tree.as_ref().map(|t| t as &dyn Source),
     };
-    let judge_who = WhoContext {
-        policy: &policy,
-        needs_proof,
-        signers: signers.as_ref(),
-        pusher: opts.pusher.as_deref(),
-        signatures_valid_at: opts.signatures_valid_at,
-    };
-    // What agent commits did to the tests themselves, whatever the reports say.
-    let weakened = weakened::judge(repo, commits, &judge_who, &restore_from)?;
     findings.extend(weakened.rejects);
     let mut warnings = Vec::new();
     let (stats, unjudged) = match score_tree(&tip_tree, scored, &policy, &artifacts, today) {
@@ -342,17 +344,19 @@ fn judge_commits(
     repo: &Repository,
     commits: &Commits,
     ctx: &CommitContext,
+    weakened: Option<&mut weakened::Judge>,
 ) -> anyhow::Result<Vec<CommitOutcome>> {
-    git::without_object_cache(|| judge_uncached(repo, commits, ctx))
+    git::without_object_cache(|| judge_uncached(repo, commits, ctx, weakened))
 }
 
 fn judge_uncached(
     repo: &Repository,
     commits: &Commits,
     ctx: &CommitContext,
+    weakened: Option<&mut weakened::Judge>,
 ) -> anyhow::Result<Vec<CommitOutcome>> {
     let trees = Trees::new(repo)?;
-    let walked = walk_commits(&trees, commits, ctx.protected, true)?;
+    let walked = walk_commits(&trees, commits, ctx.protected, true, weakened)?;
     let (mut lineage, own) = Lineage::resolve(repo, commits, walked.against_parents)?;
     let mut judged = own
         .into_iter()
@@ -380,12 +384,13 @@ struct Walked {
 
 /// Compares each commit's trees with its parents', newest first (see `judge_commits`), and,
 /// with `fsck`, checks the trees it brings along protected paths in the same pass, while the
-/// trees just compared are still in `trees`.
+/// trees just compared are still in `trees`; so does `weakened` with the test files.
 fn walk_commits(
     trees: &Trees,
     commits: &Commits,
     protected: &ProtectedSet,
     fsck: bool,
+    mut weakened: Option<&mut weakened::Judge>,
 ) -> anyhow::Result<Walked> {
     let mut against_parents: Vec<Vec<Vec<Change>>> = Vec::with_capacity(commits.len());
     let mut malformed = Vec::with_capacity(commits.len());
@@ -410,6 +415,9 @@ fn walk_commits(
         } else {
             Vec::new()
         });
+        if let Some(judge) = weakened.as_deref_mut() {
+            judge.commit(k, trees)?;
+        }
     }
     against_parents.reverse();
     malformed.reverse();
@@ -836,7 +844,7 @@ pub fn rewind_findings(
     let made_by_update: Vec<String> = match commits.ids().iter().position(|&id| id == new) {
         None => Vec::new(),
         Some(tip) => {
-            let walked = walk_commits(&trees, &commits, &protected, false)?;
+            let walked = walk_commits(&trees, &commits, &protected, false, None)?;
             let (lineage, _) = Lineage::resolve(repo, &commits, walked.against_parents)?;
             differing
                 .iter()

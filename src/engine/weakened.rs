@@ -15,8 +15,9 @@ use crate::engine::audit::WhoContext;
 use crate::evidence::test_source::{self, Language, TestFile};
 use crate::git::changed::{self, ChangedFile};
 use crate::git::commit::Commit;
+use crate::git::protected::Trees;
 use crate::git::range::Commits;
-use crate::git::{self, Oid, Repository};
+use crate::git::{Oid, Repository};
 use crate::policy::ledger::Severity;
 use crate::report::finding::Finding;
 use crate::rules::evidence::weakened::{self, AgentCommit, FileVersions};
@@ -28,39 +29,63 @@ pub struct Judged {
     pub warnings: Vec<Finding>,
 }
 
-/// Judges every commit of `commits` made by an agent. `base_name` names the range's base in
-/// the help (`git rebase -i BASE`).
-pub(super) fn judge(
-    repo: &Repository,
-    commits: &Commits,
-    who: &WhoContext,
-    base_name: &str,
-) -> anyhow::Result<Judged> {
-    // Each commit object and tree is read once: libgit2's cache would keep them all.
-    git::without_object_cache(|| judge_uncached(repo, commits, who, base_name))
+/// Judges the commits of a range made by an agent, one at a time, in the order the caller
+/// walks them (`audit` does it in its newest-first pass over the range's trees, so the
+/// directories a commit changed are read once for both).
+pub(super) struct Judge<'a> {
+    repo: &'a Repository,
+    commits: &'a Commits,
+    who: &'a WhoContext<'a>,
+    /// Names the range's base in the help (`git rebase -i BASE`).
+    base_name: &'a str,
+    parsed: Parsed,
+    /// Findings by commit index, to be reported oldest first whatever the walk's order.
+    found: Vec<(usize, Judged)>,
 }
 
-fn judge_uncached(
-    repo: &Repository,
-    commits: &Commits,
-    who: &WhoContext,
-    base_name: &str,
-) -> anyhow::Result<Judged> {
-    let policy = who.policy;
-    let mut judged = Judged::default();
-    if policy.tests.weakened == Severity::Off {
-        return Ok(judged);
+impl<'a> Judge<'a> {
+    pub(super) fn new(
+        repo: &'a Repository,
+        commits: &'a Commits,
+        who: &'a WhoContext<'a>,
+        base_name: &'a str,
+    ) -> Judge<'a> {
+        Judge {
+            repo,
+            commits,
+            who,
+            base_name,
+            parsed: Parsed::default(),
+            found: Vec::new(),
+        }
     }
-    let trailer = &policy.trailers.test_removal;
-    let mut parsed = Parsed::default();
-    for (k, &id) in commits.ids().iter().enumerate() {
-        let commit = Commit::find(repo, id)?;
+
+    /// What the walk found, oldest commit first.
+    pub(super) fn finish(mut self) -> Judged {
+        self.found.sort_by_key(|(k, _)| *k);
+        let mut judged = Judged::default();
+        for (_, one) in self.found {
+            judged.rejects.extend(one.rejects);
+            judged.warnings.extend(one.warnings);
+        }
+        judged
+    }
+
+    /// Judges commit `k` of the range, its trees read through `trees`.
+    pub(super) fn commit(&mut self, k: usize, trees: &Trees) -> anyhow::Result<()> {
+        let (repo, who) = (self.repo, self.who);
+        let policy = who.policy;
+        if policy.tests.weakened == Severity::Off {
+            return Ok(());
+        }
+        let trailer = &policy.trailers.test_removal;
+        let commit = Commit::find(repo, self.commits.ids()[k])?;
         let identity = commit.identity(who.pusher);
         let by_pattern = policy.agents.matched_agent(&identity);
         if by_pattern.is_none() && !who.needs_proof {
-            continue;
+            return Ok(());
         }
-        let (tree, parents) = commits.trees(k);
+        let (tree, parents) = self.commits.trees(k);
         let sides: Vec<Option<Oid>> = if parents.is_empty() {
             vec![None]
         } else {
@@ -68,13 +93,20 @@ fn judge_uncached(
         };
         let mut per_parent = Vec::with_capacity(sides.len());
         for parent in sides {
-            per_parent.push(test_files(repo, tree, parent, who, &mut parsed)?);
+            per_parent.push(test_files(
+                repo,
+                trees,
+                tree,
+                parent,
+                who,
+                &mut self.parsed,
+            )?);
         }
         if per_parent.iter().all(Vec::is_empty) {
-            continue;
+            return Ok(());
         }
         let Some(agent) = by_pattern.or_else(|| who.agent(&commit)) else {
-            continue;
+            return Ok(());
         };
         let found = if per_parent.len() == 1 {
             weakened::weakenings(&per_parent[0])
@@ -82,7 +114,7 @@ fn judge_uncached(
             weakened::in_every_parent(per_parent.iter().map(|f| weakened::weakenings(f)).collect())
         };
         if found.is_empty() {
-            continue;
+            return Ok(());
         }
         let facts = AgentCommit {
             short: commit.short_id(),
@@ -90,13 +122,15 @@ fn judge_uncached(
             agent,
             has_trailer: trailer.present_in(&identity.trailers.block),
         };
-        let findings = weakened::findings(found, &facts, trailer, base_name);
+        let findings = weakened::findings(found, &facts, trailer, self.base_name);
+        let mut one = Judged::default();
         match policy.tests.weakened {
-            Severity::Warn => judged.warnings.extend(findings),
-            _ => judged.rejects.extend(findings),
+            Severity::Warn => one.warnings = findings,
+            _ => one.rejects = findings,
         }
+        self.found.push((k, one));
+        Ok(())
     }
-    Ok(judged)
 }
 
 /// Test files read, by blob and by whether the path was in `[tests] paths`. Along a range
@@ -141,6 +175,7 @@ impl Parsed {
 /// `[tests] paths` name, and Rust files anywhere that hold test functions on either side.
 fn test_files(
     repo: &Repository,
+    trees: &Trees,
     tree: Oid,
     parent: Option<Oid>,
     who: &WhoContext,
@@ -153,7 +188,7 @@ fn test_files(
         None => false,
     };
     let mut files = Vec::new();
-    for ChangedFile { path, old, new } in changed::changed_files(repo, tree, parent, &wanted)? {
+    for ChangedFile { path, old, new } in changed::changed_files(trees, tree, parent, &wanted)? {
         let listed = tests.is_test_file(&path);
         let mut read = |id: Option<Oid>| match id {
             Some(id) => parsed.get(repo, &path, id, listed),

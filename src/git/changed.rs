@@ -5,8 +5,12 @@
 //! symlink holds no tests guard can read).
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
-use git2::{ObjectType, Oid, Repository, Tree};
+use git2::{ObjectType, Oid, Repository};
+
+use crate::git::protected::Trees;
+use crate::git::raw_tree::RawTree;
 
 /// A file that differs between two trees: its regular-file blob on each side, if it is one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,13 +22,17 @@ pub struct ChangedFile {
 
 const TREE_MODE: i32 = 0o040000;
 
+/// A directory on one side of the comparison; `None` when absent there.
+type Side = Option<Rc<RawTree>>;
+
 /// A tree entry: object id, file mode.
 type Entry = (Oid, i32);
 
 /// The paths under which `new` and `old` (`None`: the empty tree of a root commit) differ,
-/// among those `wanted` accepts, in no set order.
+/// among those `wanted` accepts, in no set order. Trees are read through `trees` (a walk
+/// that compares the same commits for other reasons has them at hand).
 pub fn changed_files(
-    repo: &Repository,
+    trees: &Trees,
     new: Oid,
     old: Option<Oid>,
     wanted: &dyn Fn(&str) -> bool,
@@ -33,27 +41,22 @@ pub fn changed_files(
     if old == Some(new) {
         return Ok(out);
     }
-    let tree = |id: Option<Oid>| id.map(|i| repo.find_tree(i)).transpose();
-    // (directory path, its tree after, its tree before), without recursion.
-    let mut stack: Vec<(String, Option<Tree>, Option<Tree>)> =
-        vec![(String::new(), tree(Some(new))?, tree(old)?)];
+    let tree = |id: Option<Oid>| id.map(|i| trees.get(i)).transpose();
+    // Directories to compare, without recursion.
+    let mut stack: Vec<(String, Side, Side)> = vec![(String::new(), tree(Some(new))?, tree(old)?)];
     while let Some((prefix, new, old)) = stack.pop() {
-        let entries = |t: &Option<Tree>| -> Vec<(Vec<u8>, Oid, i32)> {
-            t.iter()
-                .flat_map(|t| t.iter())
-                .map(|e| (e.name_bytes().to_vec(), e.id(), e.filemode()))
-                .collect()
-        };
-        let after = entries(&new);
-        let mut before: HashMap<Vec<u8>, Entry> = entries(&old)
-            .into_iter()
-            .map(|(n, id, mode)| (n, (id, mode)))
+        // Of a name listed twice (a malformed tree), the last entry: the one a checkout writes.
+        let mut before: HashMap<&[u8], Entry> = old
+            .iter()
+            .flat_map(|t| t.iter())
+            .map(|e| (e.name_bytes(), (e.id(), e.filemode())))
             .collect();
-        let mut pairs: Vec<(Vec<u8>, Option<Entry>, Option<Entry>)> = after
-            .into_iter()
-            .map(|(n, id, mode)| {
-                let b = before.remove(&n);
-                (n, Some((id, mode)), b)
+        let mut pairs: Vec<(&[u8], Option<Entry>, Option<Entry>)> = new
+            .iter()
+            .flat_map(|t| t.iter())
+            .map(|e| {
+                let b = before.remove(e.name_bytes());
+                (e.name_bytes(), Some((e.id(), e.filemode())), b)
             })
             .collect();
         pairs.extend(before.into_iter().map(|(n, b)| (n, None, Some(b))));
@@ -62,12 +65,12 @@ pub fn changed_files(
                 continue;
             }
             let path = if prefix.is_empty() {
-                String::from_utf8_lossy(&name).into_owned()
+                String::from_utf8_lossy(name).into_owned()
             } else {
-                format!("{prefix}/{}", String::from_utf8_lossy(&name))
+                format!("{prefix}/{}", String::from_utf8_lossy(name))
             };
             let sub = |e: Option<Entry>| match e {
-                Some((id, TREE_MODE)) => repo.find_tree(id).map(Some),
+                Some((id, TREE_MODE)) => trees.get(id).map(Some),
                 _ => Ok(None),
             };
             let (new_sub, old_sub) = (sub(a)?, sub(b)?);
