@@ -387,9 +387,9 @@ for spec in "${repo_sizes[@]}"; do
     # commits changing protected paths as git's pathspec log (the ledger's protected paths
     # are the peer's pathspec).
     report=$("$GUARD" -C "$repo" check "$a..$b") || fail "guard check $a..$b in $repo exited $?"
-    verb=change
-    [[ $hits -ne 1 ]] || verb=changes
-    want="($range_commits commits; $hits $verb protected paths, 0 of them by agents)"
+    noun=commits
+    [[ $hits -ne 1 ]] || noun=commit
+    want="($range_commits commits; protected paths changed in $hits $noun, 0 of them by agents)"
     grep -qF "range: $a..$b $want" <<<"$report" ||
         fail "guard check $a..$b in $repo: expected '$want' in: $(grep '^range:' <<<"$report")"
     grep -qx 'decision: MERGE.*' <<<"$report" || fail "guard check $a..$b in $repo did not say MERGE"
@@ -482,6 +482,41 @@ load_end
 printf 'hook-%s\t0\tthe same update, guard hook pre-receive alone\t%s\n' \
     "$commits" "$other_load" >>"$out/groups.tsv"
 eval "$(reset_cmd hook)"
+
+# --- 4b. A push of 1,000 commits through the hook (issue 15) --------------------------------
+# The servers' main is set back 1,000 commits along its first-parent line, and main's tip is
+# pushed again: the client sends the 1,000 commits' objects (it cannot know the server has
+# them) and the hook judges all of them. guard's own share, as above, by hand.
+back=$(( commits / 20 ))
+[[ $back -le 1000 ]] || back=1000
+behind=$(git -C "$push/client" rev-parse "main~$back")
+many_cmd() { echo "git -C $(q "$push/client") push -q file://$(q "$push/$1.git") $old:refs/heads/main"; }
+rewind_cmd() { echo "git -C $(q "$push/$1.git") update-ref refs/heads/main $behind"; }
+eval "$(rewind_cmd hook)"
+pushed=$(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+    git -C "$push/client" push file://"$push/hook.git" "$old:refs/heads/main" 2>&1) ||
+    fail "the $back-commit push through the hook was rejected: $pushed"
+grep -q "guard: 1 ref update accepted, $back commits judged" <<<"$pushed" ||
+    fail "the hook did not judge the $back commits: $pushed"
+echo "== push: $back commits into $commits commits"
+load_start
+GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+    hyperfine -N "${push_runs[@]}" --style basic --export-json "$out/pushmany-$commits.json" \
+    --prepare "$(rewind_cmd hook)" -n "git push, guard's hook" "$(many_cmd hook)" \
+    --prepare "$(rewind_cmd plain)" -n "git push, no hook" "$(many_cmd plain)"
+load_end
+printf 'pushmany-%s\t0\t%s commits pushed onto %s commits\t%s\n' \
+    "$commits" "$back" "$((commits - back))" "$other_load" >>"$out/groups.tsv"
+load_start
+printf '%s %s refs/heads/main\n' "$behind" "$old" >"$push/update-many.txt"
+GIT_DIR="$push/hook.git" hyperfine "${push_runs[@]}" --style basic --export-json "$out/manyhook-$commits.json" \
+    -n "guard hook pre-receive" "$(q "$GUARD") hook pre-receive < $(q "$push/update-many.txt")"
+load_end
+printf 'manyhook-%s\t0\tthe same update, guard hook pre-receive alone\t%s\n' \
+    "$commits" "$other_load" >>"$out/groups.tsv"
+for server in hook plain; do
+    eval "$(reset_cmd "$server")"
+done
 
 # --- 5. A push of many tags at commits main already holds -------------------------------
 # A mirror or a tag import: $tag_count new lightweight tags at commits of main's first-parent

@@ -24,15 +24,18 @@ SCAN_VS_GIT = 1.2
 SCAN_RSS_MIB = 256.0
 GIT_FIXTURES_VS_OPENSSL = 1.8
 TAGS_PUSH_S = 1.0
+HOOK_ADDS_MS = 5.0
+MANY_PUSH_VS_PLAIN = 1.10
 
 CHECK = "guard check A..B"
 GIT_LOG = "git log -- <protected>"
 GUARD = {"junit": "guard score", "fixtures": "guard lock --check", "history": CHECK,
          "push": "git push, guard's hook", "hook": "guard hook pre-receive",
          "tags": "git push, guard's hook", "taghook": "guard hook pre-receive",
+         "pushmany": "git push, guard's hook", "manyhook": "guard hook pre-receive",
          "gitfixtures": CHECK, "articles": CHECK, "rejecting": CHECK, "merges": CHECK}
 PEER = {"junit": "ElementTree", "fixtures": "openssl dgst -sha256", "history": GIT_LOG,
-        "push": "git push, no hook", "tags": "git push, no hook",
+        "push": "git push, no hook", "tags": "git push, no hook", "pushmany": "git push, no hook",
         "gitfixtures": "openssl dgst -sha256", "articles": GIT_LOG, "rejecting": GIT_LOG,
         "merges": GIT_LOG}
 # The history scans, named KIND-COMMITS, and KIND-COMMITS-nograph without a commit-graph.
@@ -187,6 +190,26 @@ def main() -> int:
                        f"{t['desc'].split(' new tags')[0]} tags) | {hooked['median']:.2f} s; "
                        f"without the hook {plain['median']:.2f} s{alone} "
                        f"| {verdict(hooked['median'] <= TAGS_PUSH_S)} |")
+    p = largest("push")
+    if p:
+        hooked, plain = p["runs"][GUARD["push"]], p["runs"][PEER["push"]]
+        added = (hooked["median"] - plain["median"]) * 1e3
+        issue15.append(f"| the hook adds at most {HOOK_ADDS_MS:.0f} ms to a one-commit push "
+                       f"({p['name']}) | {added:+.1f} ms ({hooked['median'] * 1e3:.0f} against "
+                       f"{plain['median'] * 1e3:.0f} ms) | {verdict(added <= HOOK_ADDS_MS)} |")
+    m = largest("pushmany")
+    if m:
+        hooked, plain = m["runs"][GUARD["pushmany"]], m["runs"][PEER["pushmany"]]
+        ratio = hooked["median"] / plain["median"]
+        hook = next((g for g in groups if g["kind"] == "manyhook"), None)
+        alone = ""
+        if hook:
+            alone = f"; the hook alone {hook['runs'][GUARD['manyhook']]['median'] * 1e3:.0f} ms"
+        issue15.append(f"| a {m['desc'].split(' commits')[0]}-commit push within "
+                       f"{MANY_PUSH_VS_PLAIN:.2f}x of the push without the hook ({m['name']}) "
+                       f"| {ratio:.2f}x: {hooked['median'] * 1e3:.0f} against "
+                       f"{plain['median'] * 1e3:.0f} ms{alone} "
+                       f"| {verdict(ratio <= MANY_PUSH_VS_PLAIN)} |")
     if issue15:
         print("| target (issue 15) | measured | verdict |")
         print("|---|---|---|")
