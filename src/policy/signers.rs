@@ -414,6 +414,39 @@ mod tests {
     }
 
     #[test]
+    fn every_key_type_ssh_keygen_writes_starts_a_key() {
+        // ECDSA from `ssh-keygen -t ecdsa`; a security-key (FIDO) ed25519 key by hand: its
+        // type, a 32-byte key and the application "ssh:".
+        let ecdsa = "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBNesBOKo1Me3CtiAR23Rt3gNWRnxnTvzQUp5chLAS5LlIKqUsHO+ySqHDpPuGfZWNpzwXW/ECBQoyfcJotodp20=";
+        let sk = "sk-ssh-ed25519@openssh.com AAAAGnNrLXNzaC1lZDI1NTE5QG9wZW5zc2guY29tAAAAIAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gAAAABHNzaDo=";
+        let text = format!("a@example.com {KEY}\nb@example.com {ecdsa}\nc@example.com {sk}\n");
+        let s = AllowedSigners::parse(&text).unwrap();
+        let types: Vec<String> = s.signers.iter().map(|s| s.key.algorithm().to_string()).collect();
+        assert_eq!(
+            types,
+            ["ssh-ed25519", "ecdsa-sha2-nistp256", "sk-ssh-ed25519@openssh.com"]
+        );
+    }
+
+    #[test]
+    fn valid_times_take_every_form_ssh_keygen_reads() {
+        for (text, want) in [
+            ("20260101", "2026-01-01T00:00:00Z"),
+            ("202601011230", "2026-01-01T12:30:00Z"),
+            ("20260101123045", "2026-01-01T12:30:45Z"),
+            ("20260101123045Z", "2026-01-01T12:30:45Z"),
+        ] {
+            let line = format!("a@b valid-after=\"{text}\" {KEY}");
+            let s = AllowedSigners::parse(&line).unwrap();
+            assert_eq!(s.signers[0].valid_after.unwrap().to_string(), want, "{text}");
+        }
+        for bad in ["2026010112", "202601011", "2026"] {
+            let line = format!("a@b valid-after=\"{bad}\" {KEY}");
+            assert_eq!(AllowedSigners::parse(&line).unwrap_err().0, 1, "{bad}");
+        }
+    }
+
+    #[test]
     fn bad_lines_name_their_line() {
         for (text, line) in [
             (format!("a@b cert-authority {KEY}"), 1),
