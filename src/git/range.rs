@@ -809,6 +809,8 @@ mod tests {
             assert_trees_and_parents(&repo, &got);
             let got = commits(&repo, tip, &hides).unwrap();
             assert_eq!(got.ids(), &expected[..]);
+            assert_eq!((got.len(), got.is_empty()), (expected.len(), expected.is_empty()));
+            assert!(commits(&repo, tip, &[tip]).unwrap().is_empty());
             assert_trees_and_parents(&repo, &got);
             assert_eq!(got.hidden(), &hides[..]);
         }
