@@ -89,6 +89,10 @@ pub struct Progress {
 /// could not be judged (exit 2): its message goes to stderr, and a command asked for JSON
 /// still prints one object on stdout, with no decision and the error in it.
 pub fn run(cli: Cli) -> i32 {
+    // SAFETY: no repository is open yet, and guard runs on this one thread so far.
+    unsafe {
+        crate::git::bound_pack_windows();
+    }
     // `--min-proven` is the floor before any ledger is read.
     let (output, floor) = match &cli.command {
         Command::Score(a) => (Some((Kind::Gate, a.format)), a.artifacts.min_proven),

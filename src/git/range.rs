@@ -189,16 +189,20 @@ pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Comm
             }
         }
     }
-    let mut walk = repo.revwalk()?;
-    walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
-    walk.push(tip)?;
-    for &h in hide {
-        walk.hide(h)?;
-    }
-    let mut ids = Vec::new();
-    for id in walk {
-        ids.push(id.context("walking the commit graph")?);
-    }
+    // libgit2's walk parses every commit it meets; its object cache need not keep them.
+    let ids = super::without_object_cache(|| -> anyhow::Result<Vec<Oid>> {
+        let mut walk = repo.revwalk()?;
+        walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
+        walk.push(tip)?;
+        for &h in hide {
+            walk.hide(h)?;
+        }
+        let mut ids = Vec::new();
+        for id in walk {
+            ids.push(id.context("walking the commit graph")?);
+        }
+        Ok(ids)
+    })?;
     // Each commit is read once here (a parent is usually the commit before it).
     let mut read: HashMap<Oid, CommitInfo, OidHash> = HashMap::default();
     let commits = Commits::new(ids, hide, |id| {
@@ -809,7 +813,10 @@ mod tests {
             assert_trees_and_parents(&repo, &got);
             let got = commits(&repo, tip, &hides).unwrap();
             assert_eq!(got.ids(), &expected[..]);
-            assert_eq!((got.len(), got.is_empty()), (expected.len(), expected.is_empty()));
+            assert_eq!(
+                (got.len(), got.is_empty()),
+                (expected.len(), expected.is_empty())
+            );
             assert!(commits(&repo, tip, &[tip]).unwrap().is_empty());
             assert_trees_and_parents(&repo, &got);
             assert_eq!(got.hidden(), &hides[..]);

@@ -421,10 +421,18 @@ mod tests {
         let sk = "sk-ssh-ed25519@openssh.com AAAAGnNrLXNzaC1lZDI1NTE5QG9wZW5zc2guY29tAAAAIAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gAAAABHNzaDo=";
         let text = format!("a@example.com {KEY}\nb@example.com {ecdsa}\nc@example.com {sk}\n");
         let s = AllowedSigners::parse(&text).unwrap();
-        let types: Vec<String> = s.signers.iter().map(|s| s.key.algorithm().to_string()).collect();
+        let types: Vec<String> = s
+            .signers
+            .iter()
+            .map(|s| s.key.algorithm().to_string())
+            .collect();
         assert_eq!(
             types,
-            ["ssh-ed25519", "ecdsa-sha2-nistp256", "sk-ssh-ed25519@openssh.com"]
+            [
+                "ssh-ed25519",
+                "ecdsa-sha2-nistp256",
+                "sk-ssh-ed25519@openssh.com"
+            ]
         );
     }
 
@@ -438,7 +446,11 @@ mod tests {
         ] {
             let line = format!("a@b valid-after=\"{text}\" {KEY}");
             let s = AllowedSigners::parse(&line).unwrap();
-            assert_eq!(s.signers[0].valid_after.unwrap().to_string(), want, "{text}");
+            assert_eq!(
+                s.signers[0].valid_after.unwrap().to_string(),
+                want,
+                "{text}"
+            );
         }
         for bad in ["2026010112", "202601011", "2026"] {
             let line = format!("a@b valid-after=\"{bad}\" {KEY}");
