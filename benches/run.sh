@@ -434,6 +434,10 @@ mkdir -p "$push"
 ) || fail "cloning $repo for the push benchmark"
 "$root/install.sh" --server "$push/hook.git" --guard "$GUARD" >/dev/null 2>&1 ||
     fail "install.sh --server $push/hook.git --guard $GUARD"
+# install.sh --server also turns receive.fsckObjects on (git checks every pushed object):
+# git's own work, so the server without the hook does it too, and the two pushes differ only
+# by the hook.
+git -C "$push/plain.git" config receive.fsckObjects true
 old=$(git -C "$push/client" rev-parse main)
 # One ordinary change (a line appended to a source file), committed without a checkout.
 new=$(
