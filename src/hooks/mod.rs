@@ -84,10 +84,10 @@ pub enum HookInputError {
         what: &'static str,
         error: std::io::Error,
     },
-    #[error("standard input is larger than 64 MiB; this is not git's pre-receive input")]
-    TooLarge,
-    #[error("standard input is not text: expected `<old> <new> <ref>` lines")]
-    NotText,
+    #[error("standard input is larger than 64 MiB; this is not git's {hook} input")]
+    TooLarge { hook: &'static str },
+    #[error("standard input is not text: expected `{expected}` lines")]
+    NotText { expected: &'static str },
     /// A line without the fields the hook expects (`expected` shows them); `got` is the line,
     /// cut to 80 characters.
     #[error("line {line}: expected `{expected}`, got {got:?}")]
@@ -101,6 +101,27 @@ pub enum HookInputError {
     /// `name` is cut to 80 characters.
     #[error("line {line}: {name:?} is not a ref name")]
     RefName { line: usize, name: String },
+}
+
+/// Longest stdin a hook reads: far beyond any real push (about 150 bytes a ref).
+const MAX_INPUT: u64 = 64 << 20;
+
+/// A hook's whole standard input as text. More than [`MAX_INPUT`] is refused whole, never
+/// cut: a hook that judged only the first 64 MiB would let the refs after them through.
+/// `hook` names the hook, `what` what git writes there, `expected` one line's fields.
+pub(crate) fn read_input(
+    input: &mut dyn std::io::BufRead,
+    hook: &'static str,
+    what: &'static str,
+    expected: &'static str,
+) -> Result<String, HookInputError> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(input, MAX_INPUT + 1), &mut bytes)
+        .map_err(|error| HookInputError::Read { what, error })?;
+    if bytes.len() as u64 > MAX_INPUT {
+        return Err(HookInputError::TooLarge { hook });
+    }
+    String::from_utf8(bytes).map_err(|_| HookInputError::NotText { expected })
 }
 
 /// Text where git writes an object id.

@@ -1,7 +1,7 @@
 //! `guard hook pre-push REMOTE URL`: the same checks on what a developer is about to push.
 //! Advisory (git's `--no-verify` skips it); the server's pre-receive is the gate.
 
-use std::io::{BufRead, Read as _, Write as _};
+use std::io::{BufRead, Write as _};
 
 use jiff::civil::Date;
 
@@ -31,13 +31,12 @@ pub struct PushLine {
 
 /// Parses git's pre-push input: `<local ref> <local oid> <remote ref> <remote oid>` lines.
 pub fn parse_lines(input: &mut dyn BufRead) -> Result<Vec<PushLine>, HookInputError> {
-    let mut text = String::new();
-    std::io::Read::take(input, 64 << 20)
-        .read_to_string(&mut text)
-        .map_err(|error| HookInputError::Read {
-            what: "pre-push lines",
-            error,
-        })?;
+    let text = super::read_input(
+        input,
+        "pre-push",
+        "pre-push lines",
+        "<local ref> <local id> <remote ref> <remote id>",
+    )?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let fields: Vec<&str> = line.split(' ').collect();
@@ -275,5 +274,52 @@ mod tests {
         assert_eq!(lines[1].local, None);
         assert_eq!(lines[1].local_ref, "(delete)");
         assert!(parse_lines(&mut "refs/heads/x abc\n".as_bytes()).is_err());
+    }
+
+    #[test]
+    fn bad_lines_are_named_by_number() {
+        let zero = "0".repeat(40);
+        let a = "a".repeat(40);
+        let good = format!("refs/heads/x {a} refs/heads/x {zero}\n");
+        let message = |text: String| parse_lines(&mut text.as_bytes()).unwrap_err().to_string();
+        assert!(
+            message(format!("{good}{good}refs/heads/x {a} refs/heads/x\n")).starts_with("line 3: "),
+        );
+        assert!(
+            message(format!("{good}refs/heads/x {a} refs/heads/x nope\n"))
+                .starts_with("line 2: \"nope\" is not an object id")
+        );
+        assert!(
+            message(format!("refs/heads/x nope refs/heads/x {zero}\n")).starts_with("line 1: ")
+        );
+        assert!(message(format!("{good}\n")).starts_with("line 2: "));
+    }
+
+    #[test]
+    fn input_over_64_mib_is_refused_whole() {
+        // git never writes that much. Reading only the first 64 MiB would judge the refs
+        // there and push the ones after them unjudged.
+        let zero = "0".repeat(40);
+        let a = "a".repeat(40);
+        let line = format!("refs/heads/x {a} refs/heads/x {zero}\n");
+        const LIMIT: usize = 64 << 20;
+        let mut text = line.repeat(LIMIT / line.len() - 1);
+        let pad = "y".repeat(LIMIT - text.len() - line.len());
+        text.push_str(&format!("refs/heads/x{pad} {a} refs/heads/x {zero}\n"));
+        assert_eq!(text.len(), LIMIT);
+        assert_eq!(
+            parse_lines(&mut text.as_bytes()).unwrap().len(),
+            LIMIT / line.len()
+        );
+        text.push_str(&line);
+        assert_eq!(
+            parse_lines(&mut text.as_bytes()).unwrap_err().to_string(),
+            "standard input is larger than 64 MiB; this is not git's pre-push input"
+        );
+        let not_text = parse_lines(&mut &b"refs/heads/x \xff\n"[..]).unwrap_err();
+        assert!(
+            matches!(not_text, HookInputError::NotText { .. }),
+            "{not_text}"
+        );
     }
 }

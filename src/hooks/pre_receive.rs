@@ -8,7 +8,7 @@
 //! the rewind it is).
 
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, Read as _, Write as _};
+use std::io::{BufRead, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
@@ -42,23 +42,10 @@ pub struct RefUpdate {
     pub name: String,
 }
 
-/// Longest stdin guard reads: far beyond any real push (about 150 bytes a ref).
-const MAX_INPUT: u64 = 64 << 20;
-
 /// Parses git's pre-receive (and post-receive) input. Every line must be well formed: a
 /// hook that skipped a line it did not understand would let that ref through.
 pub fn parse_updates(input: &mut dyn BufRead) -> Result<Vec<RefUpdate>, HookInputError> {
-    let mut bytes = Vec::new();
-    std::io::Read::take(input, MAX_INPUT + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|error| HookInputError::Read {
-            what: "ref updates",
-            error,
-        })?;
-    if bytes.len() as u64 > MAX_INPUT {
-        return Err(HookInputError::TooLarge);
-    }
-    let text = String::from_utf8(bytes).map_err(|_| HookInputError::NotText)?;
+    let text = super::read_input(input, "pre-receive", "ref updates", "<old> <new> <ref>")?;
     let mut updates = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let fields: Vec<&str> = line.split(' ').collect();
