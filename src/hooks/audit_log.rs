@@ -36,6 +36,13 @@ pub fn append(log: &Path, entry: &serde_json::Value, wait: Duration) -> anyhow::
         .metadata()
         .with_context(|| format!("cannot read the audit log {}", log.display()))?
         .len();
+    // Past a file size limit the kernel kills the writer (SIGXFSZ) unless it ignores the
+    // signal: the push would be rejected with no reason given. Ignored, the write fails
+    // (EFBIG) or takes part of the line, and both are reported below.
+    // SAFETY: setting a signal's disposition to "ignore" installs no handler.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let written = loop {
         match file.write(line.as_bytes()) {
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,

@@ -126,23 +126,20 @@ fn logged_line(len: usize) -> String {
     format!("{head}{}{tail}", "r".repeat(len - head.len() - tail.len()))
 }
 
-#[test]
-fn a_line_the_audit_log_takes_only_in_part_refuses_break_glass_and_is_removed() {
-    // A file size limit (as a full disk would) lets the log take only the first 50 bytes of
-    // the new line. Writing the rest with a second write would get the process killed
-    // (SIGXFSZ) and leave half a line; guard writes the line once, cuts off what the file
-    // took, and refuses break-glass.
+/// A break-glass push of an agent's freeze-file edit, judged by `guard hook pre-receive` run
+/// under a file size limit of `fsize` bytes (prlimit) with the log holding `before`. Returns
+/// the hook's exit status and standard error, and the log's text after.
+fn break_glass_under_file_size_limit(before: &str, fsize: usize) -> (Option<i32>, String, String) {
     let log_dir = tempfile::tempdir().unwrap();
     let log = log_dir.path().join("audit.log");
     let s = break_glass_server(&log);
-    let before = logged_line(1000);
-    std::fs::write(&log, &before).unwrap();
+    std::fs::write(&log, before).unwrap();
     let agent = s.agent_edits_freeze("Emergency lease");
     s.push(&["origin", "HEAD:refs/scratch/agent"])
         .assert_accepted();
 
     let mut cmd = hermetic(Command::new("prlimit"), s.home());
-    cmd.arg(format!("--fsize={}", before.len() + 50))
+    cmd.arg(format!("--fsize={fsize}"))
         .args([GUARD, "hook", "pre-receive"])
         .current_dir(s.home())
         .env("GIT_DIR", &s.bare)
@@ -162,12 +159,33 @@ fn a_line_the_audit_log_takes_only_in_part_refuses_break_glass_and_is_removed() 
         .write_all(format!("{} {agent} refs/heads/main\n", s.base).as_bytes())
         .unwrap();
     let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "guard must refuse break-glass and judge the push (a signal means it was killed mid-write): {}\n{stderr}",
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("error: refs/heads/main: [agent_edit_protected]")),
+        "the push is judged: {}\n{stderr}",
         out.status
+    );
+    (
+        out.status.code(),
+        stderr,
+        std::fs::read_to_string(&log).unwrap(),
+    )
+}
+
+#[test]
+fn a_line_the_audit_log_takes_only_in_part_refuses_break_glass_and_is_removed() {
+    // A file size limit (as a full disk would) lets the log take only the first 50 bytes of
+    // the new line. Writing the rest with a second write would get the process killed
+    // (SIGXFSZ) and leave half a line; guard writes the line once, cuts off what the file
+    // took, and refuses break-glass.
+    let before = logged_line(1000);
+    let (code, stderr, after) = break_glass_under_file_size_limit(&before, before.len() + 50);
+    assert_eq!(
+        code,
+        Some(1),
+        "guard must refuse break-glass and judge the push (no code: it was killed mid-write)\n{stderr}"
     );
     assert!(
         stderr
@@ -177,13 +195,27 @@ fn a_line_the_audit_log_takes_only_in_part_refuses_break_glass_and_is_removed() 
                 && l.contains("the part written was removed")),
         "{stderr}"
     );
+    assert_eq!(after, before);
+}
+
+#[test]
+fn an_audit_log_at_its_file_size_limit_refuses_break_glass_with_the_reason() {
+    // The log is already as long as the limit allows: the write takes nothing. The kernel
+    // would kill a process that does not ignore SIGXFSZ (the push rejected with no reason
+    // given); guard ignores it while it appends, and its write fails instead (EFBIG), once:
+    // a write error is not retried.
+    let before = logged_line(1000);
+    let (code, stderr, after) = break_glass_under_file_size_limit(&before, before.len());
+    assert_eq!(code, Some(1), "killed rather than refusing\n{stderr}");
     assert!(
         stderr
             .lines()
-            .any(|l| l.starts_with("error: refs/heads/main: [agent_edit_protected]")),
+            .any(|l| l.starts_with("warning: guard: break-glass refused: ")
+                && l.contains("cannot write the audit log")
+                && l.contains("File too large")),
         "{stderr}"
     );
-    assert_eq!(std::fs::read_to_string(&log).unwrap(), before);
+    assert_eq!(after, before);
 }
 
 /// Whether `/proc/locks` shows a process waiting for a lock on the file with inode `ino`.
