@@ -116,6 +116,29 @@ fn break_glass_is_refused_when_the_audit_log_is_read_only() {
     assert_eq!(std::fs::read(&log).unwrap(), b"", "nothing was logged");
 }
 
+#[test]
+fn an_audit_log_that_cannot_be_opened_is_not_read_as_no_log() {
+    // The log tells which protected refs were deleted (a ref made again there is judged as
+    // new, not as the old one's continuation). A log that exists but cannot be opened (here
+    // a symlink to itself: ELOOP; as root, permissions do not stop a read) must not count as
+    // an empty one: a push that creates a ref cannot be judged.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.log");
+    let s = break_glass_server(&log);
+    std::os::unix::fs::symlink(&log, &log).unwrap();
+    assert!(std::fs::File::open(&log).is_err());
+    s.human_change("NOTES.md", "Notes");
+    let pushed = s.push(&["origin", "HEAD:refs/heads/topic"]);
+    assert!(!pushed.ok, "accepted:\n{}", pushed.stderr);
+    assert!(
+        pushed.stderr.contains("cannot read the audit log")
+            && pushed.stderr.contains("which says which refs were deleted"),
+        "{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/topic"), None);
+}
+
 /// One earlier break-glass line, padded to `len` bytes with its reason.
 fn logged_line(len: usize) -> String {
     let head = format!(
