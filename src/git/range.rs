@@ -189,8 +189,9 @@ pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Comm
             }
         }
     }
-    // libgit2's walk parses every commit it meets; its object cache need not keep them.
-    let ids = super::without_object_cache(|| -> anyhow::Result<Vec<Oid>> {
+    // libgit2's walk parses every commit it meets, and each commit's tree and parents are
+    // read once more below: its object cache would keep every one of them.
+    super::without_object_cache(|| -> anyhow::Result<Commits> {
         let mut walk = repo.revwalk()?;
         walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
         walk.push(tip)?;
@@ -201,19 +202,18 @@ pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Comm
         for id in walk {
             ids.push(id.context("walking the commit graph")?);
         }
-        Ok(ids)
-    })?;
-    // Each commit is read once here (a parent is usually the commit before it).
-    let mut read: HashMap<Oid, CommitInfo, OidHash> = HashMap::default();
-    let commits = Commits::new(ids, hide, |id| {
-        if let Some(info) = read.get(&id) {
-            return Ok(info.clone());
-        }
-        let info = read_info(repo, id)?;
-        read.insert(id, info.clone());
-        Ok(info)
-    })?;
-    Ok(commits)
+        // Each commit is read once here (a parent is usually the commit before it).
+        let mut read: HashMap<Oid, CommitInfo, OidHash> = HashMap::default();
+        let commits = Commits::new(ids, hide, |id| {
+            if let Some(info) = read.get(&id) {
+                return Ok(info.clone());
+            }
+            let info = read_info(repo, id)?;
+            read.insert(id, info.clone());
+            Ok(info)
+        })?;
+        Ok(commits)
+    })
 }
 
 /// Which of `candidates` are reachable from `from` (are `from` or one of its ancestors). One
