@@ -144,13 +144,17 @@ def main() -> int:
         print(f"| history scan within {HISTORY_VS_GIT}x of git log ({h['name']}) "
               f"| {guard['median'] * 1e3:.0f} ms, {ratio:.2f}x git's {git['median'] * 1e3:.0f} ms "
               f"| {verdict(ratio <= HISTORY_VS_GIT)} |")
+    def hook_alone(kind, digits):
+        """"; the hook alone N ms" from the group of `kind` that ran the hook by hand, if any."""
+        hook = next((g for g in groups if g["kind"] == kind), None)
+        if not hook:
+            return ""
+        return f"; the hook alone {hook['runs'][GUARD[kind]]['median'] * 1e3:.{digits}f} ms"
+
     p = largest("push")
     if p:
         hooked, plain = p["runs"][GUARD["push"]], p["runs"][PEER["push"]]
-        hook = next((g for g in groups if g["kind"] == "hook"), None)
-        alone = ""
-        if hook:
-            alone = f"; the hook alone {hook['runs'][GUARD['hook']]['median'] * 1e3:.1f} ms"
+        alone = hook_alone("hook", 1)
         print(f"| single-commit push through the hook <= {PUSH_MS:.0f} ms ({p['name']}) "
               f"| {hooked['median'] * 1e3:.0f} ms; the same push without the hook "
               f"{plain['median'] * 1e3:.0f} ms{alone} "
@@ -182,10 +186,7 @@ def main() -> int:
     t = largest("tags")
     if t:
         hooked, plain = t["runs"][GUARD["tags"]], t["runs"][PEER["tags"]]
-        hook = next((g for g in groups if g["kind"] == "taghook"), None)
-        alone = ""
-        if hook:
-            alone = f"; the hook alone {hook['runs'][GUARD['taghook']]['median'] * 1e3:.1f} ms"
+        alone = hook_alone("taghook", 1)
         issue15.append(f"| a push of many tags lands within {TAGS_PUSH_S:.0f} s ({t['name']}: "
                        f"{t['desc'].split(' new tags')[0]} tags) | {hooked['median']:.2f} s; "
                        f"without the hook {plain['median']:.2f} s{alone} "
@@ -201,10 +202,7 @@ def main() -> int:
     if m:
         hooked, plain = m["runs"][GUARD["pushmany"]], m["runs"][PEER["pushmany"]]
         ratio = hooked["median"] / plain["median"]
-        hook = next((g for g in groups if g["kind"] == "manyhook"), None)
-        alone = ""
-        if hook:
-            alone = f"; the hook alone {hook['runs'][GUARD['manyhook']]['median'] * 1e3:.0f} ms"
+        alone = hook_alone("manyhook", 0)
         issue15.append(f"| a {m['desc'].split(' commits')[0]}-commit push within "
                        f"{MANY_PUSH_VS_PLAIN:.2f}x of the push without the hook ({m['name']}) "
                        f"| {ratio:.2f}x: {hooked['median'] * 1e3:.0f} against "
