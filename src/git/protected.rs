@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 
 use git2::{ObjectType, Odb, Oid, Repository};
-use globset::{GlobMatcher, GlobSet};
+use globset::GlobSet;
 
 use crate::changes::{Change, ChangeKind, Class};
 use crate::git::fsck::{self, MalformedTree};
@@ -44,16 +44,31 @@ struct Rule {
     pattern: Option<String>,
     /// Harness files of which only some sections count: a changed path under `components`
     /// that `glob` does not match counts when one of these matches it and its sections differ.
-    sections: Vec<SectionRule>,
+    sections: Option<SectionRules>,
 }
 
+/// The `[harness.sections]` files of one rule, their globs compiled into sets: a regex per
+/// glob was a tenth of a one-commit push's hook run.
 #[derive(Debug, Clone)]
-struct SectionRule {
-    any_case: GlobMatcher,
+struct SectionRules {
+    any_case: GlobSet,
     /// A name that matches only ignoring case (`PyProject.toml` beside `pyproject.toml`
     /// replaces it on a case-insensitive checkout) counts whole.
-    exact: GlobMatcher,
-    scope: Scope,
+    exact: GlobSet,
+    /// Each file's sections, in the sets' order.
+    scopes: Vec<Scope>,
+}
+
+impl SectionRules {
+    /// The first file whose glob matches `path` ignoring case, or its folded spelling.
+    fn find(&self, path: &str, folded: Option<&String>) -> Option<usize> {
+        let first = |p: &str| self.any_case.matches(p).first().copied();
+        let by_folded = folded.and_then(|f| first(f));
+        match (first(path), by_folded) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// The protected paths of a policy.
@@ -119,7 +134,7 @@ impl ProtectedSet {
                 class: Class::Ledger,
                 glob: one.build().ok(),
                 pattern: Some(pattern.clone()),
-                sections: Vec::new(),
+                sections: None,
             });
         }
         rules.extend(harness_rules(policy));
@@ -221,13 +236,14 @@ impl ProtectedSet {
                         .split('/')
                         .all(|c| path_variants::is_plain(c.as_bytes())))
                     .then(|| path_variants::folded_path(&found.path));
-                    let Some(section) = rule.sections.iter().find(|s| {
-                        s.any_case.is_match(&found.path)
-                            || folded.as_ref().is_some_and(|f| s.any_case.is_match(f))
-                    }) else {
+                    let Some((sections, i)) = rule
+                        .sections
+                        .as_ref()
+                        .and_then(|s| s.find(&found.path, folded.as_ref()).map(|i| (s, i)))
+                    else {
                         continue;
                     };
-                    match section_verdict(trees, section, &found)? {
+                    match section_verdict(trees, sections, i, &found)? {
                         Verdict::Same => continue,
                         verdict => detail = verdict.describe(),
                     }
@@ -275,7 +291,7 @@ fn add_path(rules: &mut Vec<Rule>, path: &str, class: Class) {
             class,
             glob: None,
             pattern: None,
-            sections: Vec::new(),
+            sections: None,
         });
     }
 }
@@ -296,7 +312,7 @@ fn harness_rules(policy: &Policy) -> Vec<Rule> {
     struct Group {
         prefix: Vec<Component>,
         whole: globset::GlobSetBuilder,
-        sections: Vec<SectionRule>,
+        sections: Option<(globset::GlobSetBuilder, globset::GlobSetBuilder, Vec<Scope>)>,
         names: Vec<String>,
     }
     let mut groups: Vec<Group> = Vec::new();
@@ -308,7 +324,7 @@ fn harness_rules(policy: &Policy) -> Vec<Rule> {
                 groups.push(Group {
                     prefix,
                     whole: globset::GlobSetBuilder::new(),
-                    sections: Vec::new(),
+                    sections: None,
                     names: Vec::new(),
                 });
                 groups.len() - 1
@@ -337,11 +353,13 @@ fn harness_rules(policy: &Policy) -> Vec<Rule> {
             .backslash_escape(true)
             .build();
         if let (Ok(any_case), Ok(exact)) = (protect_glob(&entry.file), exact) {
-            groups[i].sections.push(SectionRule {
-                any_case: any_case.compile_matcher(),
-                exact: exact.compile_matcher(),
-                scope: entry.scope.clone(),
+            let (any_cases, exacts, scopes) = groups[i].sections.get_or_insert_with(|| {
+                let new = globset::GlobSetBuilder::new;
+                (new(), new(), Vec::new())
             });
+            any_cases.add(any_case);
+            exacts.add(exact);
+            scopes.push(entry.scope.clone());
             groups[i].names.push(format!(
                 "{} [{}]",
                 entry.file,
@@ -356,7 +374,13 @@ fn harness_rules(policy: &Policy) -> Vec<Rule> {
             class: Class::Harness,
             glob: g.whole.build().ok(),
             pattern: Some(format!("harness: {}", g.names.join("; "))),
-            sections: g.sections,
+            sections: g.sections.and_then(|(any_case, exact, scopes)| {
+                Some(SectionRules {
+                    any_case: any_case.build().ok()?,
+                    exact: exact.build().ok()?,
+                    scopes,
+                })
+            }),
         })
         .collect()
 }
@@ -365,10 +389,11 @@ fn harness_rules(policy: &Policy) -> Vec<Rule> {
 /// are compared section by section; anything else counts whole.
 fn section_verdict(
     trees: &Trees,
-    rule: &SectionRule,
+    rules: &SectionRules,
+    i: usize,
     found: &Found,
 ) -> Result<Verdict, git2::Error> {
-    if !rule.exact.is_match(&found.path) {
+    if !rules.exact.matches(&found.path).contains(&i) {
         return Ok(Verdict::Whole(
             "its name differs only in case from a harness file's".to_string(),
         ));
@@ -384,7 +409,7 @@ fn section_verdict(
             .transpose()
     };
     let (new, old) = (blob(found.new)?, blob(found.old)?);
-    Ok(rule.scope.compare(
+    Ok(rules.scopes[i].compare(
         old.as_ref().map(|b| b.content()),
         new.as_ref().map(|b| b.content()),
     ))

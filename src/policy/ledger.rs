@@ -15,7 +15,9 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
 
 use crate::error::{InputError, InputErrors, Location, line_column};
-use crate::policy::agents::{AgentsPolicy, HumanTrailer, PatternSet, trailer_pattern};
+use crate::policy::agents::{
+    AgentsPolicy, HumanTrailer, PatternSet, TrailerPatterns, trailer_pattern,
+};
 use crate::policy::harness::{Format, Scope};
 use crate::workspace::{Workspace, check_relative, normalize_rel};
 
@@ -782,6 +784,14 @@ fn agents(raw: &RawAgents, c: &mut Checker) -> AgentsPolicy {
             })
             .collect(),
     };
+    let trailers = TrailerPatterns::new(trailers).unwrap_or_else(|e| {
+        let first = raw.trailers.as_ref().and_then(|l| l.first());
+        c.invalid(
+            first.map_or(0..0, |v| v.span()),
+            format!("`agents.trailers`: {e}"),
+        );
+        TrailerPatterns::new(Vec::new()).expect("an empty set compiles")
+    });
     AgentsPolicy {
         default_agent,
         emails: pattern_set(c, &raw.emails, "agents.emails", DEFAULT_AGENT_EMAILS),
@@ -1344,6 +1354,7 @@ mod tests {
         assert_eq!(embedded.subjects.patterns, built_in.subjects.patterns);
         let texts = |a: &AgentsPolicy| {
             a.trailers
+                .patterns
                 .iter()
                 .map(|t| t.text.clone())
                 .collect::<Vec<_>>()
