@@ -32,9 +32,20 @@ declare -A tests=(
   [src/hooks/audit_log.rs]="hooks::audit_log hooks_ faults:: server_"
   [src/hooks/mod.rs]="hooks:: hooks_ faults:: pre_commit::"
 )
+# The rules: their unit tests and the modules that reach each rule's finding (a file not
+# listed here gets them all, which takes minutes per mutant).
+rules_all="rules:: score:: check:: evidence:: baseline:: weakened:: harness:: hooks_artifacts:: hooks_ledger:: faults:: bad_input:: coverage_contexts::"
 for f in src/rules/*.rs src/rules/*/*.rs; do
-  tests[$f]="rules:: score:: check:: evidence:: baseline:: weakened:: harness:: hooks_artifacts:: hooks_ledger:: faults:: bad_input:: coverage_contexts::"
+  tests[$f]=$rules_all
 done
+tests[src/rules/push.rs]="rules:: hooks_refs:: hooks_pre_push:: hooks_pre_receive::"
+tests[src/rules/lint.rs]="rules:: engine::lint commands:: snapshots::"
+tests[src/rules/evidence/baseline.rs]="rules:: baseline:: score:: hooks_artifacts::"
+tests[src/rules/evidence/test_failures.rs]="rules:: score:: evidence:: baseline:: formats:: hooks_artifacts::"
+tests[src/rules/evidence/coverage.rs]="rules:: score:: evidence:: coverage_contexts:: check::"
+tests[src/rules/evidence/weakened.rs]="rules:: engine::weakened weakened::"
+tests[src/rules/history/malformed.rs]="rules:: git::raw_tree tree_names:: check::"
+tests[src/rules/history/mod.rs]="rules:: check:: hooks_ledger:: hooks_merges:: hooks_refs:: hooks_pre_push::"
 
 iterate=()
 if [ "${1:-}" = --iterate ]; then

@@ -198,3 +198,37 @@ fn pre_push_refuses_a_replace_ref_locally() {
         pushed.stderr
     );
 }
+
+#[test]
+fn pre_push_refuses_deleting_a_protected_ref_locally() {
+    let s = Server::new("[refs]\nprotected = [\"refs/heads/*\"]\nallow_delete = false\n");
+    s.git(&["checkout", "-q", "-b", "feature"]);
+    let tip = s.human_change("docs/feature.md", "Feature work");
+    s.push(&["origin", "feature"]).assert_accepted();
+    install(&["--hooks", s.work.to_str().unwrap()]);
+
+    let pushed = s.push(&["origin", "--delete", "feature"]);
+    assert!(!pushed.ok, "{}", pushed.stderr);
+    assert!(
+        pushed.has_line_starting(
+            "error: refs/heads/feature: [ref_deletion] the push deletes a protected ref"
+        ),
+        "{}",
+        pushed.stderr
+    );
+    // No server admin to ask on a developer's machine.
+    assert!(
+        pushed
+            .stderr
+            .lines()
+            .any(|l| l.trim_end() == "hint: the ledger's [refs] allow_delete = false"),
+        "{}",
+        pushed.stderr
+    );
+    assert!(
+        !pushed.has_line_starting("remote:"),
+        "refused before reaching the server: {}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/feature"), Some(tip));
+}

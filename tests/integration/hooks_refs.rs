@@ -69,9 +69,12 @@ fn branch_deletion_is_rejected_when_the_ledger_forbids_it() {
     s.push(&["origin", "feature", "v0.1"]).assert_accepted();
 
     let pushed = s.push(&["origin", "--delete", "feature"]);
-    pushed.assert_rejected_with("remote: error: refs/heads/feature: [ref_deletion]");
+    pushed.assert_rejected_with(
+        "remote: error: refs/heads/feature: [ref_deletion] the push deletes a protected ref",
+    );
     assert!(
-        pushed.has_line_starting("remote: hint: "),
+        pushed.stderr.lines().any(|l| l.trim_end()
+            == "remote: hint: the ledger's [refs] allow_delete = false; ask a server admin"),
         "{}",
         pushed.stderr
     );
