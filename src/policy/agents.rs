@@ -468,7 +468,10 @@ mod tests {
             first("co-authored-by", " A <BOT@example.com> "),
             Some("Co-authored-by: *<bot@example.com>")
         );
-        assert_eq!(first("Co-authored-by", "A <a@b>"), Some("Co-Authored-By: *"));
+        assert_eq!(
+            first("Co-authored-by", "A <a@b>"),
+            Some("Co-Authored-By: *")
+        );
         assert_eq!(first("Signed-off-by", "A <bot@example.com>"), None);
         let none = TrailerPatterns::new(Vec::new()).unwrap();
         assert!(none.first_match("Reviewed-by", "x").is_none());

@@ -18,20 +18,10 @@ fn pre_push_refuses_an_agent_push_locally() {
 
     let agent = s.agent_edits_freeze("Park a test");
     let pushed = s.push(&["origin", "main"]);
-    assert!(!pushed.ok, "{}", pushed.stderr);
-    assert!(
-        pushed.has_line_starting(&format!(
-            "error: refs/heads/main: [agent_edit_protected] {}",
-            s.short(&agent)
-        )),
-        "{}",
-        pushed.stderr
-    );
-    assert!(
-        !pushed.has_line_starting("remote:"),
-        "refused before reaching the server:\n{}",
-        pushed.stderr
-    );
+    pushed.assert_refused_locally_with(&format!(
+        "error: refs/heads/main: [agent_edit_protected] {}",
+        s.short(&agent)
+    ));
     assert!(
         pushed.stderr.contains("failed to push"),
         "{}",
@@ -163,18 +153,8 @@ fn pre_push_refuses_a_rewind_that_undoes_a_protected_change() {
         String::from_utf8_lossy(&out.stderr)
     );
     s.git(&["reset", "-q", "--hard", &s.base]);
-    let pushed = s.push(&["--force", "origin", "main"]);
-    assert!(!pushed.ok, "{}", pushed.stderr);
-    assert!(
-        pushed.has_line_starting("error: refs/heads/main: [protected_rewind]"),
-        "{}",
-        pushed.stderr
-    );
-    assert!(
-        !pushed.has_line_starting("remote:"),
-        "refused before reaching the server: {}",
-        pushed.stderr
-    );
+    s.push(&["--force", "origin", "main"])
+        .assert_refused_locally_with("error: refs/heads/main: [protected_rewind]");
     assert_eq!(s.server_ref("refs/heads/main"), Some(reviewed));
 }
 
@@ -185,18 +165,8 @@ fn pre_push_refuses_a_replace_ref_locally() {
     let agent_blob = blob_in(&s, &s.work, "a,b\n1,3\n");
     s.git(&["replace", &blob, &agent_blob]);
     let name = format!("refs/replace/{blob}");
-    let pushed = s.push(&["origin", &name]);
-    assert!(!pushed.ok, "{}", pushed.stderr);
-    assert!(
-        pushed.has_line_starting(&format!("error: {name}: [replace_ref]")),
-        "{}",
-        pushed.stderr
-    );
-    assert!(
-        !pushed.has_line_starting("remote:"),
-        "refused before reaching the server: {}",
-        pushed.stderr
-    );
+    s.push(&["origin", &name])
+        .assert_refused_locally_with(&format!("error: {name}: [replace_ref]"));
 }
 
 #[test]
@@ -208,26 +178,15 @@ fn pre_push_refuses_deleting_a_protected_ref_locally() {
     install(&["--hooks", s.work.to_str().unwrap()]);
 
     let pushed = s.push(&["origin", "--delete", "feature"]);
-    assert!(!pushed.ok, "{}", pushed.stderr);
-    assert!(
-        pushed.has_line_starting(
-            "error: refs/heads/feature: [ref_deletion] the push deletes a protected ref"
-        ),
-        "{}",
-        pushed.stderr
+    pushed.assert_refused_locally_with(
+        "error: refs/heads/feature: [ref_deletion] the push deletes a protected ref",
     );
     // No server admin to ask on a developer's machine.
     assert!(
         pushed
-            .stderr
             .lines()
-            .any(|l| l.trim_end() == "hint: the ledger's [refs] allow_delete = false"),
+            .contains(&"hint: the ledger's [refs] allow_delete = false"),
         "{}",
-        pushed.stderr
-    );
-    assert!(
-        !pushed.has_line_starting("remote:"),
-        "refused before reaching the server: {}",
         pushed.stderr
     );
     assert_eq!(s.server_ref("refs/heads/feature"), Some(tip));

@@ -73,8 +73,9 @@ fn branch_deletion_is_rejected_when_the_ledger_forbids_it() {
         "remote: error: refs/heads/feature: [ref_deletion] the push deletes a protected ref",
     );
     assert!(
-        pushed.stderr.lines().any(|l| l.trim_end()
-            == "remote: hint: the ledger's [refs] allow_delete = false; ask a server admin"),
+        pushed.lines().contains(
+            &"remote: hint: the ledger's [refs] allow_delete = false; ask a server admin"
+        ),
         "{}",
         pushed.stderr
     );

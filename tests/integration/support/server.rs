@@ -72,15 +72,32 @@ impl Pushed {
     /// Rejected by the server's pre-receive hook, with an error line starting `expected`.
     #[track_caller]
     pub(crate) fn assert_rejected_with(&self, expected: &str) {
+        self.assert_refused_with(expected);
+        assert!(
+            self.stderr.contains("(pre-receive hook declined)"),
+            "not refused by pre-receive:\n{}",
+            self.stderr
+        );
+    }
+
+    /// Refused by the pusher's own pre-push hook, with an error line starting `expected`,
+    /// before anything reached the server.
+    #[track_caller]
+    pub(crate) fn assert_refused_locally_with(&self, expected: &str) {
+        self.assert_refused_with(expected);
+        assert!(
+            !self.has_line_starting("remote:"),
+            "refused before reaching the server:\n{}",
+            self.stderr
+        );
+    }
+
+    #[track_caller]
+    fn assert_refused_with(&self, expected: &str) {
         assert!(!self.ok, "push was accepted:\n{}", self.stderr);
         assert!(
             self.has_line_starting(expected),
             "no line starting {expected:?}:\n{}",
-            self.stderr
-        );
-        assert!(
-            self.stderr.contains("(pre-receive hook declined)"),
-            "not refused by pre-receive:\n{}",
             self.stderr
         );
     }
