@@ -141,16 +141,16 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
             }
         }
     }
-    drop(repo);
-
     // git has no hook timeout: guard keeps its own and fails closed when it runs out.
     let (tx, rx) = mpsc::channel();
     let worker_updates = updates.clone();
     let worker_config = config.clone();
     let started = std::time::Instant::now();
     let log_pusher = pusher.clone();
+    // The repository opened for the configuration is the one judged: opening it again read
+    // its config files, packs and commit-graph a second time.
     std::thread::spawn(move || {
-        let result = judge_push(&worker_updates, &worker_config, &identities, today);
+        let result = judge_push(repo, &worker_updates, &worker_config, &identities, today);
         let _ = tx.send(result);
     });
     let received = in_time(
@@ -314,12 +314,12 @@ struct PushContext<'a> {
 
 /// Judges every update.
 fn judge_push(
+    repo: Repository,
     updates: &[RefUpdate],
     config: &ServerConfig,
     identities: &[String],
     today: Date,
 ) -> anyhow::Result<Vec<RefVerdict>> {
-    let repo = git::open()?;
     let default = default_branch(&repo, config)?;
     let policy_ref = match &config.policy_ref {
         None => default.clone(),

@@ -18,7 +18,9 @@
 
 use std::collections::BTreeMap;
 
-use globset::{GlobBuilder, GlobMatcher};
+use std::sync::OnceLock;
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
 
 /// How a file is parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +55,24 @@ enum Selector {
     /// `tool.pytest.ini_options`).
     Table { text: String, keys: Vec<String> },
     /// INI sections whose names match a glob (`coverage:*`).
-    Section { text: String, glob: GlobMatcher },
+    Section { text: String, glob: SectionGlob },
+}
+
+/// A section-name glob, checked when the ledger is read and compiled the first time a
+/// harness file's sections are compared: most runs compare none, and compiling each was a
+/// twentieth of a one-commit push's hook run.
+#[derive(Debug, Clone)]
+struct SectionGlob {
+    glob: Glob,
+    matcher: OnceLock<GlobMatcher>,
+}
+
+impl SectionGlob {
+    fn is_match(&self, name: &str) -> bool {
+        self.matcher
+            .get_or_init(|| self.glob.compile_matcher())
+            .is_match(name)
+    }
 }
 
 /// What differs between two versions of a file, as far as its harness sections go.
@@ -290,14 +309,17 @@ fn table_keys(text: &str) -> Result<Vec<String>, String> {
 }
 
 /// A section-name glob, case-insensitive.
-fn section_glob(text: &str) -> Result<GlobMatcher, String> {
+fn section_glob(text: &str) -> Result<SectionGlob, String> {
     if text.trim().is_empty() {
         return Err("an empty section name".to_string());
     }
     GlobBuilder::new(text)
         .case_insensitive(true)
         .build()
-        .map(|g| g.compile_matcher())
+        .map(|glob| SectionGlob {
+            glob,
+            matcher: OnceLock::new(),
+        })
         .map_err(|e| format!("{text:?} is not a valid section-name glob: {e}"))
 }
 
