@@ -28,8 +28,9 @@ use crate::changes::{Change, ChangeKind, Class};
 use crate::git::fsck::{self, MalformedTree};
 use crate::git::path_variants::{self, Component, Match, match_entry, match_name};
 use crate::git::raw_tree::{RawEntry, RawTree};
+use crate::policy::caseless::CaselessGlobSet;
 use crate::policy::harness::{Scope, Verdict};
-use crate::policy::ledger::{Policy, protect_glob};
+use crate::policy::ledger::{Policy, protect_glob, protect_glob_cased};
 use crate::workspace::normalize_rel;
 
 /// A protected path, or a glob with the literal directory it starts from.
@@ -39,7 +40,7 @@ struct Rule {
     components: Vec<Component>,
     class: Class,
     /// For `[protect]` globs: only changed paths under `components` that match.
-    glob: Option<GlobSet>,
+    glob: Option<CaselessGlobSet>,
     /// The glob's text, to tell rules apart.
     pattern: Option<String>,
     /// Harness files of which only some sections count: a changed path under `components`
@@ -51,7 +52,7 @@ struct Rule {
 /// glob was a tenth of a one-commit push's hook run.
 #[derive(Debug, Clone)]
 struct SectionRules {
-    any_case: GlobSet,
+    any_case: CaselessGlobSet,
     /// A name that matches only ignoring case (`PyProject.toml` beside `pyproject.toml`
     /// replaces it on a case-insensitive checkout) counts whole.
     exact: GlobSet,
@@ -96,7 +97,7 @@ impl Rule {
             || (!path
                 .split('/')
                 .all(|c| path_variants::is_plain(c.as_bytes()))
-                && glob.is_match(path_variants::folded_path(path)))
+                && glob.is_match(&path_variants::folded_path(path)))
     }
 }
 
@@ -125,14 +126,10 @@ impl ProtectedSet {
         add_path(&mut rules, ".gitattributes", Class::Fixtures);
         add_path(&mut rules, ".lfsconfig", Class::Fixtures);
         for pattern in &policy.protect.paths {
-            let mut one = globset::GlobSetBuilder::new();
-            if let Ok(glob) = protect_glob(pattern) {
-                one.add(glob);
-            }
             rules.push(Rule {
                 components: literal_prefix(pattern),
                 class: Class::Ledger,
-                glob: one.build().ok(),
+                glob: CaselessGlobSet::new(&[pattern], protect_glob_cased).ok(),
                 pattern: Some(pattern.clone()),
                 sections: None,
             });
@@ -311,8 +308,8 @@ fn literal_prefix(pattern: &str) -> Vec<Component> {
 fn harness_rules(policy: &Policy) -> Vec<Rule> {
     struct Group {
         prefix: Vec<Component>,
-        whole: globset::GlobSetBuilder,
-        sections: Option<(globset::GlobSetBuilder, globset::GlobSetBuilder, Vec<Scope>)>,
+        whole: Vec<String>,
+        sections: Option<(Vec<String>, globset::GlobSetBuilder, Vec<Scope>)>,
         names: Vec<String>,
     }
     let mut groups: Vec<Group> = Vec::new();
@@ -323,7 +320,7 @@ fn harness_rules(policy: &Policy) -> Vec<Rule> {
             None => {
                 groups.push(Group {
                     prefix,
-                    whole: globset::GlobSetBuilder::new(),
+                    whole: Vec::new(),
                     sections: None,
                     names: Vec::new(),
                 });
@@ -342,8 +339,8 @@ fn harness_rules(policy: &Policy) -> Vec<Rule> {
     }
     // (The ledger validated every glob; one that fails here protects nothing more.)
     for (pattern, i) in harness.paths.iter().zip(at) {
-        if let Ok(glob) = protect_glob(pattern) {
-            groups[i].whole.add(glob);
+        if protect_glob(pattern).is_ok() {
+            groups[i].whole.push(pattern.clone());
             groups[i].names.push(pattern.clone());
         }
     }
@@ -352,12 +349,11 @@ fn harness_rules(policy: &Policy) -> Vec<Rule> {
             .literal_separator(true)
             .backslash_escape(true)
             .build();
-        if let (Ok(any_case), Ok(exact)) = (protect_glob(&entry.file), exact) {
-            let (any_cases, exacts, scopes) = groups[i].sections.get_or_insert_with(|| {
-                let new = globset::GlobSetBuilder::new;
-                (new(), new(), Vec::new())
-            });
-            any_cases.add(any_case);
+        if let (Ok(_), Ok(exact)) = (protect_glob(&entry.file), exact) {
+            let (any_cases, exacts, scopes) = groups[i]
+                .sections
+                .get_or_insert_with(|| (Vec::new(), globset::GlobSetBuilder::new(), Vec::new()));
+            any_cases.push(entry.file.clone());
             exacts.add(exact);
             scopes.push(entry.scope.clone());
             groups[i].names.push(format!(
@@ -372,11 +368,11 @@ fn harness_rules(policy: &Policy) -> Vec<Rule> {
         .map(|g| Rule {
             components: g.prefix,
             class: Class::Harness,
-            glob: g.whole.build().ok(),
+            glob: CaselessGlobSet::new(&g.whole, protect_glob_cased).ok(),
             pattern: Some(format!("harness: {}", g.names.join("; "))),
             sections: g.sections.and_then(|(any_case, exact, scopes)| {
                 Some(SectionRules {
-                    any_case: any_case.build().ok()?,
+                    any_case: CaselessGlobSet::new(&any_case, protect_glob_cased).ok()?,
                     exact: exact.build().ok()?,
                     scopes,
                 })

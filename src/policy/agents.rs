@@ -2,7 +2,9 @@
 //! and the human trailers that approve protected changes. Owns matching only; reading
 //! commits is the git module's job.
 
-use globset::{Glob, GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobBuilder, GlobMatcher};
+
+use crate::policy::caseless::{CaselessGlobSet, SetError};
 
 /// What guard knows about who made a commit.
 #[derive(Debug, Clone, Default)]
@@ -45,7 +47,8 @@ impl Trailers {
 pub struct TrailerPattern {
     /// Lower-case.
     pub key: String,
-    pub value: Glob,
+    /// The value glob, as written.
+    pub value: String,
     pub text: String,
 }
 
@@ -54,16 +57,13 @@ pub struct TrailerPattern {
 #[derive(Debug, Clone)]
 pub struct TrailerPatterns {
     pub patterns: Vec<TrailerPattern>,
-    values: GlobSet,
+    values: CaselessGlobSet,
 }
 
 impl TrailerPatterns {
     pub fn new(patterns: Vec<TrailerPattern>) -> Result<TrailerPatterns, PatternError> {
-        let mut builder = GlobSetBuilder::new();
-        for p in &patterns {
-            builder.add(p.value.clone());
-        }
-        let values = builder.build().map_err(PatternError::Set)?;
+        let values: Vec<&str> = patterns.iter().map(|p| p.value.as_str()).collect();
+        let values = identity_set(&values).map_err(|(_, e)| e)?;
         Ok(TrailerPatterns { patterns, values })
     }
 
@@ -93,7 +93,7 @@ pub struct AgentsPolicy {
 #[derive(Debug, Clone)]
 pub struct PatternSet {
     pub patterns: Vec<String>,
-    pub set: GlobSet,
+    pub set: CaselessGlobSet,
 }
 
 /// What is wrong with an identity pattern or a trailer of `[agents]` or `[trailers]`; the
@@ -121,11 +121,7 @@ impl PatternSet {
     /// The set of `patterns`; an error names the index of the pattern that is wrong (0 when
     /// they only fail together).
     pub fn new(patterns: &[String]) -> Result<PatternSet, (usize, PatternError)> {
-        let mut builder = GlobSetBuilder::new();
-        for (i, p) in patterns.iter().enumerate() {
-            builder.add(identity_glob(p).map_err(|e| (i, e))?);
-        }
-        let set = builder.build().map_err(|e| (0, PatternError::Set(e)))?;
+        let set = identity_set(patterns)?;
         Ok(PatternSet {
             patterns: patterns.to_vec(),
             set,
@@ -146,18 +142,36 @@ pub fn glob(pattern: &str) -> Result<GlobMatcher, PatternError> {
     identity_glob(pattern).map(|g| g.compile_matcher())
 }
 
-/// `glob`, not compiled: a `GlobSet` compiles its globs together (compiling each alone too
-/// was most of the cost of reading a ledger).
+/// `glob`, not compiled: a set compiles its globs together (compiling each alone too was
+/// most of the cost of reading a ledger).
 fn identity_glob(pattern: &str) -> Result<Glob, PatternError> {
+    identity_glob_cased(pattern, true).map_err(|error| PatternError::Glob {
+        pattern: pattern.to_string(),
+        error,
+    })
+}
+
+fn identity_glob_cased(pattern: &str, case_insensitive: bool) -> Result<Glob, globset::Error> {
     GlobBuilder::new(pattern)
-        .case_insensitive(true)
+        .case_insensitive(case_insensitive)
         .literal_separator(false)
         .backslash_escape(true)
         .build()
-        .map_err(|error| PatternError::Glob {
-            pattern: pattern.to_string(),
-            error,
-        })
+}
+
+/// `patterns` as identity globs, compiled together; an error names the index of the pattern
+/// that is wrong (0 when they only fail together).
+fn identity_set<S: AsRef<str>>(patterns: &[S]) -> Result<CaselessGlobSet, (usize, PatternError)> {
+    CaselessGlobSet::new(patterns, identity_glob_cased).map_err(|e| match e {
+        SetError::Glob(i, error) => (
+            i,
+            PatternError::Glob {
+                pattern: patterns[i].as_ref().to_string(),
+                error,
+            },
+        ),
+        SetError::Set(e) => (0, PatternError::Set(e)),
+    })
 }
 
 /// Parses `Key: value-glob`.
@@ -171,7 +185,11 @@ pub fn trailer_pattern(text: &str) -> Result<TrailerPattern, PatternError> {
     }
     Ok(TrailerPattern {
         key: key.to_ascii_lowercase(),
-        value: identity_glob(value.trim())?,
+        value: {
+            let value = value.trim();
+            identity_glob(value)?;
+            value.to_string()
+        },
         text: text.to_string(),
     })
 }

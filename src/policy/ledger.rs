@@ -18,6 +18,7 @@ use crate::error::{InputError, InputErrors, Location, line_column};
 use crate::policy::agents::{
     AgentsPolicy, HumanTrailer, PatternSet, TrailerPatterns, trailer_pattern,
 };
+use crate::policy::caseless::{CaselessGlobSet, SetError};
 use crate::policy::harness::{Format, Scope};
 use crate::workspace::{Workspace, check_relative, normalize_rel};
 
@@ -291,7 +292,7 @@ pub struct TrailerPolicy {
 #[derive(Debug, Clone)]
 pub struct ProtectPolicy {
     pub paths: Vec<String>,
-    pub set: GlobSet,
+    pub set: CaselessGlobSet,
 }
 
 #[derive(Debug, Clone)]
@@ -332,7 +333,7 @@ pub struct TestsPolicy {
     /// Test files, as globs over repository-relative paths (expanded like `[protect]`).
     pub paths: Vec<String>,
     /// `paths`, compiled.
-    pub set: GlobSet,
+    pub set: CaselessGlobSet,
     /// What a weakened test in an agent commit does (`weakened_test`).
     pub weakened: Severity,
 }
@@ -747,7 +748,7 @@ fn pattern_set(
         c.invalid(span, format!("`{key}`: {e}"));
         PatternSet {
             patterns: Vec::new(),
-            set: GlobSet::empty(),
+            set: CaselessGlobSet::empty(),
         }
     })
 }
@@ -829,10 +830,27 @@ fn trailers(t: &RawTrailers, c: &mut Checker) -> TrailerPolicy {
     }
 }
 
+/// The most `[protect] paths` a ledger may list. Each is a rule that every judged commit's
+/// changes are compared against, so thousands make every push slow; globset's own limit used
+/// to refuse somewhat more than this, with a less helpful message.
+pub const MAX_PROTECT_PATTERNS: usize = 4096;
+
 /// `[protect]`.
 fn protect(raw: &RawProtect, c: &mut Checker) -> ProtectPolicy {
     let entries = raw.paths.as_deref().unwrap_or_default();
-    let mut set = GlobSetBuilder::new();
+    if entries.len() > MAX_PROTECT_PATTERNS {
+        c.invalid(
+            entries[0].span(),
+            format!(
+                "`protect.paths` has {} patterns, more than guard judges ({MAX_PROTECT_PATTERNS}): each is a rule every judged commit is compared against; use fewer, broader globs",
+                entries.len()
+            ),
+        );
+        return ProtectPolicy {
+            paths: Vec::new(),
+            set: CaselessGlobSet::empty(),
+        };
+    }
     let mut patterns = Vec::new();
     let mut each_compiles = true;
     for p in entries {
@@ -849,10 +867,7 @@ fn protect(raw: &RawProtect, c: &mut Checker) -> ProtectPolicy {
         };
         for pattern in expand_protect_pattern(&normal) {
             match protect_glob(&pattern) {
-                Ok(glob) => {
-                    set.add(glob);
-                    patterns.push(pattern);
-                }
+                Ok(_) => patterns.push(pattern),
                 Err(e) => {
                     each_compiles = false;
                     c.invalid(
@@ -867,19 +882,20 @@ fn protect(raw: &RawProtect, c: &mut Checker) -> ProtectPolicy {
     // Each glob compiled alone; together they can exceed the engine's size limit. The set is
     // compiled only when each did: one bad glob is one problem.
     let set = if each_compiles {
-        set.build().unwrap_or_else(|e| {
+        CaselessGlobSet::new(&patterns, protect_glob_cased).unwrap_or_else(|e| {
             let first = entries.first().map_or(0..0, |p| p.span());
             c.invalid(
                 first,
                 format!(
-                    "`protect.paths`: its {} patterns do not compile into one set ({e}); use fewer, broader globs",
-                    entries.len()
+                    "`protect.paths`: its {} patterns do not compile into one set ({}); use fewer, broader globs",
+                    entries.len(),
+                    set_error(e)
                 ),
             );
-            GlobSet::empty()
+            CaselessGlobSet::empty()
         })
     } else {
-        GlobSet::empty()
+        CaselessGlobSet::empty()
     };
     ProtectPolicy {
         paths: patterns,
@@ -1039,7 +1055,7 @@ fn path_globs(
     values: &Option<Vec<Spanned<String>>>,
     key: &str,
     default: &[&str],
-) -> (Vec<String>, GlobSet) {
+) -> (Vec<String>, CaselessGlobSet) {
     let written: Vec<(String, Range<usize>)> = match values {
         None => default.iter().map(|p| (p.to_string(), 0..0)).collect(),
         Some(list) => list
@@ -1048,7 +1064,6 @@ fn path_globs(
             .collect(),
     };
     let mut patterns = Vec::new();
-    let mut set = GlobSetBuilder::new();
     let mut each_compiles = true;
     for (text, span) in written {
         let checked = normalize_protect_pattern(&text).and_then(|normal| {
@@ -1059,8 +1074,7 @@ fn path_globs(
         match checked {
             Ok(normal) => {
                 for pattern in expand_protect_pattern(&normal) {
-                    if let Ok(glob) = protect_glob(&pattern) {
-                        set.add(glob);
+                    if protect_glob(&pattern).is_ok() {
                         patterns.push(pattern);
                     }
                 }
@@ -1072,15 +1086,22 @@ fn path_globs(
         }
     }
     let set = if each_compiles {
-        set.build().unwrap_or_else(|e| {
-            let error = InputError::new(c.path, format!("`{key}`: {e}"));
+        CaselessGlobSet::new(&patterns, protect_glob_cased).unwrap_or_else(|e| {
+            let error = InputError::new(c.path, format!("`{key}`: {}", set_error(e)));
             c.note(error);
-            GlobSet::empty()
+            CaselessGlobSet::empty()
         })
     } else {
-        GlobSet::empty()
+        CaselessGlobSet::empty()
     };
     (patterns, set)
+}
+
+/// globset's reason a checked set did not compile (each glob did alone).
+fn set_error(e: SetError) -> globset::Error {
+    match e {
+        SetError::Glob(_, e) | SetError::Set(e) => e,
+    }
 }
 
 /// `[baseline]`.
@@ -1180,9 +1201,17 @@ pub fn expand_protect_pattern(raw: &str) -> Vec<String> {
 /// A `[protect]` glob: over repository-relative paths, `*` within one directory, `**`
 /// across, case-insensitive (a case variant replaces the file on some checkouts).
 pub fn protect_glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
+    protect_glob_cased(pattern, true)
+}
+
+/// `protect_glob`, case-insensitive or not (for `CaselessGlobSet`).
+pub fn protect_glob_cased(
+    pattern: &str,
+    case_insensitive: bool,
+) -> Result<globset::Glob, globset::Error> {
     globset::GlobBuilder::new(pattern)
         .literal_separator(true)
-        .case_insensitive(true)
+        .case_insensitive(case_insensitive)
         .backslash_escape(true)
         .build()
 }
@@ -1360,6 +1389,29 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(texts(&embedded), texts(&built_in));
+    }
+
+    #[test]
+    fn protect_lists_at_most_max_protect_patterns() {
+        let ledger = |n: usize| {
+            let paths: Vec<String> = (0..n).map(|i| format!("\"ops/f{i}.sh\"")).collect();
+            format!(
+                "version = 1\n[protect]\npaths = [\n{}\n]\n",
+                paths.join(",\n")
+            )
+        };
+        let at_most = parse(&ledger(MAX_PROTECT_PATTERNS)).unwrap();
+        assert!(at_most.protect.set.is_match("ops/f4095.sh"));
+        assert!(at_most.protect.set.is_match("OPS/F17.SH/x"));
+        assert!(!at_most.protect.set.is_match("ops/f4096.sh"));
+        let err = format!(
+            "{:#}",
+            parse(&ledger(MAX_PROTECT_PATTERNS + 1)).unwrap_err()
+        );
+        assert!(
+            err.contains(":4:1: `protect.paths` has 4097 patterns, more than guard judges (4096)"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -158,7 +158,7 @@ fn a_ledger_that_does_not_parse_is_refused_before_it_lands() {
     );
     assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
 
-    // More globs than the glob engine compiles into one set.
+    // More globs than guard judges (each is a rule every commit is compared against).
     s.git(&["reset", "-q", "--hard", &s.base]);
     let globs: Vec<String> = (0..30_000)
         .map(|i| format!("\"src/mod{i}/**/*.py\""))
@@ -184,6 +184,13 @@ fn a_ledger_that_does_not_parse_is_refused_before_it_lands() {
             .stderr
             .contains(&format!("qa/merge_ledger.toml:{first_glob}:")),
         "names the first glob's line {first_glob}: {}",
+        pushed.stderr
+    );
+    assert!(
+        pushed
+            .stderr
+            .contains("`protect.paths` has 30000 patterns, more than guard judges (4096)"),
+        "{}",
         pushed.stderr
     );
     assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
