@@ -150,6 +150,32 @@ pub fn bypass_reason(options: &[String]) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// `ServerConfig::read` of a repository whose config sets `guard.timeout` to `value`.
+    fn timeout(value: &str) -> anyhow::Result<Duration> {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        repo.config()
+            .unwrap()
+            .set_str("guard.timeout", value)
+            .unwrap();
+        ServerConfig::read(&repo).map(|c| c.timeout)
+    }
+
+    #[test]
+    fn guard_timeout_is_a_positive_finite_number_of_seconds() {
+        assert_eq!(timeout("2.5").unwrap(), Duration::from_millis(2500));
+        assert_eq!(timeout(" 30s ").unwrap(), Duration::from_secs(30));
+        // Zero would reject every push as late; infinity would wait forever (and not fit a
+        // Duration); neither is a timeout.
+        for bad in ["0", "-1", "inf", "NaN", "soon", ""] {
+            let err = timeout(bad).unwrap_err().to_string();
+            assert_eq!(
+                err,
+                format!("git config guard.timeout = {bad:?} is not a number of seconds"),
+            );
+        }
+    }
+
     #[test]
     fn bypass_reason_from_options() {
         let opts = vec![

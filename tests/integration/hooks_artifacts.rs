@@ -214,3 +214,53 @@ fn required_artifacts_without_an_artifact_directory_reject() {
     let pushed = s.push(&["origin", "main"]);
     pushed.assert_rejected_with("remote: error: refs/heads/main: [artifacts_missing]");
 }
+
+#[test]
+fn server_coverage_below_the_floor_rejects() {
+    let s = Server::new("[artifacts]\njunit = [\"junit.xml\"]\ncoverage = \"coverage.lcov\"\n");
+    let ci = s.tmp.path("ci");
+    s.config("guard.artifacts", &format!("{}/{{commit}}", ci.display()));
+    let commit = s.human_change("README.md", "Change with CI");
+    let dir = ci.join(&commit);
+    write_in(&dir, "junit.xml", &junit(&[("test_ok", "")]));
+    // One of two lines covered: 50%, under the default floor of 70%.
+    write_in(
+        &dir,
+        "coverage.lcov",
+        "SF:app.py\nDA:1,1\nDA:2,0\nend_of_record\n",
+    );
+    s.push(&["origin", "main"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [proven_coverage] {}: proven coverage 50.00% is below the floor of 70%",
+        dir.join("coverage.lcov").display()
+    ));
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+
+    write_in(
+        &dir,
+        "coverage.lcov",
+        "SF:app.py\nDA:1,1\nDA:2,1\nend_of_record\n",
+    );
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(commit));
+}
+
+#[test]
+fn an_artifact_directory_under_a_file_is_not_read_as_no_reports() {
+    // guard.artifacts leads through a regular file: the directory cannot be looked at
+    // (ENOTDIR), which must not pass for "CI published nothing yet".
+    let s = Server::new("[artifacts]\njunit = [\"junit.xml\"]\n");
+    let ci = s.tmp.path("ci");
+    std::fs::write(&ci, "not a directory\n").unwrap();
+    s.config("guard.artifacts", &format!("{}/{{commit}}", ci.display()));
+    s.human_change("README.md", "Change with CI");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: cannot judge: ");
+    assert!(
+        pushed
+            .stderr
+            .contains(&format!("cannot read {}/", ci.display())),
+        "{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+}

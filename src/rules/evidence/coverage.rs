@@ -112,6 +112,26 @@ mod tests {
     }
 
     #[test]
+    fn the_lines_only_frozen_tests_ran_are_counted_in_the_message() {
+        let message = |frozen_only| {
+            judge(Some(&cov(50.0)), None, 70.0, false, frozen_only)[0]
+                .message
+                .clone()
+        };
+        let plain = "proven coverage 50.00% is below the floor of 70%";
+        assert_eq!(message(None), plain);
+        assert_eq!(message(Some(0)), plain);
+        assert_eq!(
+            message(Some(1)),
+            format!("{plain} (1 executed line only frozen tests ran, which do not count)")
+        );
+        assert_eq!(
+            message(Some(12)),
+            format!("{plain} (12 executed lines only frozen tests ran, which do not count)")
+        );
+    }
+
+    #[test]
     fn missing_report_rejects_only_when_required() {
         assert_eq!(
             judge(None, None, 70.0, true, None)[0].code,
