@@ -610,6 +610,71 @@ mod tests {
     }
 
     #[test]
+    fn an_assertion_moved_to_another_test_or_a_helper_is_no_weakening() {
+        let without = BASE.replace("    assert parts() == [1, 2]\n", "");
+        let into_test = without.replace(
+            "    assert ratio() == pytest.approx(0.5, rel=1e-9)\n",
+            "    assert ratio() == pytest.approx(0.5, rel=1e-9)\n    assert parts() == [1, 2]\n",
+        );
+        let into_helper = format!("{without}\ndef check_parts():\n    assert parts() == [1, 2]\n");
+        for new in [&into_test, &into_helper] {
+            assert_eq!(
+                kinds(&[versions("tests/test_a.py", Some(BASE), Some(new))]),
+                [],
+                "{new}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_assertion_a_helper_already_made_did_not_move_there() {
+        let helper = "\ndef check_parts():\n    assert parts() == [1, 2]\n";
+        let old = format!("{BASE}{helper}");
+        let new = format!(
+            "{}{helper}",
+            BASE.replace("    assert parts() == [1, 2]\n", "")
+        );
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(&old), Some(&new))]),
+            [(Kind::AssertionRemoved, "test_total".to_string(), 3)]
+        );
+        // A second helper that makes it too is where it went.
+        let again = format!("{new}\ndef check_again():\n    assert parts() == [1, 2]\n");
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(&old), Some(&again))]),
+            []
+        );
+    }
+
+    #[test]
+    fn tests_pair_one_to_one() {
+        // One name defined twice (pytest runs the last; both are read): each pairs with its own.
+        let twice = "def test_a():\n    assert x() == 1\n\ndef test_a():\n    assert y() == 2\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(twice), Some(twice))]),
+            []
+        );
+        // Moved to another file and made stronger there, while a namesake stays in a third:
+        // paired by its name, though its body is not like the old one.
+        let kept = "def test_x():\n    assert keep() == 1\n";
+        let old = "def test_x():\n    assert total() == 42\n";
+        let stronger = "def test_x():\n    assert total() == 42\n    assert total() > 0\n    assert parts() == [1, 2]\n    assert ratio() < 1\n    assert more() is None\n";
+        let moved = [
+            versions("tests/test_a.py", Some(kept), Some(kept)),
+            versions("tests/test_b.py", Some(old), None),
+            versions("tests/test_c.py", None, Some(stronger)),
+        ];
+        assert_eq!(kinds(&moved), []);
+        // Two of one name from two files, and one left of them: the other is deleted.
+        let merged = [
+            versions("tests/test_a.py", Some(old), None),
+            versions("tests/test_b.py", Some(old), None),
+            versions("tests/test_c.py", None, Some(old)),
+        ];
+        assert_eq!(kinds(&merged), [(Kind::Deleted, "test_x".to_string(), 1)]);
+    }
+
+    #[test]
     fn a_test_moved_out_of_its_module_into_a_file_of_its_own_is_the_same_test() {
         let old = "#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n}\n";
         let new = "#[test]\nfn adds() {\n    assert_eq!(add(1, 2), 3);\n}\n";
