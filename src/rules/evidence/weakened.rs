@@ -287,9 +287,7 @@ fn similarity(a: &str, b: &str) -> f64 {
             }
         }
     }
-    if total_a + total_b == 0 {
-        return 0.0;
-    }
+    // (Each side has a token at least: splitting "" gives one, empty.)
     2.0 * common as f64 / (total_a + total_b) as f64
 }
 
@@ -643,6 +641,42 @@ mod tests {
         assert_eq!(
             kinds(&[versions("tests/test_a.py", Some(&old), Some(&again))]),
             []
+        );
+    }
+
+    #[test]
+    fn similarity_is_dices_coefficient_over_token_multisets() {
+        assert_eq!(similarity("a b c", "a b c"), 1.0);
+        // Two of three tokens shared: 2 * 2 / 6.
+        assert_eq!(similarity("a b c", "a b d"), 4.0 / 6.0);
+        // A repeated token is shared as often as both have it: `a` once, `b` once.
+        assert_eq!(similarity("a a b", "a b b"), 4.0 / 6.0);
+        assert_eq!(similarity("a b", "c d e f"), 0.0);
+        assert_eq!(similarity("", ""), 1.0);
+    }
+
+    #[test]
+    fn difference_counts_repeats() {
+        let made = |texts: &[&str]| -> Vec<Assertion> {
+            texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Assertion {
+                    line: i as u64 + 1,
+                    text: t.to_string(),
+                    strength: Strength::Strong,
+                })
+                .collect()
+        };
+        let texts = |list: Vec<&Assertion>| -> Vec<u64> { list.iter().map(|a| a.line).collect() };
+        let twice = made(&["assert x == 1", "assert y == 2", "assert x == 1"]);
+        let once = made(&["assert x == 1"]);
+        // One `x` is matched; the second is not, and `y` never was.
+        assert_eq!(texts(difference(&twice, &once)), [2, 3]);
+        assert_eq!(texts(difference(&once, &twice)), Vec::<u64>::new());
+        assert_eq!(
+            gained(&once, &twice),
+            [normal_key("assert y == 2"), normal_key("assert x == 1")]
         );
     }
 
