@@ -681,6 +681,16 @@ mod tests {
     }
 
     #[test]
+    fn an_assertion_moved_once_excuses_one_removal() {
+        let old = "def test_a():\n    assert parts() == [1, 2]\n    assert a() == 1\n\ndef test_b():\n    assert parts() == [1, 2]\n    assert b() == 2\n";
+        let new = "def test_a():\n    assert a() == 1\n\ndef test_b():\n    assert b() == 2\n\ndef check_parts():\n    assert parts() == [1, 2]\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(new))]),
+            [(Kind::AssertionRemoved, "test_b".to_string(), 4)]
+        );
+    }
+
+    #[test]
     fn tests_pair_one_to_one() {
         // One name defined twice (pytest runs the last; both are read): each pairs with its own.
         let twice = "def test_a():\n    assert x() == 1\n\ndef test_a():\n    assert y() == 2\n";
