@@ -681,6 +681,58 @@ mod tests {
     }
 
     #[test]
+    fn each_weakening_counts_the_others_of_its_kind() {
+        let old = "import pytest\n\ndef test_t():\n    assert a() == 1\n    assert b() == 2\n    assert c() == 3\n    assert d() == 4\n    assert r() == pytest.approx(0.5, rel=1e-9)\n    assert s() == pytest.approx(0.5, rel=1e-9)\n";
+        // A test skipped on one platform, and the same skipped twice more.
+        let skipped = old.replace(
+            "def test_t():",
+            "@pytest.mark.skipif(sys.platform == \"win32\", reason=\"posix\")\ndef test_t():",
+        );
+        let more_skips = skipped.replace(
+            "def test_t():",
+            "@pytest.mark.skip\n@pytest.mark.skip(reason=\"flaky\")\ndef test_t():",
+        );
+        let cases = [
+            // Three of the four comparisons gone.
+            (
+                old.to_string(),
+                old.replace(
+                    "    assert b() == 2\n    assert c() == 3\n    assert d() == 4\n",
+                    "",
+                ),
+                Kind::AssertionRemoved,
+                2,
+            ),
+            // Three comparisons made two truthiness checks and another comparison: two
+            // strong assertions fewer.
+            (
+                old.to_string(),
+                old.replace("a() == 1", "a()")
+                    .replace("b() == 2", "b()")
+                    .replace("c() == 3", "c() == 30"),
+                Kind::AssertionLoosened,
+                1,
+            ),
+            // Two tolerances widened.
+            (
+                old.to_string(),
+                old.replace("rel=1e-9", "rel=0.5"),
+                Kind::ToleranceWidened,
+                1,
+            ),
+            (skipped, more_skips, Kind::SkipAdded, 1),
+        ];
+        for (old, new, kind, more) in cases {
+            let got: Vec<(Kind, usize)> =
+                weakenings(&[versions("tests/test_a.py", Some(&old), Some(&new))])
+                    .into_iter()
+                    .map(|w| (w.kind, w.more))
+                    .collect();
+            assert_eq!(got, [(kind, more)], "{new}");
+        }
+    }
+
+    #[test]
     fn an_assertion_moved_once_excuses_one_removal() {
         let old = "def test_a():\n    assert parts() == [1, 2]\n    assert a() == 1\n\ndef test_b():\n    assert parts() == [1, 2]\n    assert b() == 2\n";
         let new = "def test_a():\n    assert a() == 1\n\ndef test_b():\n    assert b() == 2\n\ndef check_parts():\n    assert parts() == [1, 2]\n";
