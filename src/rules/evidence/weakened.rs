@@ -721,6 +721,16 @@ mod tests {
                 1,
             ),
             (skipped, more_skips, Kind::SkipAdded, 1),
+            // One early return before the assertions, then three.
+            (
+                old.replace("def test_t():\n", "def test_t():\n    if x():\n        return\n"),
+                old.replace(
+                    "def test_t():\n",
+                    "def test_t():\n    if x():\n        return\n    if y():\n        return\n    if z():\n        return\n",
+                ),
+                Kind::EarlyReturn,
+                1,
+            ),
         ];
         for (old, new, kind, more) in cases {
             let got: Vec<(Kind, usize)> =
@@ -730,6 +740,13 @@ mod tests {
                     .collect();
             assert_eq!(got, [(kind, more)], "{new}");
         }
+        // Two tolerances on one bound pair in order: unchanged, nothing widened.
+        let two = old.replace("rel=1e-9)\n", "rel=1e-3)\n");
+        let two = two.replacen("rel=1e-3", "rel=1e-9", 1);
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(&two), Some(&two))]),
+            []
+        );
     }
 
     #[test]
@@ -875,5 +892,17 @@ mod tests {
         };
         let got = in_every_parent(vec![vec![w("a"), w("b")], vec![w("b")]]);
         assert_eq!(got, [w("b")]);
+        // The same test weakened another way, or one of its name in another file, against the
+        // other parent: not in every parent.
+        let skipped = Weakening {
+            kind: Kind::SkipAdded,
+            ..w("b")
+        };
+        let elsewhere = Weakening {
+            path: "u.py".into(),
+            ..w("b")
+        };
+        assert_eq!(in_every_parent(vec![vec![skipped], vec![w("b")]]), []);
+        assert_eq!(in_every_parent(vec![vec![elsewhere], vec![w("b")]]), []);
     }
 }
