@@ -702,6 +702,7 @@ mod tests {
                 ),
                 Kind::AssertionRemoved,
                 2,
+                3,
             ),
             // Three comparisons made two truthiness checks and another comparison: two
             // strong assertions fewer.
@@ -712,6 +713,7 @@ mod tests {
                     .replace("c() == 3", "c() == 30"),
                 Kind::AssertionLoosened,
                 1,
+                4,
             ),
             // Two tolerances widened.
             (
@@ -719,8 +721,10 @@ mod tests {
                 old.replace("rel=1e-9", "rel=0.5"),
                 Kind::ToleranceWidened,
                 1,
+                8,
             ),
-            (skipped, more_skips, Kind::SkipAdded, 1),
+            // Shown at the first new skip (the `skipif` on line 3 was there before).
+            (skipped, more_skips, Kind::SkipAdded, 1, 4),
             // One early return before the assertions, then three.
             (
                 old.replace("def test_t():\n", "def test_t():\n    if x():\n        return\n"),
@@ -730,15 +734,16 @@ mod tests {
                 ),
                 Kind::EarlyReturn,
                 1,
+                5,
             ),
         ];
-        for (old, new, kind, more) in cases {
-            let got: Vec<(Kind, usize)> =
+        for (old, new, kind, more, line) in cases {
+            let got: Vec<(Kind, usize, u64)> =
                 weakenings(&[versions("tests/test_a.py", Some(&old), Some(&new))])
                     .into_iter()
-                    .map(|w| (w.kind, w.more))
+                    .map(|w| (w.kind, w.more, w.line))
                     .collect();
-            assert_eq!(got, [(kind, more)], "{new}");
+            assert_eq!(got, [(kind, more, line)], "{new}");
         }
         // Two tolerances on one bound pair in order: unchanged, nothing widened.
         let two = old.replace("rel=1e-9)\n", "rel=1e-3)\n");
