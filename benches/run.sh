@@ -39,10 +39,13 @@ set -euo pipefail
 
 usage() {
     cat >&2 <<EOF
-usage: $0 [--small] [--out DIR]
+usage: $0 [--small] [--out DIR] [--only GROUP,...]
 
   --small    small inputs and 3 runs each: checks the harness works (under a minute)
   --out DIR  where to write results (default target/bench-data/results-full or -small)
+  --only     run only these groups: junit, fixtures, history, push (the one-commit,
+             1,000-commit and tags pushes), gitfixtures, histories (issue 15's); the inputs
+             they need are generated as usual
 
 Needs hyperfine, GNU time (/usr/bin/time), python3, git, openssl and sha256sum.
 EOF
@@ -51,6 +54,7 @@ EOF
 
 small=0
 out=""
+only=""
 while [[ $# -gt 0 ]]; do
     case $1 in
         --small) small=1 ;;
@@ -58,6 +62,20 @@ while [[ $# -gt 0 ]]; do
             [[ $# -ge 2 ]] || usage
             out=$2
             shift
+            ;;
+        --only)
+            [[ $# -ge 2 ]] || usage
+            only=$2
+            shift
+            for group in ${only//,/ }; do
+                case $group in
+                    junit | fixtures | history | push | gitfixtures | histories) ;;
+                    *)
+                        echo "$0: unknown group: $group" >&2
+                        usage
+                        ;;
+                esac
+            done
             ;;
         -h | --help) usage ;;
         *)
@@ -67,6 +85,9 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
+
+# selected GROUP: whether --only names GROUP (every group without --only).
+selected() { [[ -z $only || ",$only," == *",$1,"* ]]; }
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -296,6 +317,7 @@ sed 's/^failures_reject = false/failures_reject = true/' "$jproj/qa/merge_ledger
     >"$jproj/qa/reject_ledger.toml"
 
 for cases in "${junit_sizes[@]}"; do
+    selected junit || continue
     xml="$data/junit-$cases.xml"
     if ! fresh "$xml.stamp" junit "$cases"; then
         echo "== generating $xml"
@@ -328,6 +350,7 @@ done
 
 # --- 2. Fixtures: guard lock --check vs openssl and sha256sum ---------------------------------
 for spec in "${fixture_sizes[@]}"; do
+    selected fixtures || selected gitfixtures || continue # group 6 commits these corpora
     read -r mib nfiles <<<"$spec"
     fproj="$data/fixtures-$mib"
     if ! fresh "$fproj.stamp" fixtures "$mib" "$nfiles"; then
@@ -346,6 +369,7 @@ EOF
         "$GUARD" -C "$fproj" lock >/dev/null || fail "guard lock in $fproj"
         stamp_of fixtures "$mib" "$nfiles" >"$fproj.stamp"
     fi
+    selected fixtures || continue
     list="$fproj.files"
     (cd "$fproj" && find tests/fixtures -type f | LC_ALL=C sort) >"$list"
     bytes=$(cd "$fproj" && xargs -d '\n' stat -c %s <"$list" | awk '{s += $1} END {print s}')
@@ -368,6 +392,8 @@ done
 
 # --- 3. History scan: guard check vs git log over protected paths ---------------------------
 for spec in "${repo_sizes[@]}"; do
+    # Group 4 pushes into the larger repository.
+    selected history || { selected push && [[ $spec == "${repo_sizes[-1]}" ]]; } || continue
     read -r commits nfiles <<<"$spec"
     repo="$data/repo-$commits"
     if ! fresh "$repo.stamp" repo "$commits" "$nfiles"; then
@@ -376,6 +402,7 @@ for spec in "${repo_sizes[@]}"; do
         "$here/gen_repo.sh" "$repo" "$commits" "$nfiles"
         stamp_of repo "$commits" "$nfiles" >"$repo.stamp"
     fi
+    selected history || continue
     a=$(git -C "$repo" rev-parse bench/A)
     b=$(git -C "$repo" rev-parse main)
     range_commits=$(git -C "$repo" rev-list --count "$a..$b")
@@ -414,159 +441,161 @@ for spec in "${repo_sizes[@]}"; do
         "$range_commits commits in A..B ($hits with protected paths), $nfiles files, no commit-graph"
 done
 
-# --- 4. A single-commit push through the installed pre-receive hook ------------------------
-# Into the larger generated repository: two bare clones of it (each with the commit-graph the
-# generator wrote, as `git gc` leaves on a server), guard's hook installed in one with
-# install.sh; a client (a clone without a work tree) makes one ordinary commit on main and
-# pushes it over file://. Before each timed push the server's main is reset to its old tip,
-# so every run pushes the same commit into the same state (the objects are already there after
-# the first run, as the client cannot know; git sends them again).
-read -r commits _ <<<"${repo_sizes[-1]}"
-repo="$data/repo-$commits"
-push="$data/push-$commits"
-rm -rf "$push"
-mkdir -p "$push"
-(
-    export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-    git clone -q --bare "$repo" "$push/hook.git"
-    git clone -q --bare "$repo" "$push/plain.git"
-    git clone -q --no-checkout "$repo" "$push/client"
-) || fail "cloning $repo for the push benchmark"
-"$root/install.sh" --server "$push/hook.git" --guard "$GUARD" >/dev/null 2>&1 ||
-    fail "install.sh --server $push/hook.git --guard $GUARD"
-# install.sh --server also turns receive.fsckObjects on (git checks every pushed object):
-# git's own work, so the server without the hook does it too, and the two pushes differ only
-# by the hook.
-git -C "$push/plain.git" config receive.fsckObjects true
-old=$(git -C "$push/client" rev-parse main)
-# One ordinary change (a line appended to a source file), committed without a checkout.
-new=$(
-    export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_INDEX_FILE="$push/index"
-    export GIT_AUTHOR_NAME="Alice Moreau" GIT_AUTHOR_EMAIL=alice@example.com
-    export GIT_COMMITTER_NAME="Alice Moreau" GIT_COMMITTER_EMAIL=alice@example.com
-    export GIT_AUTHOR_DATE=2025-12-01T00:00:00Z GIT_COMMITTER_DATE=2025-12-01T00:00:00Z
-    cd "$push/client"
-    path=$(git ls-tree -r --name-only main src | head -1)
-    blob=$({ git cat-file blob "main:$path"; echo "// one more line"; } | git hash-object -w --stdin)
-    git read-tree main
-    git update-index --cacheinfo "100644,$blob,$path"
-    git commit-tree "$(git write-tree)" -p main -m "Tidy $path"
-) || fail "making the commit to push"
-push_cmd() { # push_cmd SERVER -> the push command line
-    echo "git -C $(q "$push/client") push -q file://$(q "$push/$1.git") $new:refs/heads/main"
-}
-reset_cmd() { echo "git -C $(q "$push/$1.git") update-ref refs/heads/main $old"; }
+if selected push; then
+    # --- 4. A single-commit push through the installed pre-receive hook ------------------------
+    # Into the larger generated repository: two bare clones of it (each with the commit-graph the
+    # generator wrote, as `git gc` leaves on a server), guard's hook installed in one with
+    # install.sh; a client (a clone without a work tree) makes one ordinary commit on main and
+    # pushes it over file://. Before each timed push the server's main is reset to its old tip,
+    # so every run pushes the same commit into the same state (the objects are already there after
+    # the first run, as the client cannot know; git sends them again).
+    read -r commits _ <<<"${repo_sizes[-1]}"
+    repo="$data/repo-$commits"
+    push="$data/push-$commits"
+    rm -rf "$push"
+    mkdir -p "$push"
+    (
+        export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+        git clone -q --bare "$repo" "$push/hook.git"
+        git clone -q --bare "$repo" "$push/plain.git"
+        git clone -q --no-checkout "$repo" "$push/client"
+    ) || fail "cloning $repo for the push benchmark"
+    "$root/install.sh" --server "$push/hook.git" --guard "$GUARD" >/dev/null 2>&1 ||
+        fail "install.sh --server $push/hook.git --guard $GUARD"
+    # install.sh --server also turns receive.fsckObjects on (git checks every pushed object):
+    # git's own work, so the server without the hook does it too, and the two pushes differ only
+    # by the hook.
+    git -C "$push/plain.git" config receive.fsckObjects true
+    old=$(git -C "$push/client" rev-parse main)
+    # One ordinary change (a line appended to a source file), committed without a checkout.
+    new=$(
+        export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_INDEX_FILE="$push/index"
+        export GIT_AUTHOR_NAME="Alice Moreau" GIT_AUTHOR_EMAIL=alice@example.com
+        export GIT_COMMITTER_NAME="Alice Moreau" GIT_COMMITTER_EMAIL=alice@example.com
+        export GIT_AUTHOR_DATE=2025-12-01T00:00:00Z GIT_COMMITTER_DATE=2025-12-01T00:00:00Z
+        cd "$push/client"
+        path=$(git ls-tree -r --name-only main src | head -1)
+        blob=$({ git cat-file blob "main:$path"; echo "// one more line"; } | git hash-object -w --stdin)
+        git read-tree main
+        git update-index --cacheinfo "100644,$blob,$path"
+        git commit-tree "$(git write-tree)" -p main -m "Tidy $path"
+    ) || fail "making the commit to push"
+    push_cmd() { # push_cmd SERVER -> the push command line
+        echo "git -C $(q "$push/client") push -q file://$(q "$push/$1.git") $new:refs/heads/main"
+    }
+    reset_cmd() { echo "git -C $(q "$push/$1.git") update-ref refs/heads/main $old"; }
 
-# Correctness first: the hook runs, judges the one commit and accepts it.
-pushed=$(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
-    git -C "$push/client" push file://"$push/hook.git" "$new:refs/heads/main" 2>&1) ||
-    fail "the push through the hook was rejected: $pushed"
-grep -q "guard: 1 ref update accepted, 1 commit judged" <<<"$pushed" ||
-    fail "the hook did not judge the push: $pushed"
-for server in hook plain; do
-    eval "$(reset_cmd "$server")"
-done
+    # Correctness first: the hook runs, judges the one commit and accepts it.
+    pushed=$(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+        git -C "$push/client" push file://"$push/hook.git" "$new:refs/heads/main" 2>&1) ||
+        fail "the push through the hook was rejected: $pushed"
+    grep -q "guard: 1 ref update accepted, 1 commit judged" <<<"$pushed" ||
+        fail "the hook did not judge the push: $pushed"
+    for server in hook plain; do
+        eval "$(reset_cmd "$server")"
+    done
 
-echo "== push: one commit into $commits commits"
-load_start
-GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
-    hyperfine -N "${push_runs[@]}" --style basic --export-json "$out/push-$commits.json" \
-    --prepare "$(reset_cmd hook)" -n "git push, guard's hook" "$(push_cmd hook)" \
-    --prepare "$(reset_cmd plain)" -n "git push, no hook" "$(push_cmd plain)"
-load_end
-printf 'push-%s\t0\t1 commit pushed onto %s commits, %s files\t%s\n' \
-    "$commits" "$commits" "$(git -C "$repo" ls-tree -r main | wc -l)" "$other_load" >>"$out/groups.tsv"
-# guard's own share: the hook run by hand on the update it judges (the commit is in the
-# repository now, outside any quarantine).
-load_start
-printf '%s %s refs/heads/main\n' "$old" "$new" >"$push/update.txt"
-GIT_DIR="$push/hook.git" hyperfine "${push_runs[@]}" --style basic --export-json "$out/hook-$commits.json" \
-    -n "guard hook pre-receive" "$(q "$GUARD") hook pre-receive < $(q "$push/update.txt")"
-load_end
-printf 'hook-%s\t0\tthe same update, guard hook pre-receive alone\t%s\n' \
-    "$commits" "$other_load" >>"$out/groups.tsv"
-eval "$(reset_cmd hook)"
+    echo "== push: one commit into $commits commits"
+    load_start
+    GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+        hyperfine -N "${push_runs[@]}" --style basic --export-json "$out/push-$commits.json" \
+        --prepare "$(reset_cmd hook)" -n "git push, guard's hook" "$(push_cmd hook)" \
+        --prepare "$(reset_cmd plain)" -n "git push, no hook" "$(push_cmd plain)"
+    load_end
+    printf 'push-%s\t0\t1 commit pushed onto %s commits, %s files\t%s\n' \
+        "$commits" "$commits" "$(git -C "$repo" ls-tree -r main | wc -l)" "$other_load" >>"$out/groups.tsv"
+    # guard's own share: the hook run by hand on the update it judges (the commit is in the
+    # repository now, outside any quarantine).
+    load_start
+    printf '%s %s refs/heads/main\n' "$old" "$new" >"$push/update.txt"
+    GIT_DIR="$push/hook.git" hyperfine "${push_runs[@]}" --style basic --export-json "$out/hook-$commits.json" \
+        -n "guard hook pre-receive" "$(q "$GUARD") hook pre-receive < $(q "$push/update.txt")"
+    load_end
+    printf 'hook-%s\t0\tthe same update, guard hook pre-receive alone\t%s\n' \
+        "$commits" "$other_load" >>"$out/groups.tsv"
+    eval "$(reset_cmd hook)"
 
-# --- 4b. A push of 1,000 commits through the hook (issue 15) --------------------------------
-# The servers' main is set back 1,000 commits along its first-parent line, and main's tip is
-# pushed again: the client sends the 1,000 commits' objects (it cannot know the server has
-# them) and the hook judges all of them. guard's own share, as above, by hand.
-back=$(( commits / 20 ))
-[[ $back -le 1000 ]] || back=1000
-behind=$(git -C "$push/client" rev-parse "main~$back")
-many_cmd() { echo "git -C $(q "$push/client") push -q file://$(q "$push/$1.git") $old:refs/heads/main"; }
-rewind_cmd() { echo "git -C $(q "$push/$1.git") update-ref refs/heads/main $behind"; }
-eval "$(rewind_cmd hook)"
-pushed=$(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
-    git -C "$push/client" push file://"$push/hook.git" "$old:refs/heads/main" 2>&1) ||
-    fail "the $back-commit push through the hook was rejected: $pushed"
-grep -q "guard: 1 ref update accepted, $back commits judged" <<<"$pushed" ||
-    fail "the hook did not judge the $back commits: $pushed"
-echo "== push: $back commits into $commits commits"
-load_start
-GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
-    hyperfine -N "${push_runs[@]}" --style basic --export-json "$out/pushmany-$commits.json" \
-    --prepare "$(rewind_cmd hook)" -n "git push, guard's hook" "$(many_cmd hook)" \
-    --prepare "$(rewind_cmd plain)" -n "git push, no hook" "$(many_cmd plain)"
-load_end
-printf 'pushmany-%s\t0\t%s commits pushed onto %s commits\t%s\n' \
-    "$commits" "$back" "$((commits - back))" "$other_load" >>"$out/groups.tsv"
-load_start
-printf '%s %s refs/heads/main\n' "$behind" "$old" >"$push/update-many.txt"
-GIT_DIR="$push/hook.git" hyperfine "${push_runs[@]}" --style basic --export-json "$out/manyhook-$commits.json" \
-    -n "guard hook pre-receive" "$(q "$GUARD") hook pre-receive < $(q "$push/update-many.txt")"
-load_end
-printf 'manyhook-%s\t0\tthe same update, guard hook pre-receive alone\t%s\n' \
-    "$commits" "$other_load" >>"$out/groups.tsv"
-for server in hook plain; do
-    eval "$(reset_cmd "$server")"
-done
+    # --- 4b. A push of 1,000 commits through the hook (issue 15) --------------------------------
+    # The servers' main is set back 1,000 commits along its first-parent line, and main's tip is
+    # pushed again: the client sends the 1,000 commits' objects (it cannot know the server has
+    # them) and the hook judges all of them. guard's own share, as above, by hand.
+    back=$(( commits / 20 ))
+    [[ $back -le 1000 ]] || back=1000
+    behind=$(git -C "$push/client" rev-parse "main~$back")
+    many_cmd() { echo "git -C $(q "$push/client") push -q file://$(q "$push/$1.git") $old:refs/heads/main"; }
+    rewind_cmd() { echo "git -C $(q "$push/$1.git") update-ref refs/heads/main $behind"; }
+    eval "$(rewind_cmd hook)"
+    pushed=$(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+        git -C "$push/client" push file://"$push/hook.git" "$old:refs/heads/main" 2>&1) ||
+        fail "the $back-commit push through the hook was rejected: $pushed"
+    grep -q "guard: 1 ref update accepted, $back commits judged" <<<"$pushed" ||
+        fail "the hook did not judge the $back commits: $pushed"
+    echo "== push: $back commits into $commits commits"
+    load_start
+    GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+        hyperfine -N "${push_runs[@]}" --style basic --export-json "$out/pushmany-$commits.json" \
+        --prepare "$(rewind_cmd hook)" -n "git push, guard's hook" "$(many_cmd hook)" \
+        --prepare "$(rewind_cmd plain)" -n "git push, no hook" "$(many_cmd plain)"
+    load_end
+    printf 'pushmany-%s\t0\t%s commits pushed onto %s commits\t%s\n' \
+        "$commits" "$back" "$((commits - back))" "$other_load" >>"$out/groups.tsv"
+    load_start
+    printf '%s %s refs/heads/main\n' "$behind" "$old" >"$push/update-many.txt"
+    GIT_DIR="$push/hook.git" hyperfine "${push_runs[@]}" --style basic --export-json "$out/manyhook-$commits.json" \
+        -n "guard hook pre-receive" "$(q "$GUARD") hook pre-receive < $(q "$push/update-many.txt")"
+    load_end
+    printf 'manyhook-%s\t0\tthe same update, guard hook pre-receive alone\t%s\n' \
+        "$commits" "$other_load" >>"$out/groups.tsv"
+    for server in hook plain; do
+        eval "$(reset_cmd "$server")"
+    done
 
-# --- 5. A push of many tags at commits main already holds -------------------------------
-# A mirror or a tag import: $tag_count new lightweight tags at commits of main's first-parent
-# line, pushed at once into the same two servers. Before each timed push the server's tags
-# are deleted again. guard.timeout is left at its default.
-tags="$push/tags"
-git -C "$push/client" rev-list --first-parent main |
-    awk -v n="$tag_count" 'NR <= n {printf "create refs/tags/bench-tag-%05d %s\n", NR, $1}' >"$tags.create"
-[[ $(wc -l <"$tags.create") -eq $tag_count ]] || fail "main has fewer than $tag_count commits for the tags"
-git -C "$push/client" update-ref --stdin <"$tags.create" || fail "making the tags"
-sed 's/^create \([^ ]*\) .*/delete \1/' "$tags.create" >"$tags.delete"
-awk '{printf "0000000000000000000000000000000000000000 %s %s\n", $3, $2}' "$tags.create" >"$tags.updates"
-tag_push_cmd() {
-    echo "git -C $(q "$push/client") push -q file://$(q "$push/$1.git") 'refs/tags/bench-tag-*:refs/tags/bench-tag-*'"
-}
-untag_cmd() { echo "git -C $(q "$push/$1.git") update-ref --stdin < $(q "$tags.delete")"; }
+    # --- 5. A push of many tags at commits main already holds -------------------------------
+    # A mirror or a tag import: $tag_count new lightweight tags at commits of main's first-parent
+    # line, pushed at once into the same two servers. Before each timed push the server's tags
+    # are deleted again. guard.timeout is left at its default.
+    tags="$push/tags"
+    git -C "$push/client" rev-list --first-parent main |
+        awk -v n="$tag_count" 'NR <= n {printf "create refs/tags/bench-tag-%05d %s\n", NR, $1}' >"$tags.create"
+    [[ $(wc -l <"$tags.create") -eq $tag_count ]] || fail "main has fewer than $tag_count commits for the tags"
+    git -C "$push/client" update-ref --stdin <"$tags.create" || fail "making the tags"
+    sed 's/^create \([^ ]*\) .*/delete \1/' "$tags.create" >"$tags.delete"
+    awk '{printf "0000000000000000000000000000000000000000 %s %s\n", $3, $2}' "$tags.create" >"$tags.updates"
+    tag_push_cmd() {
+        echo "git -C $(q "$push/client") push -q file://$(q "$push/$1.git") 'refs/tags/bench-tag-*:refs/tags/bench-tag-*'"
+    }
+    untag_cmd() { echo "git -C $(q "$push/$1.git") update-ref --stdin < $(q "$tags.delete")"; }
 
-# Correctness first: the hook accepts the push within its default time, judging no commit.
-pushed=$(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
-    git -C "$push/client" push file://"$push/hook.git" 'refs/tags/bench-tag-*:refs/tags/bench-tag-*' 2>&1) ||
-    fail "the push of $tag_count tags through the hook was rejected: $(grep -v '^ ! ' <<<"$pushed" | head -5)"
-grep -q "guard: $tag_count ref updates accepted, 0 commits judged" <<<"$pushed" ||
-    fail "the hook did not judge the tags: $(head -5 <<<"$pushed")"
-for server in hook plain; do
-    eval "$(untag_cmd "$server")"
-done
+    # Correctness first: the hook accepts the push within its default time, judging no commit.
+    pushed=$(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+        git -C "$push/client" push file://"$push/hook.git" 'refs/tags/bench-tag-*:refs/tags/bench-tag-*' 2>&1) ||
+        fail "the push of $tag_count tags through the hook was rejected: $(grep -v '^ ! ' <<<"$pushed" | head -5)"
+    grep -q "guard: $tag_count ref updates accepted, 0 commits judged" <<<"$pushed" ||
+        fail "the hook did not judge the tags: $(head -5 <<<"$pushed")"
+    for server in hook plain; do
+        eval "$(untag_cmd "$server")"
+    done
 
-echo "== tags: $tag_count new tags into $commits commits"
-load_start
-# A shell: the tag deletion reads its standard input from a file.
-GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
-    hyperfine "${slow_runs[@]}" --style basic --export-json "$out/tags-$commits.json" \
-    --prepare "$(untag_cmd hook)" -n "git push, guard's hook" "$(tag_push_cmd hook)" \
-    --prepare "$(untag_cmd plain)" -n "git push, no hook" "$(tag_push_cmd plain)"
-load_end
-printf 'tags-%s\t0\t%s new tags at commits main holds, pushed onto %s commits\t%s\n' \
-    "$commits" "$tag_count" "$commits" "$other_load" >>"$out/groups.tsv"
-for server in hook plain; do
-    eval "$(untag_cmd "$server")"
-done
-load_start
-GIT_DIR="$push/hook.git" hyperfine "${push_runs[@]}" --style basic --export-json "$out/taghook-$commits.json" \
-    -n "guard hook pre-receive" "$(q "$GUARD") hook pre-receive < $(q "$tags.updates")"
-load_end
-printf 'taghook-%s\t0\tthe same %s ref updates, guard hook pre-receive alone\t%s\n' \
-    "$commits" "$tag_count" "$other_load" >>"$out/groups.tsv"
+    echo "== tags: $tag_count new tags into $commits commits"
+    load_start
+    # A shell: the tag deletion reads its standard input from a file.
+    GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+        hyperfine "${slow_runs[@]}" --style basic --export-json "$out/tags-$commits.json" \
+        --prepare "$(untag_cmd hook)" -n "git push, guard's hook" "$(tag_push_cmd hook)" \
+        --prepare "$(untag_cmd plain)" -n "git push, no hook" "$(tag_push_cmd plain)"
+    load_end
+    printf 'tags-%s\t0\t%s new tags at commits main holds, pushed onto %s commits\t%s\n' \
+        "$commits" "$tag_count" "$commits" "$other_load" >>"$out/groups.tsv"
+    for server in hook plain; do
+        eval "$(untag_cmd "$server")"
+    done
+    load_start
+    GIT_DIR="$push/hook.git" hyperfine "${push_runs[@]}" --style basic --export-json "$out/taghook-$commits.json" \
+        -n "guard hook pre-receive" "$(q "$GUARD") hook pre-receive < $(q "$tags.updates")"
+    load_end
+    printf 'taghook-%s\t0\tthe same %s ref updates, guard hook pre-receive alone\t%s\n' \
+        "$commits" "$tag_count" "$other_load" >>"$out/groups.tsv"
+fi
 
 # --- 6. Fixtures from git: guard check vs openssl and sha256sum ----------------------------
 # A repository whose commit B adds group 2's corpus (the same files, hard-linked) with its
@@ -574,6 +603,7 @@ printf 'taghook-%s\t0\tthe same %s ref updates, guard hook pre-receive alone\t%s
 # hashes every fixture from its blob (inflated from a pack, as a push brings them), on every
 # core. The peers hash the same files in the checkout.
 for spec in "${fixture_sizes[@]}"; do
+    selected gitfixtures || continue
     read -r mib nfiles <<<"$spec"
     fproj="$data/fixtures-$mib"
     grepo="$data/gitfixtures-$mib"
@@ -628,6 +658,7 @@ done
 
 # --- 7. History scan on the articles' layout and on merge-heavy histories (issue 15) -------
 for spec in "${history_specs[@]}"; do
+    selected histories || continue
     read -r name commits want gen_args <<<"$spec"
     repo="$data/$name.git"
     # shellcheck disable=SC2086 # the generator's options, one word each
