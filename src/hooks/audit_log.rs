@@ -183,6 +183,16 @@ mod tests {
         drop(holder);
         append(&log, &serde_json::json!({}), Duration::from_millis(50)).unwrap();
         assert_eq!(std::fs::read(&log).unwrap(), b"{}\n");
+        // A lock let go within the wait is waited for, not refused at once.
+        let holder = File::open(&log).unwrap();
+        assert!(lock::try_exclusive(&holder).unwrap());
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            drop(holder);
+        });
+        append(&log, &serde_json::json!({}), Duration::from_secs(30)).unwrap();
+        releaser.join().unwrap();
+        assert_eq!(std::fs::read(&log).unwrap(), b"{}\n{}\n");
     }
 
     #[cfg(unix)]
