@@ -317,7 +317,6 @@ const INTERESTING: u8 = 1;
 /// Reached from a hidden commit.
 const HIDDEN: u8 = 2;
 const QUEUED: u8 = 4;
-const DONE: u8 = 8;
 /// Not known yet: a commit outside the graph whose parents were not all read.
 const UNKNOWN_GENERATION: u32 = u32::MAX;
 
@@ -503,13 +502,15 @@ impl<'a> GraphWalk<'a> {
                 interesting -= 1;
                 found.push(i);
             }
-            self.nodes[i].flags |= DONE;
             let pass = flags & (INTERESTING | HIDDEN);
             let (from, len) = self.parents(i)?;
             for k in from..from + len {
                 let p = self.edges[k] as usize;
                 let pg = self.generation(p)?;
-                if pg >= generation || pg == 0 || self.nodes[p].flags & DONE != 0 {
+                // Every parent queued below the commit being left: the queue then gives
+                // commits in falling generation, so none is reached again once left. A graph
+                // that says otherwise (or has no numbers, 0) cannot order the walk.
+                if pg >= generation || pg == 0 {
                     return Err(WalkError::Unordered);
                 }
                 self.mark(p, pass, pg, &mut queue, &mut interesting);
@@ -662,31 +663,17 @@ mod tests {
     /// it (`mark :k` is commit k, tagged `c<k>`), written with `git fast-import`. With
     /// `skew`, commit dates jump back and forth; else they grow by a minute per commit.
     fn dag(n: usize, seed: u64, skew: bool) -> tempfile::TempDir {
-        let t = tempfile::tempdir().unwrap();
-        assert!(
-            git(t.path())
-                .args(["init", "-q", "-b", "main"])
-                .status()
-                .unwrap()
-                .success()
-        );
         let mut rng = Lcg(seed);
-        let mut stream = String::new();
+        let mut commits = Vec::new();
         for k in 1..=n {
             let date = if skew {
                 1_700_000_000 + rng.below(100_000) as i64
             } else {
                 1_700_000_000 + 60 * k as i64
             };
-            let ref_name = format!("refs/tags/c{k}");
-            let message = format!("c{k}");
-            stream.push_str(&format!(
-                "commit {ref_name}\nmark :{k}\ncommitter C <c@example.com> {date} +0000\ndata {}\n{message}\n",
-                message.len()
-            ));
+            let mut chosen: Vec<usize> = Vec::new();
             if k > 1 {
                 let parents = 1 + rng.below(if k > 3 { 3 } else { 1 });
-                let mut chosen: Vec<usize> = Vec::new();
                 // Mostly the commit just before, so the history has long lines.
                 let first = if rng.below(4) == 0 {
                     1 + rng.below(k - 1)
@@ -700,8 +687,33 @@ mod tests {
                         chosen.push(p);
                     }
                 }
-                stream.push_str(&format!("from :{}\n", chosen[0]));
-                for p in &chosen[1..] {
+            }
+            commits.push((chosen, date));
+        }
+        fast_import(&commits)
+    }
+
+    /// A repository whose commit k (1-based, tagged `c<k>`) has the parents and commit date
+    /// of `commits[k - 1]`; parents are earlier commits.
+    fn fast_import(commits: &[(Vec<usize>, i64)]) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        assert!(
+            git(t.path())
+                .args(["init", "-q", "-b", "main"])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let mut stream = String::new();
+        for (k, (parents, date)) in (1..).zip(commits) {
+            let message = format!("c{k}");
+            stream.push_str(&format!(
+                "commit refs/tags/c{k}\nmark :{k}\ncommitter C <c@example.com> {date} +0000\ndata {}\n{message}\n",
+                message.len()
+            ));
+            if let Some((first, rest)) = parents.split_first() {
+                stream.push_str(&format!("from :{first}\n"));
+                for p in rest {
                     stream.push_str(&format!("merge :{p}\n"));
                 }
             }
@@ -720,6 +732,38 @@ mod tests {
             .unwrap();
         assert!(child.wait().unwrap().success());
         t
+    }
+
+    /// A repository of commits with these parents (commit k is `parents[k - 1]`'s), dated a
+    /// minute apart, with a commit-graph of all of them.
+    fn shaped(parents: &[&[usize]]) -> tempfile::TempDir {
+        let commits: Vec<(Vec<usize>, i64)> = (1..)
+            .zip(parents)
+            .map(|(k, p)| (p.to_vec(), 1_700_000_000 + 60 * k))
+            .collect();
+        let t = fast_import(&commits);
+        write_graph(t.path(), &["--reachable"]);
+        t
+    }
+
+    /// Rewrites the generation numbers of the commit-graph's commits `(k, generation)`, as a
+    /// damaged or hand-made file could have them (the file's checksum is left as it was:
+    /// guard does not read it).
+    fn set_generations(dir: &Path, repo: &Repository, generations: &[(usize, u32)]) {
+        let path = dir.join(".git/objects/info/commit-graph");
+        let mut bytes = std::fs::read(&path).unwrap();
+        let graph = CommitGraph::open(&objects_dirs(repo)).unwrap();
+        let data = graph.data_offset();
+        for &(k, generation) in generations {
+            let pos = graph.find(id(repo, k)).unwrap() as usize;
+            let at = data + pos * 36 + 28;
+            let word = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+            let word = generation << 2 | (word & 3);
+            bytes[at..at + 4].copy_from_slice(&word.to_be_bytes());
+        }
+        drop(graph);
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
     }
 
     fn id(repo: &Repository, k: usize) -> Oid {
@@ -932,21 +976,94 @@ mod tests {
         assert_trees_and_parents(&repo, &got);
         // A graph written by git before 2.18 has no generation numbers (all zero).
         write_graph(t.path(), &["--reachable"]);
-        let path = t.path().join(".git/objects/info/commit-graph");
-        let mut bytes = std::fs::read(&path).unwrap();
-        let graph = CommitGraph::open(&objects_dirs(&repo)).unwrap();
-        let data = graph.data_offset();
-        for k in 0..graph.len() as usize {
-            let at = data + k * 36 + 28;
-            let word = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) & 3;
-            bytes[at..at + 4].copy_from_slice(&word.to_be_bytes());
-        }
-        drop(graph);
-        std::fs::remove_file(&path).unwrap();
-        std::fs::write(&path, &bytes).unwrap();
+        let zeros: Vec<(usize, u32)> = (1..=n).map(|k| (k, 0)).collect();
+        set_generations(t.path(), &repo, &zeros);
         let graph = CommitGraph::open(&objects_dirs(&repo)).unwrap();
         let mut walk = GraphWalk::new(&repo, &graph);
         assert!(matches!(walk.run(tip, &[hide]), Err(WalkError::Unordered)));
         assert_eq!(commits(&repo, tip, &[hide]).unwrap().ids(), &expected[..]);
+    }
+
+    /// The walk ends as soon as every commit still queued is reachable from a hidden one: it
+    /// reads the range and the commits at its edge, not the history below them.
+    #[test]
+    fn graph_walk_stops_at_the_edge_of_the_range() {
+        // Commits 1-40 in a line; 41 on 40; 42 and 43 a side line on 41; 44 on 41 too; 45
+        // merges 43 and 44. Range 45 ^44 is 45, 43, 42: commit 41 is reached from 42 first
+        // (queued as in the range), then from 44 (hidden), which ends the walk.
+        let mut parents: Vec<Vec<usize>> = vec![vec![]];
+        parents.extend((1..40).map(|k| vec![k]));
+        parents.extend([vec![40], vec![41], vec![42], vec![41], vec![43, 44]]);
+        let parents: Vec<&[usize]> = parents.iter().map(Vec::as_slice).collect();
+        let t = shaped(&parents);
+        let repo = Repository::open(t.path()).unwrap();
+        let graph = CommitGraph::open(&objects_dirs(&repo)).unwrap();
+        let c = |k| id(&repo, k);
+        for (tip, hide, range, visited) in [
+            // 45, 44 (the starts), 43, 42, 41.
+            (45, 44, vec![42, 43, 45], 5),
+            // 40 down to 35: the range and its base.
+            (40, 35, vec![36, 37, 38, 39, 40], 6),
+        ] {
+            let mut walk = GraphWalk::new(&repo, &graph);
+            let found = walk.run(c(tip), &[c(hide)]).ok().unwrap();
+            let want: Vec<Oid> = range.iter().map(|&k| c(k)).collect();
+            assert_eq!(walk.commits(&found, &[c(hide)]).ids(), &want[..]);
+            assert_eq!(walk.nodes.len(), visited, "range {tip} ^{hide}");
+        }
+    }
+
+    /// A graph whose generation numbers go up along a parent edge the walk takes (a damaged
+    /// or hand-made file: git never writes one) cannot order the walk. Trusted, it would
+    /// take a commit reachable from the hidden one into the range; guard walks without it.
+    #[test]
+    fn generation_numbers_out_of_order_are_not_trusted() {
+        // 1; 2 on 1; 3 (the tip) on 2; 4 on 1; 5 on 2; 6 merges 4 and 5 (hidden). Range
+        // 3 ^6 is 3 alone: 2 is reachable from 6 through 5.
+        let t = shaped(&[&[], &[1], &[2], &[1], &[2], &[4, 5]]);
+        let repo = Repository::open(t.path()).unwrap();
+        let c = |k| id(&repo, k);
+        let expected = revwalk(&repo, c(3), &[c(6)]);
+        assert_eq!(expected, [c(3)]);
+        // 2 above its child 3: the walk would leave 2 (as in the range) before 4 hides 1,
+        // which ends it before 5 ever reaches 2.
+        set_generations(
+            t.path(),
+            &repo,
+            &[(1, 1), (2, 9), (3, 5), (4, 3), (5, 2), (6, 4)],
+        );
+        assert_walked_without_the_graph(&repo, (c(3), c(6)), c(2));
+    }
+
+    /// Generation 0 in a graph that has numbers elsewhere (git before 2.18 wrote 0 for
+    /// "not computed"): a commit there says nothing about where it stands, so the walk
+    /// cannot be ordered by it.
+    #[test]
+    fn a_zero_generation_among_numbered_commits_is_not_trusted() {
+        // 1; 2 on 1; 3 on 2; 4 on 1; 5 merges 3 and 4 (hidden); 6 (the tip) on 2. Range
+        // 6 ^5 is 6 alone: 2 is reachable from 5 through 3.
+        let t = shaped(&[&[], &[1], &[2], &[1], &[3, 4], &[2]]);
+        let repo = Repository::open(t.path()).unwrap();
+        let c = |k| id(&repo, k);
+        let expected = revwalk(&repo, c(6), &[c(5)]);
+        assert_eq!(expected, [c(6)]);
+        // 3 at 0 would be left last, after 2 is taken into the range and 4 hides 1.
+        set_generations(t.path(), &repo, &[(3, 0)]);
+        assert_walked_without_the_graph(&repo, (c(6), c(5)), c(2));
+    }
+
+    /// The graph walk refuses range `tip ^hide` as unordered, and `commits` and
+    /// `reachable_from` (asked about `below`, an ancestor of `hide`, and `tip`) answer as
+    /// libgit2's walk does.
+    #[track_caller]
+    fn assert_walked_without_the_graph(repo: &Repository, (tip, hide): (Oid, Oid), below: Oid) {
+        let graph = CommitGraph::open(&objects_dirs(repo)).unwrap();
+        let mut walk = GraphWalk::new(repo, &graph);
+        assert!(matches!(walk.run(tip, &[hide]), Err(WalkError::Unordered)));
+        assert_eq!(commits(repo, tip, &[hide]).unwrap().ids(), [tip]);
+        assert_eq!(
+            reachable_from(repo, hide, &[below, tip]).unwrap(),
+            HashSet::from([below])
+        );
     }
 }
