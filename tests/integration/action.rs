@@ -409,6 +409,24 @@ fn install_step_builds_the_actions_source_or_a_tag_into_a_cached_root() {
     );
 }
 
+/// The first of `steps` that uses an action whose reference starts with `name` (or, unless
+/// `prefix`, contains it).
+fn step_using<'a>(
+    steps: &'a [serde_norway::Value],
+    name: &str,
+    prefix: bool,
+) -> Option<&'a serde_norway::Value> {
+    steps.iter().find(|s| {
+        s["uses"].as_str().is_some_and(|u| {
+            if prefix {
+                u.starts_with(name)
+            } else {
+                u.contains(name)
+            }
+        })
+    })
+}
+
 /// The fenced block of README.md whose first line is `first_line`.
 fn readme_block(first_line: &str) -> String {
     let readme = std::fs::read_to_string(repo_file("README.md")).unwrap();
@@ -424,30 +442,44 @@ fn readme_workflow_uses_the_action_with_its_inputs() {
     let workflow: serde_norway::Value =
         serde_norway::from_str(&readme_block("# .github/workflows/merge-guard.yml")).unwrap();
     let steps = workflow["jobs"]["guard"]["steps"].as_sequence().unwrap();
-    let checkout = steps
-        .iter()
-        .find(|s| {
-            s["uses"]
-                .as_str()
-                .is_some_and(|u| u.starts_with("actions/checkout@"))
-        })
-        .expect("the workflow checks out");
+    let checkout = step_using(steps, "actions/checkout@", true).expect("the workflow checks out");
     // `check` reads the range's history.
     assert_eq!(checkout["with"]["fetch-depth"].as_u64(), Some(0));
-    let guard = steps
-        .iter()
-        .find(|s| {
-            s["uses"]
-                .as_str()
-                .is_some_and(|u| u.contains("merge-guard@"))
-        })
-        .expect("the workflow uses the action");
+    let guard = step_using(steps, "merge-guard@", false).expect("the workflow uses the action");
     let inputs = action().inputs;
     for key in guard["with"].as_mapping().unwrap().keys() {
         let key = key.as_str().unwrap();
         assert!(
             inputs.contains_key(key),
             "the README passes {key:?}, which action.yml lacks"
+        );
+    }
+    // The change's code runs in the tests job only: the job that judges has no step that
+    // runs a command (code under test could write its `.git`, ledger or `guard` otherwise),
+    // and gets the reports as the tests job's artifact.
+    assert_eq!(workflow["jobs"]["guard"]["needs"].as_str(), Some("tests"));
+    for s in steps {
+        assert!(s.get("run").is_none(), "the guard job runs {:?}", s["run"]);
+    }
+    let upload = step_using(
+        workflow["jobs"]["tests"]["steps"].as_sequence().unwrap(),
+        "actions/upload-artifact@",
+        true,
+    )
+    .expect("the tests job uploads its reports");
+    let uploaded = upload["with"]["path"].as_str().unwrap();
+    let download = step_using(steps, "actions/download-artifact@", true)
+        .expect("the guard job downloads the reports");
+    assert_eq!(download["with"]["name"], upload["with"]["name"]);
+    let dir = download["with"]["path"].as_str().unwrap();
+    for key in ["junit", "coverage", "collected"] {
+        let report = guard["with"][key].as_str().unwrap();
+        let name = report
+            .strip_prefix(&format!("{dir}/"))
+            .unwrap_or_else(|| panic!("{key} {report:?} is not in the downloaded {dir:?}"));
+        assert!(
+            uploaded.lines().any(|l| l.trim() == name),
+            "{name} is not uploaded"
         );
     }
 }
@@ -475,6 +507,21 @@ fn readme_gitlab_job_uploads_the_code_quality_report() {
     );
     // The report is uploaded when guard rejects, which is when it matters.
     assert_eq!(job["artifacts"]["when"].as_str(), Some("always"));
+    // guard judges from a clone of its own, with the tests job's report, and runs none of
+    // the change's code.
+    assert_eq!(job["needs"][0].as_str(), Some("tests"));
+    assert_eq!(job["variables"]["GIT_STRATEGY"].as_str(), Some("clone"));
+    for line in &script {
+        assert!(!line.contains("pytest"), "the guard job runs {line:?}");
+    }
+    assert!(
+        ci["tests"]["artifacts"]["paths"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .any(|p| p.as_str() == Some("junit.xml")),
+        "the tests job passes junit.xml on"
+    );
 }
 
 /// `action-validator FILE`: exit status and output.

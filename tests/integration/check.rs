@@ -2887,3 +2887,62 @@ fn frozen_test_behind_a_symlink_is_rewritten_when_its_target_is_gutted() {
     let w = only(&run.json(), "weakened_test");
     assert_eq!(w["path"], "tests/retry_impl.py");
 }
+
+/// Code under test runs as the CI job's user and can write that clone's `.git`: a
+/// commit-graph that gives the agent's commit its parent's tree hides the edit from a
+/// `guard check` run there afterwards (guard, like git, trusts the graph). A fetch never
+/// carries the graph, so the fresh clone of a job of its own (the README's CI examples) sees
+/// the edit.
+#[test]
+fn a_forged_commit_graph_fools_only_the_clone_it_was_written_in() {
+    let (p, base) = repo();
+    p.write("tests/fixtures/invoice.json", INVOICE_V2);
+    p.write(
+        "qa/fixtures.lock.json",
+        lockfile(&[
+            ("tests/fixtures/batch.ndjson", BATCH),
+            ("tests/fixtures/invoice.json", INVOICE_V2),
+        ]),
+    );
+    let agent = p.commit_as(CURSOR, "Fix the invoice fixture\n");
+    let range = format!("{base}..{agent}");
+    let honest = p.guard(&["check", &range, "--format", "json"]);
+    expect(&honest, 1, &["agent_edit_protected"]);
+    // The forge's copy, which every CI job fetches from; `p` is now the tests job's clone.
+    let forge = Project::clone_of(&p, true);
+
+    // What the agent's test code can do in the job that ran it: write a commit-graph, then
+    // put the base's tree in the agent commit's entry (the only place that tree id is).
+    p.git_cmd(&["commit-graph", "write", "--reachable"]);
+    let raw = |rev: &str| {
+        let hex = p.rev(rev);
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect::<Vec<u8>>()
+    };
+    let (agent_tree, base_tree) = (
+        raw(&format!("{agent}^{{tree}}")),
+        raw(&format!("{base}^{{tree}}")),
+    );
+    let graph = p.path(".git/objects/info/commit-graph");
+    let mut bytes = std::fs::read(&graph).unwrap();
+    let at: Vec<usize> = (0..=bytes.len() - 20)
+        .filter(|&i| bytes[i..i + 20] == agent_tree[..])
+        .collect();
+    assert_eq!(at.len(), 1, "the agent commit's tree is in the graph once");
+    bytes[at[0]..at[0] + 20].copy_from_slice(&base_tree);
+    std::fs::remove_file(&graph).unwrap();
+    std::fs::write(&graph, &bytes).unwrap();
+    let fooled = p.guard(&["check", &range, "--format", "json"]);
+    expect(&fooled, 0, &[]);
+
+    // The judging job's clone, fetched as CI does (not hard-linked from this one).
+    let fresh = Project::new();
+    let url = format!("file://{}", forge.root().display());
+    fresh.git_cmd(&["clone", "-q", &url, fresh.root().to_str().unwrap()]);
+    assert!(!fresh.path(".git/objects/info/commit-graph").exists());
+    let judged = fresh.guard(&["check", &range, "--format", "json"]);
+    expect(&judged, 1, &["agent_edit_protected"]);
+    assert_eq!(judged.json()["findings"], honest.json()["findings"]);
+}
