@@ -162,7 +162,7 @@ fn identity_glob_cased(pattern: &str, case_insensitive: bool) -> Result<Glob, gl
 /// `patterns` as identity globs, compiled together; an error names the index of the pattern
 /// that is wrong (0 when they only fail together).
 fn identity_set<S: AsRef<str>>(patterns: &[S]) -> Result<CaselessGlobSet, (usize, PatternError)> {
-    CaselessGlobSet::new(patterns, identity_glob_cased).map_err(|e| match e {
+    CaselessGlobSet::with_affixes(patterns, identity_glob_cased).map_err(|e| match e {
         SetError::Glob(i, error) => (
             i,
             PatternError::Glob {
