@@ -1032,7 +1032,7 @@ mod tests {
             &repo,
             &[(1, 1), (2, 9), (3, 5), (4, 3), (5, 2), (6, 4)],
         );
-        assert_walked_without_the_graph(&repo, (c(3), c(6)), c(2));
+        assert_walked_without_the_graph(&repo, (c(3), c(6)), &[c(3)], c(2));
     }
 
     /// Generation 0 in a graph that has numbers elsewhere (git before 2.18 wrote 0 for
@@ -1049,18 +1049,44 @@ mod tests {
         assert_eq!(expected, [c(6)]);
         // 3 at 0 would be left last, after 2 is taken into the range and 4 hides 1.
         set_generations(t.path(), &repo, &[(3, 0)]);
-        assert_walked_without_the_graph(&repo, (c(6), c(5)), c(2));
+        assert_walked_without_the_graph(&repo, (c(6), c(5)), &[c(6)], c(2));
     }
 
-    /// The graph walk refuses range `tip ^hide` as unordered, and `commits` and
-    /// `reachable_from` (asked about `below`, an ancestor of `hide`, and `tip`) answer as
-    /// libgit2's walk does.
+    /// A parent numbered as high as its child is as wrong as one numbered higher: the walk
+    /// would leave the parent in the same round as commits above it.
+    #[test]
+    fn a_generation_equal_to_a_childs_is_not_trusted() {
+        // 1; 2 on 1; 3 on 2; 4 (hidden) on 3; 5; 6 (the tip) merges 2 and 5. Range 6 ^4 is 6
+        // and 5: 2 and 1 are reachable from 4 through 3.
+        let t = shaped(&[&[], &[1], &[2], &[3], &[], &[2, 5]]);
+        let repo = Repository::open(t.path()).unwrap();
+        let c = |k| id(&repo, k);
+        let expected = revwalk(&repo, c(6), &[c(4)]);
+        assert_eq!(expected, [c(5), c(6)]);
+        // 2 as high as its child 3: trusted, the walk leaves 2 (taken into the range) before
+        // 3, which would hide it.
+        set_generations(
+            t.path(),
+            &repo,
+            &[(1, 1), (2, 5), (3, 5), (4, 7), (5, 1), (6, 6)],
+        );
+        assert_walked_without_the_graph(&repo, (c(6), c(4)), &expected, c(2));
+    }
+
+    /// The graph walk refuses range `tip ^hide` as unordered, and `commits` (which gives
+    /// `range`) and `reachable_from` (asked about `below`, an ancestor of `hide`, and `tip`)
+    /// answer as libgit2's walk does.
     #[track_caller]
-    fn assert_walked_without_the_graph(repo: &Repository, (tip, hide): (Oid, Oid), below: Oid) {
+    fn assert_walked_without_the_graph(
+        repo: &Repository,
+        (tip, hide): (Oid, Oid),
+        range: &[Oid],
+        below: Oid,
+    ) {
         let graph = CommitGraph::open(&objects_dirs(repo)).unwrap();
         let mut walk = GraphWalk::new(repo, &graph);
         assert!(matches!(walk.run(tip, &[hide]), Err(WalkError::Unordered)));
-        assert_eq!(commits(repo, tip, &[hide]).unwrap().ids(), [tip]);
+        assert_eq!(commits(repo, tip, &[hide]).unwrap().ids(), range);
         assert_eq!(
             reachable_from(repo, hide, &[below, tip]).unwrap(),
             HashSet::from([below])
