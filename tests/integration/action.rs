@@ -149,6 +149,16 @@ fn action_declares_its_inputs_and_uses_every_one() {
     let install = step(&action, "Install guard").run.as_deref().unwrap();
     assert!(install.contains("export CARGO_TARGET_DIR=\"$root/target\""));
     assert!(with["key"].contains("${{ inputs.version }}"));
+    // A job restores only what the same job saved: not what a job running the change's
+    // tests left in the cached directories.
+    assert!(
+        with["key"].starts_with("merge-guard-${{ github.job }}-"),
+        "{}",
+        with["key"]
+    );
+    for key in with["restore-keys"].lines() {
+        assert!(key.starts_with("merge-guard-${{ github.job }}-"), "{key}");
+    }
 }
 
 /// A directory of stubs: `NAME` appends its arguments, one per line, then a `--` line, to
@@ -164,7 +174,7 @@ impl Stubs {
             dir.write(
                 &format!("bin/{name}"),
                 format!(
-                    "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> '{root}/calls/{name}'\necho -- >> '{root}/calls/{name}'\nexit $(cat '{root}/exit/{name}' 2>/dev/null || echo 0)\n",
+                    "#!/bin/sh\npwd > '{root}/cwd/{name}'\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> '{root}/calls/{name}'\necho -- >> '{root}/calls/{name}'\nexit $(cat '{root}/exit/{name}' 2>/dev/null || echo 0)\n",
                     root = dir.root().display()
                 ),
             );
@@ -174,7 +184,14 @@ impl Stubs {
             std::fs::set_permissions(&path, perm).unwrap();
         }
         std::fs::create_dir_all(dir.path("calls")).unwrap();
+        std::fs::create_dir_all(dir.path("cwd")).unwrap();
         Stubs { dir }
+    }
+
+    /// The directory the last call of `name` ran in.
+    fn cwd(&self, name: &str) -> PathBuf {
+        let text = std::fs::read_to_string(self.dir.path(&format!("cwd/{name}"))).unwrap();
+        PathBuf::from(text.trim_end())
     }
 
     /// Each recorded call of `name`, as its arguments.
@@ -189,7 +206,8 @@ impl Stubs {
 
 /// Runs the step `name` of action.yml as GitHub would: its `env:` evaluated (`inputs.X` from
 /// `inputs`, else the input's default; anything else from `context`), then its script with
-/// `bash -e` (GitHub's `shell: bash`), `stubs` first on PATH. The exit code and stdout.
+/// `bash -e` (GitHub's `shell: bash`), `stubs` first on PATH, in the workspace `home/work`
+/// (`RUNNER_TEMP` is `home`). The exit code and stdout.
 fn run_step(
     name: &str,
     inputs: &[(&str, &str)],
@@ -200,8 +218,12 @@ fn run_step(
     let action = action();
     let step = step(&action, name);
     let mut cmd = Command::new("bash");
+    let workspace = home.join("work");
+    std::fs::create_dir_all(&workspace).unwrap();
     cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c"])
         .arg(step.run.as_deref().unwrap())
+        .current_dir(&workspace)
+        .env("GITHUB_WORKSPACE", &workspace)
         .env("HOME", home)
         .env("RUNNER_TEMP", home)
         .env("GITHUB_PATH", home.join("github_path"))
@@ -369,6 +391,11 @@ fn install_step_builds_the_actions_source_or_a_tag_into_a_cached_root() {
     let (code, stdout) = run_step("Install guard", &[], &context, &stubs, home.root());
     assert_eq!(code, 0, "{stdout}");
     assert!(stdout.contains("guard 0.1.0"), "{stdout}");
+    // Not in the checkout, whose `.cargo/config.toml` cargo would read (the change's own).
+    assert_eq!(
+        stubs.cwd("cargo").canonicalize().unwrap(),
+        home.root().canonicalize().unwrap()
+    );
     assert_eq!(
         stubs.calls("cargo").pop().unwrap(),
         strings(&[
@@ -511,6 +538,23 @@ fn readme_gitlab_job_uploads_the_code_quality_report() {
     // the change's code.
     assert_eq!(job["needs"][0].as_str(), Some("tests"));
     assert_eq!(job["variables"]["GIT_STRATEGY"].as_str(), Some("clone"));
+    // Nothing the change brings or a cache kept takes part in building guard: no cache
+    // (GitLab's live in the checkout), no cargo home in the checkout, cargo run elsewhere.
+    assert!(job.get("cache").is_none(), "{:?}", job["cache"]);
+    assert!(job["variables"].get("CARGO_HOME").is_none());
+    let install: Vec<&str> = job["before_script"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .filter(|l| l.contains("cargo install"))
+        .collect();
+    assert_eq!(install.len(), 1, "{install:?}");
+    assert!(
+        install[0].starts_with("(cd /tmp && cargo install "),
+        "{}",
+        install[0]
+    );
     for line in &script {
         assert!(!line.contains("pytest"), "the guard job runs {line:?}");
     }
