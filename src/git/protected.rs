@@ -30,7 +30,7 @@ use crate::git::path_variants::{self, Component, Match, match_entry, match_name}
 use crate::git::raw_tree::{RawEntry, RawTree};
 use crate::policy::caseless::CaselessGlobSet;
 use crate::policy::harness::{Scope, Verdict};
-use crate::policy::ledger::{Policy, protect_glob, protect_glob_cased};
+use crate::policy::ledger::{Policy, protect_glob_cased};
 use crate::workspace::normalize_rel;
 
 /// A protected path, or a glob with the literal directory it starts from.
@@ -337,19 +337,19 @@ fn harness_rules(policy: &Policy) -> Vec<Rule> {
     for entry in &harness.sections {
         section_at.push(group(&entry.file));
     }
-    // (The ledger validated every glob; one that fails here protects nothing more.)
+    // The ledger validated every glob, so they are not parsed again here just to check; one
+    // that failed would fail its group's set, which then covers everything below the group's
+    // directory (`Rule::covers`).
     for (pattern, i) in harness.paths.iter().zip(at) {
-        if protect_glob(pattern).is_ok() {
-            groups[i].whole.push(pattern.clone());
-            groups[i].names.push(pattern.clone());
-        }
+        groups[i].whole.push(pattern.clone());
+        groups[i].names.push(pattern.clone());
     }
     for (entry, i) in harness.sections.iter().zip(section_at) {
         let exact = globset::GlobBuilder::new(&entry.file)
             .literal_separator(true)
             .backslash_escape(true)
             .build();
-        if let (Ok(_), Ok(exact)) = (protect_glob(&entry.file), exact) {
+        if let Ok(exact) = exact {
             let (any_cases, exacts, scopes) = groups[i]
                 .sections
                 .get_or_insert_with(|| (Vec::new(), globset::GlobSetBuilder::new(), Vec::new()));
