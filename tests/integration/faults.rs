@@ -440,8 +440,7 @@ fn artifacts_that_are_there_but_cannot_be_read_reject_the_push() {
     // no evidence, and the push passes. Something there that cannot be read is evidence
     // guard cannot judge: it used to pass for "no reports" too.
     let s = Server::new("[artifacts]\njunit = [\"junit.xml\"]\n");
-    let ci = s.tmp.path("ci");
-    s.config("guard.artifacts", &format!("{}/{{commit}}", ci.display()));
+    let ci = s.artifacts_per_commit();
     let commit = s.human_change("README.md", "Change with CI");
     let dir = ci.join(&commit);
     let report = dir.join("junit.xml");

@@ -8,8 +8,7 @@ use crate::support::server::{Server, ZERO_ID, write_in};
 #[test]
 fn server_artifacts_are_required_and_scored() {
     let s = Server::new("[artifacts]\nrequired = true\njunit = [\"junit.xml\"]\n");
-    let ci = s.tmp.path("ci");
-    s.config("guard.artifacts", &format!("{}/{{commit}}", ci.display()));
+    let ci = s.artifacts_per_commit();
     let commit = s.human_change("README.md", "Change with CI");
     let dir = ci.join(&commit);
 
@@ -60,8 +59,7 @@ fn server_artifacts_are_held_against_the_collected_ids() {
     let s = Server::new(
         "[artifacts]\nrequired = true\njunit = [\"junit.xml\"]\ncollected = \"collected.txt\"\n",
     );
-    let ci = s.tmp.path("ci");
-    s.config("guard.artifacts", &format!("{}/{{commit}}", ci.display()));
+    let ci = s.artifacts_per_commit();
     let commit = s.human_change("README.md", "Change with CI");
     let dir = ci.join(&commit);
     write_in(
@@ -87,8 +85,7 @@ fn server_artifacts_are_held_against_the_collected_ids() {
 #[test]
 fn a_finding_rejects_with_exit_one_beside_artifacts_that_cannot_be_read() {
     let s = Server::new("[artifacts]\njunit = [\"junit.xml\"]\n");
-    let ci = s.tmp.path("ci");
-    s.config("guard.artifacts", &format!("{}/{{commit}}", ci.display()));
+    let ci = s.artifacts_per_commit();
     let agent = s.agent_edits_freeze("Park a test");
     // CI's report for the commit is cut off: that part cannot be judged.
     write_in(&ci.join(&agent), "junit.xml", "<testsuites>\n<testsuite");
@@ -158,8 +155,7 @@ const FAILURE: &str = "<failure message=\"assert 1 == 2\">AssertionError</failur
 #[test]
 fn base_reports_in_guard_artifacts_are_the_baseline() {
     let s = Server::new("");
-    let ci = s.tmp.path("ci");
-    s.config("guard.artifacts", &format!("{}/{{commit}}", ci.display()));
+    let ci = s.artifacts_per_commit();
     // A human adds two tests; CI reports both passing.
     let both = "def test_ok():\n    assert True\n\n\ndef test_kept():\n    assert True\n";
     s.write("tests/test_app.py", both);
@@ -218,8 +214,7 @@ fn required_artifacts_without_an_artifact_directory_reject() {
 #[test]
 fn server_coverage_below_the_floor_rejects() {
     let s = Server::new("[artifacts]\njunit = [\"junit.xml\"]\ncoverage = \"coverage.lcov\"\n");
-    let ci = s.tmp.path("ci");
-    s.config("guard.artifacts", &format!("{}/{{commit}}", ci.display()));
+    let ci = s.artifacts_per_commit();
     let commit = s.human_change("README.md", "Change with CI");
     let dir = ci.join(&commit);
     write_in(&dir, "junit.xml", &junit(&[("test_ok", "")]));
@@ -249,9 +244,8 @@ fn an_artifact_directory_under_a_file_is_not_read_as_no_reports() {
     // guard.artifacts leads through a regular file: the directory cannot be looked at
     // (ENOTDIR), which must not pass for "CI published nothing yet".
     let s = Server::new("[artifacts]\njunit = [\"junit.xml\"]\n");
-    let ci = s.tmp.path("ci");
+    let ci = s.artifacts_per_commit();
     std::fs::write(&ci, "not a directory\n").unwrap();
-    s.config("guard.artifacts", &format!("{}/{{commit}}", ci.display()));
     s.human_change("README.md", "Change with CI");
     let pushed = s.push(&["origin", "main"]);
     pushed.assert_rejected_with("remote: error: refs/heads/main: cannot judge: ");

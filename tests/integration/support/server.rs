@@ -181,6 +181,14 @@ impl Server {
         self.bare_git(&["config", key, value]);
     }
 
+    /// Points `guard.artifacts` at `ci/{commit}` in the test's temp dir, as a CI job that
+    /// publishes each commit's reports would; returns that `ci` directory.
+    pub(crate) fn artifacts_per_commit(&self) -> std::path::PathBuf {
+        let ci = self.tmp.path("ci");
+        self.config("guard.artifacts", &format!("{}/{{commit}}", ci.display()));
+        ci
+    }
+
     /// Writes a file in the working clone.
     pub(crate) fn write(&self, rel: &str, contents: &str) {
         write_in(&self.work, rel, contents);
