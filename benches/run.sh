@@ -484,6 +484,32 @@ if selected push; then
         echo "git -C $(q "$push/client") push -q file://$(q "$push/$1.git") $new:refs/heads/main"
     }
     reset_cmd() { echo "git -C $(q "$push/$1.git") update-ref refs/heads/main $old"; }
+    # time_pushes NAME DESCRIPTION PREPARE PUSH [RUNS...]: the push into the server with the
+    # hook and the one without, in one hyperfine run (PREPARE SERVER and PUSH SERVER print the
+    # command lines; without RUNS, push_runs and no shell), results in NAME.json.
+    time_pushes() {
+        local name=$1 description=$2 prepare=$3 run=$4
+        shift 4
+        local runs=(-N "${push_runs[@]}")
+        [[ $# -eq 0 ]] || runs=("$@")
+        load_start
+        GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+            hyperfine "${runs[@]}" --style basic --export-json "$out/$name.json" \
+            --prepare "$($prepare hook)" -n "git push, guard's hook" "$($run hook)" \
+            --prepare "$($prepare plain)" -n "git push, no hook" "$($run plain)"
+        load_end
+        printf '%s\t0\t%s\t%s\n' "$name" "$description" "$other_load" >>"$out/groups.tsv"
+    }
+    # time_hook NAME DESCRIPTION UPDATES: guard's own share, `guard hook pre-receive` run by hand
+    # on the update file the push gave it (the pushed objects are in the repository now,
+    # outside any quarantine).
+    time_hook() {
+        load_start
+        GIT_DIR="$push/hook.git" hyperfine "${push_runs[@]}" --style basic --export-json "$out/$1.json" \
+            -n "guard hook pre-receive" "$(q "$GUARD") hook pre-receive < $(q "$3")"
+        load_end
+        printf '%s\t0\t%s\t%s\n' "$1" "$2" "$other_load" >>"$out/groups.tsv"
+    }
 
     # Correctness first: the hook runs, judges the one commit and accepts it.
     pushed=$(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
@@ -496,23 +522,11 @@ if selected push; then
     done
 
     echo "== push: one commit into $commits commits"
-    load_start
-    GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
-        hyperfine -N "${push_runs[@]}" --style basic --export-json "$out/push-$commits.json" \
-        --prepare "$(reset_cmd hook)" -n "git push, guard's hook" "$(push_cmd hook)" \
-        --prepare "$(reset_cmd plain)" -n "git push, no hook" "$(push_cmd plain)"
-    load_end
-    printf 'push-%s\t0\t1 commit pushed onto %s commits, %s files\t%s\n' \
-        "$commits" "$commits" "$(git -C "$repo" ls-tree -r main | wc -l)" "$other_load" >>"$out/groups.tsv"
-    # guard's own share: the hook run by hand on the update it judges (the commit is in the
-    # repository now, outside any quarantine).
-    load_start
+    time_pushes "push-$commits" \
+        "1 commit pushed onto $commits commits, $(git -C "$repo" ls-tree -r main | wc -l) files" \
+        reset_cmd push_cmd
     printf '%s %s refs/heads/main\n' "$old" "$new" >"$push/update.txt"
-    GIT_DIR="$push/hook.git" hyperfine "${push_runs[@]}" --style basic --export-json "$out/hook-$commits.json" \
-        -n "guard hook pre-receive" "$(q "$GUARD") hook pre-receive < $(q "$push/update.txt")"
-    load_end
-    printf 'hook-%s\t0\tthe same update, guard hook pre-receive alone\t%s\n' \
-        "$commits" "$other_load" >>"$out/groups.tsv"
+    time_hook "hook-$commits" "the same update, guard hook pre-receive alone" "$push/update.txt"
     eval "$(reset_cmd hook)"
 
     # --- 4b. A push of 1,000 commits through the hook (issue 15) --------------------------------
@@ -531,21 +545,10 @@ if selected push; then
     grep -q "guard: 1 ref update accepted, $back commits judged" <<<"$pushed" ||
         fail "the hook did not judge the $back commits: $pushed"
     echo "== push: $back commits into $commits commits"
-    load_start
-    GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
-        hyperfine -N "${push_runs[@]}" --style basic --export-json "$out/pushmany-$commits.json" \
-        --prepare "$(rewind_cmd hook)" -n "git push, guard's hook" "$(many_cmd hook)" \
-        --prepare "$(rewind_cmd plain)" -n "git push, no hook" "$(many_cmd plain)"
-    load_end
-    printf 'pushmany-%s\t0\t%s commits pushed onto %s commits\t%s\n' \
-        "$commits" "$back" "$((commits - back))" "$other_load" >>"$out/groups.tsv"
-    load_start
+    time_pushes "pushmany-$commits" "$back commits pushed onto $((commits - back)) commits" \
+        rewind_cmd many_cmd
     printf '%s %s refs/heads/main\n' "$behind" "$old" >"$push/update-many.txt"
-    GIT_DIR="$push/hook.git" hyperfine "${push_runs[@]}" --style basic --export-json "$out/manyhook-$commits.json" \
-        -n "guard hook pre-receive" "$(q "$GUARD") hook pre-receive < $(q "$push/update-many.txt")"
-    load_end
-    printf 'manyhook-%s\t0\tthe same update, guard hook pre-receive alone\t%s\n' \
-        "$commits" "$other_load" >>"$out/groups.tsv"
+    time_hook "manyhook-$commits" "the same update, guard hook pre-receive alone" "$push/update-many.txt"
     for server in hook plain; do
         eval "$(reset_cmd "$server")"
     done
@@ -577,24 +580,15 @@ if selected push; then
     done
 
     echo "== tags: $tag_count new tags into $commits commits"
-    load_start
-    # A shell: the tag deletion reads its standard input from a file.
-    GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
-        hyperfine "${slow_runs[@]}" --style basic --export-json "$out/tags-$commits.json" \
-        --prepare "$(untag_cmd hook)" -n "git push, guard's hook" "$(tag_push_cmd hook)" \
-        --prepare "$(untag_cmd plain)" -n "git push, no hook" "$(tag_push_cmd plain)"
-    load_end
-    printf 'tags-%s\t0\t%s new tags at commits main holds, pushed onto %s commits\t%s\n' \
-        "$commits" "$tag_count" "$commits" "$other_load" >>"$out/groups.tsv"
+    # Through a shell (no -N): the tag deletion reads its standard input from a file.
+    time_pushes "tags-$commits" \
+        "$tag_count new tags at commits main holds, pushed onto $commits commits" \
+        untag_cmd tag_push_cmd "${slow_runs[@]}"
     for server in hook plain; do
         eval "$(untag_cmd "$server")"
     done
-    load_start
-    GIT_DIR="$push/hook.git" hyperfine "${push_runs[@]}" --style basic --export-json "$out/taghook-$commits.json" \
-        -n "guard hook pre-receive" "$(q "$GUARD") hook pre-receive < $(q "$tags.updates")"
-    load_end
-    printf 'taghook-%s\t0\tthe same %s ref updates, guard hook pre-receive alone\t%s\n' \
-        "$commits" "$tag_count" "$other_load" >>"$out/groups.tsv"
+    time_hook "taghook-$commits" "the same $tag_count ref updates, guard hook pre-receive alone" \
+        "$tags.updates"
 fi
 
 # --- 6. Fixtures from git: guard check vs openssl and sha256sum ----------------------------
