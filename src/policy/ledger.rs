@@ -851,51 +851,62 @@ fn protect(raw: &RawProtect, c: &mut Checker) -> ProtectPolicy {
             set: CaselessGlobSet::empty(),
         };
     }
+    // Each entry's globs, compiled into the set at once: a glob is parsed once on the way
+    // (every push reads the ledger). Only when something is wrong is each one parsed alone,
+    // so that every bad entry gets its own error.
     let mut patterns = Vec::new();
-    let mut each_compiles = true;
-    for p in entries {
-        let normal = match normalize_protect_pattern(p.get_ref()) {
-            Ok(normal) => normal,
+    let mut from = Vec::new();
+    let mut each_normal = true;
+    for (k, p) in entries.iter().enumerate() {
+        match normalize_protect_pattern(p.get_ref()) {
+            Ok(normal) => {
+                for pattern in expand_protect_pattern(&normal) {
+                    patterns.push(pattern);
+                    from.push(k);
+                }
+            }
             Err(why) => {
-                each_compiles = false;
+                each_normal = false;
                 c.invalid(
                     p.span(),
                     format!("`protect.paths` pattern {:?}: {why}", p.get_ref()),
                 );
-                continue;
-            }
-        };
-        for pattern in expand_protect_pattern(&normal) {
-            match protect_glob(&pattern) {
-                Ok(_) => patterns.push(pattern),
-                Err(e) => {
-                    each_compiles = false;
-                    c.invalid(
-                        p.span(),
-                        format!("`protect.paths` pattern {:?}: {e}", p.get_ref()),
-                    );
-                    break;
-                }
             }
         }
     }
-    // Each glob compiled alone; together they can exceed the engine's size limit. The set is
-    // compiled only when each did: one bad glob is one problem.
-    let set = if each_compiles {
-        CaselessGlobSet::new(&patterns, protect_glob_cased).unwrap_or_else(|e| {
+    let compiled = each_normal.then(|| CaselessGlobSet::new(&patterns, protect_glob_cased));
+    let set = match compiled {
+        Some(Ok(set)) => set,
+        // Each glob compiled alone; together they exceed the engine's size limit.
+        Some(Err(SetError::Set(e))) => {
             let first = entries.first().map_or(0..0, |p| p.span());
             c.invalid(
                 first,
                 format!(
-                    "`protect.paths`: its {} patterns do not compile into one set ({}); use fewer, broader globs",
+                    "`protect.paths`: its {} patterns do not compile into one set ({e}); use fewer, broader globs",
                     entries.len(),
-                    set_error(e)
                 ),
             );
             CaselessGlobSet::empty()
-        })
-    } else {
-        CaselessGlobSet::empty()
+        }
+        // A glob that is no glob, or an entry that did not normalize: name each bad glob.
+        Some(Err(SetError::Glob(..))) | None => {
+            let mut named = vec![false; entries.len()];
+            for (pattern, &k) in patterns.iter().zip(&from) {
+                if named[k] {
+                    continue;
+                }
+                if let Err(e) = protect_glob(pattern) {
+                    named[k] = true;
+                    let p = &entries[k];
+                    c.invalid(
+                        p.span(),
+                        format!("`protect.paths` pattern {:?}: {e}", p.get_ref()),
+                    );
+                }
+            }
+            CaselessGlobSet::empty()
+        }
     };
     ProtectPolicy {
         paths: patterns,
@@ -1701,6 +1712,28 @@ min_lines = 8
         })
         .collect();
         assert_eq!(err.to_string(), alone.join("\nerror: "));
+    }
+
+    #[test]
+    fn every_protect_glob_that_is_no_glob_is_named() {
+        // Two bad globs (the set refuses the first it meets; each must still be named), and
+        // a bad glob beside an entry that does not normalize.
+        for (paths, bad) in [
+            // `paths = [` is 9 columns: the first entry's quote is column 10.
+            (r#""a/[x", "ok/", "b/{y""#, vec![("a/[x", 10), ("b/{y", 25)]),
+            (r#""/etc", "a/[x""#, vec![("/etc", 10), ("a/[x", 18)]),
+        ] {
+            let err = parse(&format!("[protect]\npaths = [{paths}]\n")).unwrap_err();
+            let got: Vec<(u64, u64)> = problems(&err).iter().map(|p| (p.0, p.1)).collect();
+            let want: Vec<(u64, u64)> = bad.iter().map(|&(_, col)| (2, col)).collect();
+            assert_eq!(got, want, "{err}");
+            for (pattern, _) in bad {
+                assert!(
+                    err.to_string().contains(&format!("pattern {pattern:?}")),
+                    "{err}"
+                );
+            }
+        }
     }
 
     #[test]
