@@ -26,7 +26,7 @@ use globset::GlobSet;
 
 use crate::changes::{Change, ChangeKind, Class};
 use crate::git::fsck::{self, MalformedTree};
-use crate::git::path_variants::{self, Component, Match, match_entry, match_name};
+use crate::git::path_variants::{self, Component, Match, match_name};
 use crate::git::raw_tree::{RawEntry, RawTree};
 use crate::policy::caseless::CaselessGlobSet;
 use crate::policy::harness::{Scope, Verdict};
@@ -190,24 +190,23 @@ impl ProtectedSet {
         let walker = Walker { trees };
         let (tree, parent) = (trees.get(tree)?, parent.map(|p| trees.get(p)).transpose()?);
         // Most commits change nothing under the few top-level directories that protected
-        // paths start in: that is settled once per directory, not once per rule, in one pass
-        // over each root.
-        let new_tops = scan_all(Some(&tree), &self.tops);
-        let old_tops = scan_all(parent.as_deref(), &self.tops);
-        let unchanged: Vec<&Component> = self
-            .tops
-            .iter()
-            .zip(new_tops.iter().zip(&old_tops))
-            .filter(|(_, ((new, new_variants), (old, old_variants)))| {
-                !new_variants && !old_variants && new == old
-            })
-            .map(|(top, _)| top)
-            .collect();
+        // paths start in: that is settled once per directory, not once per rule, from the
+        // root entries that differ.
+        let mut touched: Vec<&Component> = Vec::new();
+        for_differing(trees, Some(&tree), parent.as_deref(), |e| {
+            for top in &self.tops {
+                if !touched.contains(&top)
+                    && match_name(e.entry_name(), std::slice::from_ref(top)) != Match::No
+                {
+                    touched.push(top);
+                }
+            }
+        });
         for rule in &self.rules {
             if rule
                 .components
                 .first()
-                .is_some_and(|top| unchanged.contains(&top))
+                .is_some_and(|top| !touched.contains(&top))
             {
                 continue;
             }
@@ -494,7 +493,8 @@ impl<'r> FsckWalk<'_, 'r> {
             return self.below(new, olds, path);
         }
         let mut rests: Vec<&[Component]> = Vec::new();
-        for entry in new.iter() {
+        let brought = brought(self.trees, new, olds);
+        for entry in brought.indices().filter_map(|i| new.get(i)) {
             if entry.kind() != Some(ObjectType::Tree) {
                 continue;
             }
@@ -531,7 +531,8 @@ impl<'r> FsckWalk<'_, 'r> {
         if !self.below.insert(new.id()) {
             return Ok(());
         }
-        for entry in new.iter() {
+        let brought = brought(self.trees, new, olds);
+        for entry in brought.indices().filter_map(|i| new.get(i)) {
             if entry.kind() != Some(ObjectType::Tree) {
                 continue;
             }
@@ -575,6 +576,10 @@ pub struct Trees<'r> {
     repo: &'r Repository,
     odb: Odb<'r>,
     held: RefCell<Held>,
+    /// `RawTree::differing_indices` of the last pairs of trees (new, old) compared: the rules
+    /// that share a directory (four under a busy `tests/`) and the malformed-tree walk
+    /// compare the same few pairs for each commit.
+    differing: RefCell<VecDeque<Compared>>,
     /// Trees read from the object database (what the walks' shortcuts exist to keep small).
     reads: Cell<usize>,
 }
@@ -586,6 +591,15 @@ struct Held {
     order: VecDeque<Oid>,
 }
 
+/// The indices of the entries of two trees that can differ, for each tree.
+type Differing = (Vec<usize>, Vec<usize>);
+
+/// A pair of trees (new, old) and their `Differing`.
+type Compared = ((Oid, Oid), Rc<Differing>);
+
+/// Enough for the directories along the protected paths that one commit changes.
+const REMEMBERED_PAIRS: usize = 8;
+
 /// Enough for every directory a few commits change, both sides, and a merge's parents
 /// (a few MiB for the busiest directories of the benchmarks' histories).
 const HELD_TREES: usize = 512;
@@ -596,6 +610,7 @@ impl<'r> Trees<'r> {
             repo,
             odb: repo.odb()?,
             held: RefCell::new(Held::default()),
+            differing: RefCell::default(),
             reads: Cell::new(0),
         })
     }
@@ -623,6 +638,22 @@ impl<'r> Trees<'r> {
         held.order.push_back(id);
         held.by_id.insert(id, Rc::clone(&tree));
         Ok(tree)
+    }
+
+    /// The indices of the entries of `new` and of `old` that can differ
+    /// (`RawTree::differing_indices`).
+    fn differing(&self, new: &RawTree, old: &RawTree) -> Rc<Differing> {
+        let key = (new.id(), old.id());
+        let mut memo = self.differing.borrow_mut();
+        if let Some((_, found)) = memo.iter().find(|(k, _)| *k == key) {
+            return Rc::clone(found);
+        }
+        let found = Rc::new(new.differing_indices(old));
+        if memo.len() == REMEMBERED_PAIRS {
+            memo.pop_front();
+        }
+        memo.push_back((key, Rc::clone(&found)));
+        found
     }
 
     /// The id of the entry at `path` in the tree `tree`, found as libgit2's lookup by path
@@ -696,38 +727,35 @@ impl<'r> Walker<'_, 'r> {
         if new.map(RawTree::id) == old.map(RawTree::id) {
             return Ok(());
         }
-        let Some((first, rest)) = components.split_first() else {
+        let Some(first) = components.first() else {
             // The protected path is the root itself (a glob like `**/*.yml`).
             return self.diff_trees(new, old, prefix, variant, out);
         };
         let name = first.name().as_bytes();
-        let (new_exact, new_variants) = scan(new, first);
-        let (old_exact, old_variants) = scan(old, first);
-        if !new_variants && !old_variants {
-            // The usual case: no other name stands for the protected one.
-            return self.compare_entry(new_exact, old_exact, name, rest, prefix, variant, out);
-        }
         // Each name standing for the protected one, with how many components it stands for
-        // (a backslash in a name stands for more than one).
-        let mut names: BTreeMap<Vec<u8>, usize> = BTreeMap::new();
-        for tree in [new, old].into_iter().flatten() {
-            for entry in tree.iter() {
-                let taken = match match_entry(entry.name_bytes(), components) {
-                    Match::No => continue,
-                    Match::Exact => 1,
-                    Match::Variant(n) => n,
-                };
-                names.insert(entry.name_bytes().to_vec(), taken);
-            }
-        }
+        // (a backslash in a name stands for more than one). Only entries that differ between
+        // the two trees can hold a change: any other name is listed alike on both sides
+        // (`RawTree::differing`), so its entries compare equal. In a busy directory that is
+        // the entry or two a commit changed, not every entry matched against the protected
+        // name and its variants on both sides (a third of `guard check`'s time on a merge
+        // history with a busy `tests/`).
+        let mut names: BTreeMap<&[u8], usize> = BTreeMap::new();
+        for_differing(self.trees, new, old, |entry| {
+            let taken = match match_name(entry.entry_name(), components) {
+                Match::No => return,
+                Match::Exact => 1,
+                Match::Variant(n) => n,
+            };
+            names.insert(entry.name_bytes(), taken);
+        });
         for (entry_name, taken) in names {
-            let new_entry = new.and_then(|t| lookup_written(t, &entry_name));
-            let old_entry = old.and_then(|t| lookup_written(t, &entry_name));
+            let new_entry = new.and_then(|t| lookup_written(t, entry_name));
+            let old_entry = old.and_then(|t| lookup_written(t, entry_name));
             let variant = variant || entry_name != name;
             self.compare_entry(
                 new_entry,
                 old_entry,
-                &entry_name,
+                entry_name,
                 &components[taken..],
                 prefix,
                 variant,
@@ -965,40 +993,52 @@ fn git_order_of(a: &[u8], a_dir: bool, b: &[u8], b_dir: bool) -> Ordering {
     })
 }
 
-/// The entry of `tree` named exactly `name`, and whether another entry's name is a variant
-/// of it (or of a path it starts). One pass over the entries, with no allocation unless a
-/// name is not plain ASCII.
-fn scan(tree: Option<&RawTree>, name: &Component) -> (Option<Entry>, bool) {
-    let (mut exact, mut variants) = (None, false);
-    let name = std::slice::from_ref(name);
-    if let Some(tree) = tree {
-        for e in tree.iter() {
-            match match_name(e.entry_name(), name) {
-                Match::No => {}
-                Match::Exact => exact = Some(entry(&e)),
-                Match::Variant(_) => variants = true,
-            }
+/// Calls `each` with the entries in which `new` and `old` can differ (`Trees::differing`):
+/// all of a tree the other side lacks.
+fn for_differing<'t>(
+    trees: &Trees,
+    new: Option<&'t RawTree>,
+    old: Option<&'t RawTree>,
+    mut each: impl FnMut(RawEntry<'t>),
+) {
+    match (new, old) {
+        (Some(new), Some(old)) => {
+            let differing = trees.differing(new, old);
+            let (ours, theirs) = &*differing;
+            ours.iter().filter_map(|&i| new.get(i)).for_each(&mut each);
+            theirs.iter().filter_map(|&i| old.get(i)).for_each(each);
         }
+        _ => new
+            .or(old)
+            .into_iter()
+            .flat_map(RawTree::iter)
+            .for_each(each),
     }
-    (exact, variants)
 }
 
-/// `scan` for each of `names`, in one pass over the entries.
-fn scan_all(tree: Option<&RawTree>, names: &[Component]) -> Vec<(Option<Entry>, bool)> {
-    let mut found = vec![(None, false); names.len()];
-    if let Some(tree) = tree {
-        for e in tree.iter() {
-            let name = e.entry_name();
-            for (i, wanted) in names.iter().enumerate() {
-                match match_name(name, std::slice::from_ref(wanted)) {
-                    Match::No => {}
-                    Match::Exact => found[i].0 = Some(entry(&e)),
-                    Match::Variant(_) => found[i].1 = true,
-                }
-            }
-        }
+/// The indices of the entries of `new` that are not the same entry at the same place in
+/// `olds`' first tree (all of them when the first has no such directory): the only ones that
+/// can be new to the commit.
+fn brought(trees: &Trees, new: &RawTree, olds: &[Option<Rc<RawTree>>]) -> Brought {
+    match olds.first() {
+        Some(Some(old)) => Brought::Some(trees.differing(new, old)),
+        _ => Brought::All(new.len()),
     }
-    found
+}
+
+enum Brought {
+    Some(Rc<Differing>),
+    All(usize),
+}
+
+impl Brought {
+    fn indices(&self) -> impl Iterator<Item = usize> + '_ {
+        let (listed, all): (&[usize], _) = match self {
+            Brought::Some(differing) => (&differing.0, 0..0),
+            Brought::All(n) => (&[], 0..*n),
+        };
+        listed.iter().copied().chain(all)
+    }
 }
 
 fn entry(e: &RawEntry) -> Entry {

@@ -11,6 +11,7 @@
 //! another by git.
 
 use std::cmp::Ordering;
+use std::ops::Range;
 
 use git2::{ObjectType, Odb, Oid};
 
@@ -108,6 +109,11 @@ impl RawTree {
         self.entries.iter().map(|&slot| self.entry(slot))
     }
 
+    /// The entries at `range`, in the order the tree lists them.
+    pub fn entries_in(&self, range: Range<usize>) -> impl Iterator<Item = RawEntry<'_>> + '_ {
+        self.entries[range].iter().map(|&slot| self.entry(slot))
+    }
+
     fn entry(&self, slot: Slot) -> RawEntry<'_> {
         let data = &self.data;
         let name = slot.name as usize;
@@ -118,6 +124,78 @@ impl RawTree {
             mode: slot.mode,
             plain: slot.plain,
         }
+    }
+
+    /// The entries in which this tree and `other` differ: ranges of each tree's entries such
+    /// that every entry before them is the same entry (mode, name and id, byte for byte) at the
+    /// same index in both trees, and every entry after them the same at the same distance from
+    /// the end. A name no entry in either range has is therefore listed the same way, the same
+    /// number of times, in both. Found from the trees' bytes compared from each end, not entry
+    /// by entry: in a busy directory where a commit changed one file, that is one entry each.
+    /// Holds for malformed trees too (entries out of order, a name twice): nothing here
+    /// depends on the entries' order.
+    pub fn differing(&self, other: &RawTree) -> (Range<usize>, Range<usize>) {
+        let (a, b) = (&self.data[..], &other.data[..]);
+        let prefix = common_prefix(a, b);
+        // Entries that end within the common prefix were parsed from the same bytes at the
+        // same offsets in both trees.
+        let head = self
+            .entries
+            .partition_point(|&slot| slot_end(slot) <= prefix);
+        let suffix = common_suffix(a, b);
+        // `k` entries from the end are the same in both when the k-th from the end starts at
+        // the same distance from the end in both and within the common suffix: both trees
+        // parse the same bytes from there. If that holds for `k`, it holds for every smaller
+        // `k`, so the largest is found by bisection.
+        let same_tail = |k: usize| {
+            let from_end = |tree: &RawTree| tree.data.len() - tree.start(tree.entries.len() - k);
+            let distance = from_end(self);
+            distance == from_end(other) && distance <= suffix
+        };
+        let (mut lo, mut hi) = (0, self.entries.len().min(other.entries.len()) - head);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if same_tail(mid) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        (
+            head..self.entries.len() - lo,
+            head..other.entries.len() - lo,
+        )
+    }
+
+    /// The indices of the entries of this tree and of `other` that can differ, by
+    /// `differing`'s promise: a name none of them has is listed alike in both trees. Where
+    /// both ranges hold as many entries (files changed, none added or removed: the usual
+    /// commit to a busy directory, where changes far apart leave a wide range between them),
+    /// the ranges are compared entry by entry and only entries that differ from their
+    /// counterpart at the same index are kept; otherwise every entry of both ranges.
+    pub fn differing_indices(&self, other: &RawTree) -> (Vec<usize>, Vec<usize>) {
+        let (a, b) = self.differing(other);
+        if a.len() != b.len() {
+            return (a.collect(), b.collect());
+        }
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        let (mut at, mut other_at) = (self.start(a.start), other.start(b.start));
+        for (i, j) in a.zip(b) {
+            let (end, other_end) = (slot_end(self.entries[i]), slot_end(other.entries[j]));
+            if !same_bytes(&self.data[at..end], &other.data[other_at..other_end]) {
+                ours.push(i);
+                theirs.push(j);
+            }
+            (at, other_at) = (end, other_end);
+        }
+        (ours, theirs)
+    }
+
+    /// Where the entry at `index` starts in the tree's bytes.
+    fn start(&self, index: usize) -> usize {
+        index
+            .checked_sub(1)
+            .map_or(0, |i| slot_end(self.entries[i]))
     }
 
     /// The entry named `name`, found as libgit2's `git_tree_entry_byname` finds it: a binary
@@ -227,6 +305,58 @@ impl<'t> RawEntry<'t> {
     pub fn is_dir(&self) -> bool {
         self.mode & S_IFMT == S_IFDIR
     }
+}
+
+/// Where the entry in `slot` ends: after its name, the NUL and the id.
+fn slot_end(slot: Slot) -> usize {
+    slot.name as usize + slot.name_len as usize + 1 + HASH_LEN
+}
+
+/// Whether `a` and `b` are the same bytes: a tree entry's few dozen, compared eight at a time
+/// in line (a `memcmp` call for each entry of a busy directory cost more than the compare).
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (a_words, b_words) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tails_equal = a_words.remainder() == b_words.remainder();
+    let word = |w: &[u8]| u64::from_ne_bytes(w.try_into().expect("8 bytes"));
+    tails_equal && a_words.zip(b_words).all(|(x, y)| word(x) == word(y))
+}
+
+/// How many bytes `a` and `b` share from the start. Compared a block at a time (a slice
+/// comparison is a `memcmp`), then byte by byte inside the block that differs.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 64;
+    let n = a.len().min(b.len());
+    let mut at = 0;
+    while at + BLOCK <= n && a[at..at + BLOCK] == b[at..at + BLOCK] {
+        at += BLOCK;
+    }
+    at + a[at..n]
+        .iter()
+        .zip(&b[at..n])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// How many bytes `a` and `b` share at the end.
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 64;
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
+    let mut at = n;
+    while at >= BLOCK && a[at - BLOCK..at] == b[at - BLOCK..at] {
+        at -= BLOCK;
+    }
+    n - at
+        + a[..at]
+            .iter()
+            .rev()
+            .zip(b[..at].iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count()
 }
 
 /// The entries of a tree object's bytes.
@@ -406,6 +536,164 @@ mod tests {
         }
         // The random trees did include lookups that miss a listed entry.
         assert!(misses > 0);
+    }
+
+    /// A tree of `entries` (mode, name, id), parsed here without a repository.
+    fn tree(entries: &[(&str, Vec<u8>, [u8; HASH_LEN])]) -> RawTree {
+        let mut data = Vec::new();
+        for (mode, name, id) in entries {
+            data.extend_from_slice(mode.as_bytes());
+            data.push(b' ');
+            data.extend_from_slice(name);
+            data.push(0);
+            data.extend_from_slice(id);
+        }
+        let entries = parse(&data).unwrap();
+        RawTree {
+            id: Oid::from_bytes(&[0; HASH_LEN]).unwrap(),
+            data: data.into(),
+            entries,
+        }
+    }
+
+    fn same(a: RawEntry, b: RawEntry) -> bool {
+        (a.name_bytes(), a.filemode_raw(), a.id_bytes())
+            == (b.name_bytes(), b.filemode_raw(), b.id_bytes())
+    }
+
+    /// What `differing` promises, checked entry by entry.
+    fn assert_differing_holds(new: &RawTree, old: &RawTree) -> (usize, usize) {
+        let (a, b) = new.differing(old);
+        let what = || format!("{:?} {:?} of {} and {}", a, b, new.len(), old.len());
+        assert!(
+            a.start == b.start && a.end <= new.len() && b.end <= old.len(),
+            "{}",
+            what()
+        );
+        assert!(a.start <= a.end && b.start <= b.end, "{}", what());
+        for i in 0..a.start {
+            assert!(same(new.get(i).unwrap(), old.get(i).unwrap()), "{}", what());
+        }
+        let tail = new.len() - a.end;
+        assert_eq!(tail, old.len() - b.end, "{}", what());
+        for k in 1..=tail {
+            let (n, o) = (new.get(new.len() - k), old.get(old.len() - k));
+            assert!(same(n.unwrap(), o.unwrap()), "{}", what());
+        }
+        (a.len(), b.len())
+    }
+
+    #[test]
+    fn differing_entries_of_a_busy_directory_are_the_few_that_changed() {
+        let id = |n: usize| {
+            let mut id = [0u8; HASH_LEN];
+            id[..8].copy_from_slice(&(n as u64).to_be_bytes());
+            id
+        };
+        type Entries = Vec<(&'static str, Vec<u8>, [u8; HASH_LEN])>;
+        let base: Entries = (0..200)
+            .map(|i| ("40000", format!("dir{i:03}").into_bytes(), id(i)))
+            .collect();
+        let old = tree(&base);
+        assert_eq!(old.differing(&old), (200..200, 200..200));
+        type Case = (&'static str, fn(&mut Entries), (usize, usize));
+        let cases: [Case; 7] = [
+            ("one id changed", |t| t[117].2[19] = 1, (1, 1)),
+            ("the first changed", |t| t[0].2[0] = 1, (1, 1)),
+            ("the last changed", |t| t[199].2[5] = 1, (1, 1)),
+            (
+                "one added",
+                |t| t.insert(50, ("100644", b"dir050a".to_vec(), [3; 20])),
+                (1, 0),
+            ),
+            ("one removed", |t| drop(t.remove(50)), (0, 1)),
+            (
+                "one renamed",
+                |t| t[20].1 = b"dir020-renamed".to_vec(),
+                (1, 1),
+            ),
+            ("a mode changed", |t| t[30].0 = "100755", (1, 1)),
+        ];
+        for (what, edit, want) in cases {
+            let mut entries = base.clone();
+            edit(&mut entries);
+            let new = tree(&entries);
+            assert_eq!(assert_differing_holds(&new, &old), want, "{what}");
+            assert_eq!(
+                assert_differing_holds(&old, &new),
+                (want.1, want.0),
+                "{what}"
+            );
+        }
+        // The same bytes at the end, parsed from other offsets: `0 a` (mode 0, name `a`) is
+        // the tail of `100644 0 a` (name `0 a`), with the same id.
+        let mut entries = base.clone();
+        entries.push(("0", b"a".to_vec(), [9; 20]));
+        let ends_in_a = tree(&entries);
+        entries.pop();
+        entries.push(("100644", b"0 a".to_vec(), [9; 20]));
+        let ends_in_0_a = tree(&entries);
+        assert_eq!(assert_differing_holds(&ends_in_a, &ends_in_0_a), (1, 1));
+        assert_eq!(assert_differing_holds(&ends_in_0_a, &ends_in_a), (1, 1));
+    }
+
+    #[test]
+    fn differing_holds_for_any_two_trees() {
+        // Ids of a few bytes that also spell modes, spaces and NULs, so that the same bytes can
+        // parse into entries at other offsets; names twice and out of order.
+        let names: [&[u8]; 5] = [b"a", b"b", b"0 a", b"aa", b"0"];
+        let modes = ["100644", "40000", "100755", "0"];
+        let mut state = 0x9e37_79b9_u32;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            state as usize % n
+        };
+        let mut shifted = 0;
+        for _ in 0..3000 {
+            let random_entry = |next: &mut dyn FnMut(usize) -> usize| {
+                let bytes = [0u8, b' ', b'1', b'a'];
+                let mut id = [b'a'; HASH_LEN];
+                for b in id.iter_mut().skip(next(HASH_LEN)) {
+                    *b = bytes[next(4)];
+                }
+                (modes[next(4)], names[next(5)].to_vec(), id)
+            };
+            let old: Vec<_> = (0..next(8)).map(|_| random_entry(&mut next)).collect();
+            let mut new = old.clone();
+            for _ in 0..next(3) {
+                let at = next(new.len() + 1);
+                match next(3) {
+                    0 => new.insert(at, random_entry(&mut next)),
+                    1 if at < new.len() => drop(new.remove(at)),
+                    _ if at < new.len() => new[at].2[next(HASH_LEN)] = b' ',
+                    _ => {}
+                }
+            }
+            let (new, old) = (tree(&new), tree(&old));
+            let (a, b) = assert_differing_holds(&new, &old);
+            shifted += usize::from(a + b < new.len() + old.len() && a != b);
+            // What callers rely on: a name in neither range is listed alike in both trees.
+            let (ra, rb) = new.differing(&old);
+            for name in names {
+                let in_range = |t: &RawTree, r: &Range<usize>| {
+                    r.clone().any(|i| t.get(i).unwrap().name_bytes() == name)
+                };
+                if in_range(&new, &ra) || in_range(&old, &rb) {
+                    continue;
+                }
+                let listed = |t: &RawTree| -> Vec<(i32, Vec<u8>)> {
+                    t.iter()
+                        .filter(|e| e.name_bytes() == name)
+                        .map(|e| (e.filemode_raw(), e.id_bytes().to_vec()))
+                        .collect()
+                };
+                assert_eq!(listed(&new), listed(&old));
+            }
+        }
+        // The random pairs did include insertions and removals beside shared entries.
+        assert!(shifted > 100, "{shifted}");
     }
 
     #[test]
