@@ -83,7 +83,9 @@ pub fn check(tree: &RawTree) -> Vec<Found> {
         if name.is_empty() {
             note(Problem::EmptyName, &entry);
         }
-        if name.contains(&b'/') {
+        // A plain name (the parse worked it out) holds no `/`, `\\` or non-ASCII byte.
+        let plain = entry.is_plain();
+        if !plain && name.contains(&b'/') {
             note(Problem::FullPathname, &entry);
         }
         match name {
@@ -91,7 +93,7 @@ pub fn check(tree: &RawTree) -> Vec<Found> {
             b".." => note(Problem::HasDotdot, &entry),
             _ => {}
         }
-        if might_be_dotgit(name) && path_variants::is_dotgit_entry(name) {
+        if might_be_dotgit(name, plain) && path_variants::is_dotgit_entry(name) {
             note(Problem::HasDotgit, &entry);
         }
         if !good_mode(mode) {
@@ -111,8 +113,9 @@ pub fn check(tree: &RawTree) -> Vec<Found> {
 
 /// A cheap filter before the `.git` tests: those need a `.`, a `g`/`G`, a backslash, or a
 /// code point HFS+ ignores (non-ASCII) at the start.
-fn might_be_dotgit(name: &[u8]) -> bool {
-    matches!(name.first(), Some(b'.' | b'g' | b'G')) || !name.is_ascii() || name.contains(&b'\\')
+fn might_be_dotgit(name: &[u8], plain: bool) -> bool {
+    matches!(name.first(), Some(b'.' | b'g' | b'G'))
+        || (!plain && (!name.is_ascii() || name.contains(&b'\\')))
 }
 
 enum Order {

@@ -143,7 +143,7 @@ pub fn is_plain(name: &[u8]) -> bool {
 }
 
 /// The bytes that make a name not plain: non-ASCII, `\`, `:` and `/`.
-static NOT_PLAIN: [bool; 256] = {
+pub static NOT_PLAIN: [bool; 256] = {
     let mut table = [false; 256];
     let mut b = 0x80;
     while b < 256 {
