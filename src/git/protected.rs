@@ -1183,6 +1183,95 @@ paths = ["conftest.py"]
         assert_eq!(trees.reads(), 2);
     }
 
+    /// The changes `narrow_set` finds from `old` to `new`: (path, kind, variant of).
+    fn found(repo: &Repository, old: Oid, new: Oid) -> Vec<(String, ChangeKind, Option<String>)> {
+        let trees = Trees::new(repo).unwrap();
+        let changes = narrow_set().changes(&trees, new, Some(old)).unwrap();
+        changes
+            .into_iter()
+            .map(|c| (c.path, c.kind, c.case_variant_of))
+            .collect()
+    }
+
+    #[test]
+    fn a_protected_name_added_or_removed_among_entries_that_stay_is_a_change() {
+        // The directory lists one entry more or fewer, so its entries are not compared index
+        // by index: the protected name is on one side only. Both directions, and a whole
+        // directory above protected ones.
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        let all = tree_of(&repo, FILES);
+        let without = |gone: &str| {
+            let kept: Vec<(&str, &str)> = FILES
+                .iter()
+                .copied()
+                .filter(|(p, _)| !p.starts_with(gone))
+                .collect();
+            tree_of(&repo, &kept)
+        };
+        let no_freeze = without("qa/freeze.toml");
+        let freeze = |kind| vec![("qa/freeze.toml".to_string(), kind, None)];
+        assert_eq!(found(&repo, all, no_freeze), freeze(ChangeKind::Deleted));
+        assert_eq!(found(&repo, no_freeze, all), freeze(ChangeKind::Added));
+        let no_tests = without("tests/");
+        let fixtures = |kind| {
+            ["tests/fixtures/a.json", "tests/fixtures/deep/b.json"]
+                .map(|p| (p.to_string(), kind, None))
+                .to_vec()
+        };
+        assert_eq!(found(&repo, all, no_tests), fixtures(ChangeKind::Deleted));
+        assert_eq!(found(&repo, no_tests, all), fixtures(ChangeKind::Added));
+    }
+
+    #[test]
+    fn a_variant_added_beside_changes_far_apart_in_a_busy_directory_is_a_change() {
+        // `tests/` with many directories, two of them changed far apart (their entries compared
+        // index by index between), and `Fixtures/` added among them: found under its own name.
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        let busy: Vec<(String, String)> = (0..60)
+            .map(|i| (format!("tests/t{i:02}/test_x.py"), format!("# {i}\n")))
+            .collect();
+        let files = |edit: &[(&str, &str)]| {
+            let mut all: Vec<(&str, &str)> = FILES.to_vec();
+            all.extend(busy.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+            for &(path, text) in edit {
+                match all.iter_mut().find(|(p, _)| *p == path) {
+                    Some(entry) => entry.1 = text,
+                    None => all.push((path, text)),
+                }
+            }
+            tree_of(&repo, &all)
+        };
+        let old = files(&[]);
+        let same_count = files(&[
+            ("tests/t03/test_x.py", "# edited\n"),
+            ("tests/t57/test_x.py", "# edited\n"),
+            ("tests/fixtures/a.json", "{\"x\": 1}\n"),
+        ]);
+        assert_eq!(
+            found(&repo, old, same_count),
+            [(
+                "tests/fixtures/a.json".to_string(),
+                ChangeKind::Modified,
+                None
+            )]
+        );
+        let variant = files(&[
+            ("tests/t03/test_x.py", "# edited\n"),
+            ("tests/t57/test_x.py", "# edited\n"),
+            ("tests/Fixtures/a.json", "{}\n"),
+        ]);
+        assert_eq!(
+            found(&repo, old, variant),
+            [(
+                "tests/Fixtures/a.json".to_string(),
+                ChangeKind::Added,
+                Some("tests/fixtures".to_string())
+            )]
+        );
+    }
+
     #[test]
     fn the_malformed_tree_walk_reads_only_directories_that_changed_on_protected_paths() {
         // `tests/` changed (an ordinary test), `tests/fixtures/` did not: the walk reads both

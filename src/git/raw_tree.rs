@@ -838,6 +838,9 @@ mod tests {
             (raw(&[(" 100644", b"a")]), "not an octal number"),
             (raw(&[("-100644", b"a")]), "not an octal number"),
             (raw(&[("", b"a")]), "not an octal number"),
+            // Eleven digits: more than any mode (and than an i32 holds).
+            (raw(&[("10000000000", b"a")]), "not an octal number"),
+            (raw(&[("77777777777", b"a")]), "not an octal number"),
             (raw(&[("100644", b"")]), "empty name"),
             (cut, "cut short"),
         ] {
@@ -853,6 +856,12 @@ mod tests {
         let blob = repo.blob(b"x").unwrap();
         let err = RawTree::read(&odb, blob).err().unwrap();
         assert!(err.message().contains("not a tree"), "{}", err.message());
+        // Ten digits, zeros first, are read.
+        let padded = odb
+            .write(ObjectType::Tree, &raw(&[("0000100644", b"a")]))
+            .unwrap();
+        let padded = RawTree::read(&odb, padded).unwrap();
+        assert_eq!(padded.get(0).unwrap().filemode_raw(), 0o100644);
         let empty = odb.write(ObjectType::Tree, b"").unwrap();
         assert_eq!(RawTree::read(&odb, empty).unwrap().len(), 0);
     }

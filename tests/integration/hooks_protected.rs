@@ -183,3 +183,43 @@ fn agent_push_of_attributes_beside_the_ledger_is_rejected() {
         pushed.stderr
     );
 }
+
+#[test]
+fn agent_push_removing_a_protected_file_or_the_directory_above_one_is_rejected() {
+    // The freeze file removed beside the ledger and lockfile, which stay (its directory lists
+    // one entry fewer); then, pushed apart, the whole `tests/` directory with its fixtures.
+    let s = Server::new("");
+    write_in(&s.work, "tests/fixtures/golden.csv", "a,b\n");
+    write_in(&s.work, "tests/unit/test_a.py", "def test_a(): pass\n");
+    write_in(
+        &s.work,
+        "qa/fixtures.lock.json",
+        &format!(
+            "{{\"files\": {{\"tests/fixtures/golden.csv\": \"{}\"}}}}\n",
+            sha256sum(b"a,b\n")
+        ),
+    );
+    s.commit("Add a golden file\n\nFixture-Lock: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    s.git(&["rm", "-q", "qa/freeze.toml"]);
+    s.agent_commit("Drop the freeze file\n");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert!(
+        pushed.stderr.contains("qa/freeze.toml"),
+        "{}",
+        pushed.stderr
+    );
+
+    s.git(&["reset", "-q", "--hard", "origin/main"]);
+    s.git(&["rm", "-q", "-r", "tests"]);
+    s.agent_commit("Remove the old tests\n");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert!(
+        pushed.stderr.contains("tests/fixtures/golden.csv"),
+        "{}",
+        pushed.stderr
+    );
+}
