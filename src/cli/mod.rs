@@ -91,7 +91,7 @@ pub struct Progress {
 pub fn run(cli: Cli) -> i32 {
     // SAFETY: no repository is open yet, and guard runs on this one thread so far.
     unsafe {
-        crate::git::bound_pack_windows();
+        crate::git::bound_libgit2_memory();
     }
     // `--min-proven` is the floor before any ledger is read.
     let (output, floor) = match &cli.command {

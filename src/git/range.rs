@@ -189,31 +189,30 @@ pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Comm
             }
         }
     }
-    // libgit2's walk parses every commit it meets, and each commit's tree and parents are
-    // read once more below: its object cache would keep every one of them.
-    super::without_object_cache(|| -> anyhow::Result<Commits> {
-        let mut walk = repo.revwalk()?;
-        walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
-        walk.push(tip)?;
-        for &h in hide {
-            walk.hide(h)?;
+    // libgit2's walk parses every commit it meets through its object cache, and each
+    // commit's tree and parents are read once more below: from that cache, as far as it holds
+    // them (`bound_libgit2_memory` caps it; at the cap a long range reads some again).
+    let mut walk = repo.revwalk()?;
+    walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
+    walk.push(tip)?;
+    for &h in hide {
+        walk.hide(h)?;
+    }
+    let mut ids = Vec::new();
+    for id in walk {
+        ids.push(id.context("walking the commit graph")?);
+    }
+    // Each commit is read once here (a parent is usually the commit before it).
+    let mut read: HashMap<Oid, CommitInfo, OidHash> = HashMap::default();
+    Commits::new(ids, hide, |id| {
+        if let Some(info) = read.get(&id) {
+            return Ok(info.clone());
         }
-        let mut ids = Vec::new();
-        for id in walk {
-            ids.push(id.context("walking the commit graph")?);
-        }
-        // Each commit is read once here (a parent is usually the commit before it).
-        let mut read: HashMap<Oid, CommitInfo, OidHash> = HashMap::default();
-        let commits = Commits::new(ids, hide, |id| {
-            if let Some(info) = read.get(&id) {
-                return Ok(info.clone());
-            }
-            let info = read_info(repo, id)?;
-            read.insert(id, info.clone());
-            Ok(info)
-        })?;
-        Ok(commits)
+        let info = read_info(repo, id)?;
+        read.insert(id, info.clone());
+        Ok(info)
     })
+    .map_err(Into::into)
 }
 
 /// Which of `candidates` are reachable from `from` (are `from` or one of its ancestors). One
