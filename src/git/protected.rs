@@ -1016,9 +1016,9 @@ fn for_differing<'t>(
     }
 }
 
-/// The indices of the entries of `new` that are not the same entry at the same place in
-/// `olds`' first tree (all of them when the first has no such directory): the only ones that
-/// can be new to the commit.
+/// The indices of the entries of `new` that are not the same entry, at the same place
+/// (counted from the start, or from the end), in `olds`' first tree (all of them when the
+/// first has no such directory): the only ones that can be new to the commit.
 fn brought(trees: &Trees, new: &RawTree, olds: &[Option<Rc<RawTree>>]) -> Brought {
     match olds.first() {
         Some(Some(old)) => Brought::Some(trees.differing(new, old)),
