@@ -158,16 +158,94 @@ impl Parsed {
             return Ok(known.clone());
         }
         let bytes = changed::blob(repo, id)?;
-        let file = if listed || memchr::memmem::find(&bytes, b"test").is_some() {
-            test_source::parse(path, &bytes).map(Rc::new)
-        } else {
-            Some(Rc::new(TestFile::default()))
-        };
+        let file = read_test_file(path, &bytes, listed).map(Rc::new);
+        self.hold((id, listed), file.clone());
+        Ok(file)
+    }
+
+    fn hold(&mut self, key: (Oid, bool), file: Option<Rc<TestFile>>) {
         if self.files.len() >= PARSED_HELD {
             self.files.clear();
         }
-        self.files.insert((id, listed), file.clone());
-        Ok(file)
+        self.files.insert(key, file);
+    }
+
+    /// Parses the versions `wanted` (blob, path, listed) not held yet on up to every core,
+    /// when there are several: a commit that reformats many test files (a bot's, on a real
+    /// history) then costs about its files' parsing divided by the cores, not their sum.
+    /// What is not parsed here, `get` parses as before.
+    fn read_ahead(
+        &mut self,
+        repo: &Repository,
+        wanted: &[(Oid, &str, bool)],
+    ) -> anyhow::Result<()> {
+        let mut todo: Vec<((Oid, bool), &str)> = Vec::new();
+        for &(id, path, listed) in wanted {
+            let key = (id, listed);
+            if !self.files.contains_key(&key) && !todo.iter().any(|(k, _)| *k == key) {
+                todo.push((key, path));
+            }
+        }
+        // No more than the cache holds: the rest is parsed by `get`.
+        todo.truncate(PARSED_HELD);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let workers = cores.min(todo.len());
+        if workers < 2 {
+            return Ok(());
+        }
+        let texts: Vec<Vec<u8>> = todo
+            .iter()
+            .map(|&((id, _), _)| changed::blob(repo, id))
+            .collect::<Result<_, _>>()?;
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let read: Vec<(usize, Option<TestFile>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut done = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let (Some(&((_, listed), path)), Some(text)) =
+                                (todo.get(i), texts.get(i))
+                            else {
+                                return done;
+                            };
+                            done.push((i, read_test_file(path, text, listed)));
+                        }
+                    })
+                })
+                .collect();
+            // Every thread is joined before any error is returned (a scope whose thread
+            // panicked unjoined would panic itself).
+            let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+            let mut all = Vec::new();
+            for done in joined {
+                let Ok(done) = done else {
+                    anyhow::bail!(
+                        "reading the test files a commit changed failed: a parser thread panicked"
+                    );
+                };
+                all.extend(done);
+            }
+            Ok(all)
+        })?;
+        if self.files.len() + read.len() > PARSED_HELD {
+            self.files.clear();
+        }
+        for (i, file) in read {
+            self.files.insert(todo[i].0, file.map(Rc::new));
+        }
+        Ok(())
+    }
+}
+
+/// The test functions of `text` at `path`; a file outside the test paths whose text cannot
+/// hold a test (no `test` in it) holds none, unparsed.
+fn read_test_file(path: &str, text: &[u8], listed: bool) -> Option<TestFile> {
+    if listed || memchr::memmem::find(text, b"test").is_some() {
+        test_source::parse(path, text)
+    } else {
+        Some(TestFile::default())
     }
 }
 
@@ -187,8 +265,20 @@ fn test_files(
         Some(Language::Rust) => true,
         None => false,
     };
+    let changed = changed::changed_files(trees, tree, parent, &wanted)?;
+    let versions: Vec<(Oid, &str, bool)> = changed
+        .iter()
+        .flat_map(|f| {
+            let listed = tests.is_test_file(&f.path);
+            [f.old, f.new]
+                .into_iter()
+                .flatten()
+                .map(move |id| (id, f.path.as_str(), listed))
+        })
+        .collect();
+    parsed.read_ahead(repo, &versions)?;
     let mut files = Vec::new();
-    for ChangedFile { path, old, new } in changed::changed_files(trees, tree, parent, &wanted)? {
+    for ChangedFile { path, old, new } in changed {
         let listed = tests.is_test_file(&path);
         let mut read = |id: Option<Oid>| match id {
             Some(id) => parsed.get(repo, &path, id, listed),

@@ -190,6 +190,43 @@ fn each_weakening_by_an_agent_commit_is_rejected_with_file_line_and_excerpt() {
 }
 
 #[test]
+fn weakenings_in_several_files_of_one_commit_are_each_found() {
+    // The commit's changed test files are read on every core at once (a bot's reformatting
+    // commit touches dozens): each file's weakening is found, in file order, whichever
+    // thread read which version.
+    let p = project();
+    let files = [
+        ("tests/test_calc.py", CALC.replace("rel=1e-9", "rel=0.5")),
+        (
+            "src/lib.rs",
+            LIB.replace("assert_eq!(add(1, 2), 3)", "assert!(true)"),
+        ),
+        (
+            "tests/test_more.py",
+            "def test_more():\n    assert 1\n".to_string(),
+        ),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(r, t)| (*r, t.as_str())).collect();
+    let run = commit_and_check(&p, AGENT, &files);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(
+        weakened(&run),
+        [
+            (
+                "src/lib.rs".to_string(),
+                10,
+                "src/lib.rs::tests::adds".to_string()
+            ),
+            (
+                "tests/test_calc.py".to_string(),
+                12,
+                "tests/test_calc.py::test_ratio".to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
 fn the_same_edits_by_a_human_are_not_weakened_tests() {
     let p = project();
     // (a) to (e), (g) and (h) in one human commit, then (f) in another.
