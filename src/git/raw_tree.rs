@@ -109,11 +109,6 @@ impl RawTree {
         self.entries.iter().map(|&slot| self.entry(slot))
     }
 
-    /// The entries at `range`, in the order the tree lists them.
-    pub fn entries_in(&self, range: Range<usize>) -> impl Iterator<Item = RawEntry<'_>> + '_ {
-        self.entries[range].iter().map(|&slot| self.entry(slot))
-    }
-
     fn entry(&self, slot: Slot) -> RawEntry<'_> {
         let data = &self.data;
         let name = slot.name as usize;
@@ -364,32 +359,26 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
             .count()
 }
 
-/// The entries of a tree object's bytes. Each entry's mode and name are read byte by byte in
-/// line (a `memchr` call for each few bytes, and a second pass over the name for `is_plain`,
-/// were a fifth of the history scan); anything unusual is left to `entry_error` to name.
+/// The entries of a tree object's bytes. The modes git writes are read in one load
+/// (`common_mode`) and names eight bytes at a time (`name_end`): a `memchr` call for each few
+/// bytes, and a second pass over the name for `is_plain`, were a fifth of the history scan.
 fn parse(data: &[u8]) -> Result<Vec<Slot>, &'static str> {
     // Entries are at least "0 a\0" and an id: a bound that never over-allocates much.
     let mut slots = Vec::with_capacity(data.len() / (HASH_LEN + 8));
     let mut at = 0;
     while at < data.len() {
-        let entry_at = at;
         let mode = match common_mode(data, at) {
             Some((mode, len)) => {
                 at += len - 1;
                 mode
             }
             None => {
-                let mut mode: i32 = 0;
-                while let Some(&d @ b'0'..=b'7') = data.get(at) {
-                    if at - entry_at == 10 {
-                        return Err(entry_error(&data[entry_at..]));
-                    }
-                    mode = mode * 8 + i32::from(d - b'0');
-                    at += 1;
-                }
-                if at == entry_at || data.get(at) != Some(&b' ') {
-                    return Err(entry_error(&data[entry_at..]));
-                }
+                let rest = &data[at..];
+                let space =
+                    memchr::memchr(b' ', rest).ok_or("an entry's mode ends without a space")?;
+                let mode =
+                    parse_mode(&rest[..space]).ok_or("an entry's mode is not an octal number")?;
+                at += space;
                 mode
             }
         };
@@ -472,20 +461,6 @@ fn name_end(data: &[u8], mut at: usize) -> Option<(usize, bool)> {
         plain &= !path_variants::NOT_PLAIN[b as usize];
     }
     None
-}
-
-/// Why the entry at the start of `rest` has no mode git reads: no space after it, or not an
-/// octal number of at most ten digits.
-fn entry_error(rest: &[u8]) -> &'static str {
-    match memchr::memchr(b' ', rest) {
-        None => "an entry's mode ends without a space",
-        Some(space) if parse_mode(&rest[..space]).is_none() => {
-            "an entry's mode is not an octal number"
-        }
-        // Unreachable from `parse` (it calls here only for a mode it could not read); named
-        // plainly all the same.
-        Some(_) => "an entry's mode could not be read",
-    }
 }
 
 /// An octal mode as git reads it: one or more octal digits (leading zeros allowed).
