@@ -493,8 +493,8 @@ impl<'r> FsckWalk<'_, 'r> {
             return self.below(new, olds, path);
         }
         let mut rests: Vec<&[Component]> = Vec::new();
-        let brought = brought(self.trees, new, olds);
-        for entry in brought.indices().filter_map(|i| new.get(i)) {
+        let brought = self.brought(new, olds);
+        for entry in brought.0.iter().filter_map(|&i| new.get(i)) {
             if entry.kind() != Some(ObjectType::Tree) {
                 continue;
             }
@@ -531,8 +531,8 @@ impl<'r> FsckWalk<'_, 'r> {
         if !self.below.insert(new.id()) {
             return Ok(());
         }
-        let brought = brought(self.trees, new, olds);
-        for entry in brought.indices().filter_map(|i| new.get(i)) {
+        let brought = self.brought(new, olds);
+        for entry in brought.0.iter().filter_map(|&i| new.get(i)) {
             if entry.kind() != Some(ObjectType::Tree) {
                 continue;
             }
@@ -545,6 +545,14 @@ impl<'r> FsckWalk<'_, 'r> {
             self.below(&sub, &subs, &sub_path)?;
         }
         Ok(())
+    }
+
+    /// The entries of `new` (in `.0`) that are not the same entry, at the same place, in the
+    /// first of `olds` (all of them when it has no such directory): the only ones that can
+    /// be new to the commit.
+    fn brought(&self, new: &RawTree, olds: &[Option<Rc<RawTree>>]) -> Rc<Differing> {
+        let first = olds.first().cloned().flatten();
+        self.trees.differing(Some(new), first.as_deref())
     }
 
     /// The directories named like `entry` in `olds`; `None` when one of them is `entry`'s
@@ -641,8 +649,12 @@ impl<'r> Trees<'r> {
     }
 
     /// The indices of the entries of `new` and of `old` that can differ
-    /// (`RawTree::differing_indices`).
-    fn differing(&self, new: &RawTree, old: &RawTree) -> Rc<Differing> {
+    /// (`RawTree::differing_indices`): all of a tree the other side lacks.
+    fn differing(&self, new: Option<&RawTree>, old: Option<&RawTree>) -> Rc<Differing> {
+        let all = |tree: Option<&RawTree>| (0..tree.map_or(0, RawTree::len)).collect();
+        let (Some(new), Some(old)) = (new, old) else {
+            return Rc::new((all(new), all(old)));
+        };
         let key = (new.id(), old.id());
         let mut memo = self.differing.borrow_mut();
         if let Some((_, found)) = memo.iter().find(|(k, _)| *k == key) {
@@ -993,51 +1005,20 @@ fn git_order_of(a: &[u8], a_dir: bool, b: &[u8], b_dir: bool) -> Ordering {
     })
 }
 
-/// Calls `each` with the entries in which `new` and `old` can differ (`Trees::differing`):
-/// all of a tree the other side lacks.
+/// Calls `each` with the entries in which `new` and `old` can differ (`Trees::differing`).
 fn for_differing<'t>(
     trees: &Trees,
     new: Option<&'t RawTree>,
     old: Option<&'t RawTree>,
     mut each: impl FnMut(RawEntry<'t>),
 ) {
-    match (new, old) {
-        (Some(new), Some(old)) => {
-            let differing = trees.differing(new, old);
-            let (ours, theirs) = &*differing;
-            ours.iter().filter_map(|&i| new.get(i)).for_each(&mut each);
-            theirs.iter().filter_map(|&i| old.get(i)).for_each(each);
+    let differing = trees.differing(new, old);
+    for (tree, at) in [(new, &differing.0), (old, &differing.1)] {
+        for &i in at {
+            if let Some(entry) = tree.and_then(|t| t.get(i)) {
+                each(entry);
+            }
         }
-        _ => new
-            .or(old)
-            .into_iter()
-            .flat_map(RawTree::iter)
-            .for_each(each),
-    }
-}
-
-/// The indices of the entries of `new` that are not the same entry, at the same place
-/// (counted from the start, or from the end), in `olds`' first tree (all of them when the
-/// first has no such directory): the only ones that can be new to the commit.
-fn brought(trees: &Trees, new: &RawTree, olds: &[Option<Rc<RawTree>>]) -> Brought {
-    match olds.first() {
-        Some(Some(old)) => Brought::Some(trees.differing(new, old)),
-        _ => Brought::All(new.len()),
-    }
-}
-
-enum Brought {
-    Some(Rc<Differing>),
-    All(usize),
-}
-
-impl Brought {
-    fn indices(&self) -> impl Iterator<Item = usize> + '_ {
-        let (listed, all): (&[usize], _) = match self {
-            Brought::Some(differing) => (&differing.0, 0..0),
-            Brought::All(n) => (&[], 0..*n),
-        };
-        listed.iter().copied().chain(all)
     }
 }
 
