@@ -144,6 +144,9 @@ struct Parsed {
 /// Versions of test files held at once, at most.
 const PARSED_HELD: usize = 256;
 
+/// Test file text read ahead for parsing on every core at once, at most (about).
+const READ_AHEAD_BYTES: usize = 32 << 20;
+
 impl Parsed {
     /// The test functions of the blob `id` at `path`. A file outside the test paths (Rust
     /// only) whose text cannot hold a test is not parsed: it holds none.
@@ -186,17 +189,25 @@ impl Parsed {
                 todo.push((key, path));
             }
         }
-        // No more than the cache holds: the rest is parsed by `get`.
+        // No more than the cache holds, nor more text at once than `READ_AHEAD_BYTES` (a
+        // commit of many huge files is not held in memory whole): the rest `get` parses one
+        // at a time.
         todo.truncate(PARSED_HELD);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let workers = cores.min(todo.len());
-        if workers < 2 {
+        if cores < 2 || todo.len() < 2 {
             return Ok(());
         }
-        let texts: Vec<Vec<u8>> = todo
-            .iter()
-            .map(|&((id, _), _)| changed::blob(repo, id))
-            .collect::<Result<_, _>>()?;
+        let (mut texts, mut held): (Vec<Vec<u8>>, usize) = (Vec::new(), 0);
+        for &((id, _), _) in &todo {
+            if held >= READ_AHEAD_BYTES {
+                break;
+            }
+            let text = changed::blob(repo, id)?;
+            held += text.len();
+            texts.push(text);
+        }
+        todo.truncate(texts.len());
+        let workers = cores.min(todo.len());
         let next = std::sync::atomic::AtomicUsize::new(0);
         let read: Vec<(usize, Option<TestFile>)> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
