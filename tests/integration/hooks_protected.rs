@@ -194,10 +194,7 @@ fn agent_push_removing_a_protected_file_or_the_directory_above_one_is_rejected()
     write_in(
         &s.work,
         "qa/fixtures.lock.json",
-        &format!(
-            "{{\"files\": {{\"tests/fixtures/golden.csv\": \"{}\"}}}}\n",
-            sha256sum(b"a,b\n")
-        ),
+        &sha256sum_lockfile(&s.work, &["tests/fixtures/golden.csv"]),
     );
     s.commit("Add a golden file\n\nFixture-Lock: human\n");
     s.push(&["origin", "main"]).assert_accepted();
