@@ -8,6 +8,7 @@
 pub mod changed;
 pub mod commit;
 pub mod config;
+mod date_walk;
 pub mod fsck;
 pub mod graph;
 pub mod lineage;
@@ -141,13 +142,21 @@ pub fn work_tree(repo: &Repository) -> Option<&std::path::Path> {
     repo.workdir()
 }
 
-/// Runs `read` with libgit2's object cache off, and turns it on again after. Reading a long
-/// range keeps every tree and commit it reads in that cache, which costs more time (and
-/// memory) than it saves; the callers keep the few objects they read again.
+/// Runs `read` with libgit2's object cache off, and turns it on again after the outermost
+/// such call. Reading a long range keeps every tree and commit it reads in that cache, which
+/// costs more time (and memory) than it saves; the callers keep the few objects they read
+/// again.
 pub fn without_object_cache<T>(read: impl FnOnce() -> T) -> T {
-    git2::opts::enable_caching(false);
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    // How many calls are running (the cache is one switch for the whole process).
+    static DEPTH: AtomicUsize = AtomicUsize::new(0);
+    if DEPTH.fetch_add(1, Ordering::SeqCst) == 0 {
+        git2::opts::enable_caching(false);
+    }
     let out = read();
-    git2::opts::enable_caching(true);
+    if DEPTH.fetch_sub(1, Ordering::SeqCst) == 1 {
+        git2::opts::enable_caching(true);
+    }
     out
 }
 
@@ -161,9 +170,10 @@ const PACK_WINDOW: usize = 32 << 20;
 const PACK_MAPPED_LIMIT: usize = 96 << 20;
 
 /// How much libgit2's object cache holds, counted in raw object bytes (libgit2's default is
-/// 256 MiB). Listing a range without a commit-graph reads every commit twice, the second
-/// time from this cache: 16 MiB holds the commits of a 20,000-commit range (about 5 MB of
-/// them there) and keeps a 200,000-commit one under 256 MiB resident.
+/// 256 MiB). When libgit2's own walk lists a range without a commit-graph (`DateWalk` gave up
+/// at an odd commit), every commit is read twice, the second time from this cache: 16 MiB
+/// holds the commits of a 20,000-commit range (about 5 MB of them there) and keeps a
+/// 200,000-commit one under 256 MiB resident.
 const OBJECT_CACHE: isize = 16 << 20;
 
 /// Bounds libgit2's mapping of pack files (`PACK_MAPPED_LIMIT`) and its object cache

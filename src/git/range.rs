@@ -5,7 +5,9 @@
 //! inflated just to be walked: commits are taken in generation order, which makes the set
 //! exact (every commit reachable from the tip and from none of the hidden commits) without
 //! relying on commit dates. Commits the graph lacks (new pushes, in quarantine) are read from
-//! the object database. Without a usable graph, libgit2's revision walk does the work.
+//! the object database. Without a usable graph, `DateWalk` walks as libgit2's revision walk
+//! does (by commit dates), reading each commit's header once; libgit2's walk itself takes
+//! over at a commit whose header is not as git writes it.
 
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -14,6 +16,7 @@ use std::path::PathBuf;
 use anyhow::{Context as _, anyhow};
 use git2::{Oid, Repository, RevparseMode, Sort};
 
+use super::date_walk::DateWalk;
 use super::graph::CommitGraph;
 
 /// A resolved range: judge the commits reachable from `tip` and not from `base`.
@@ -189,6 +192,11 @@ pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Comm
             }
         }
     }
+    // Without a graph, libgit2's walk over headers read once; libgit2's own walk when that
+    // one gives up at an object it does not read.
+    if let Some(commits) = super::without_object_cache(|| date_walk(repo, tip, hide)) {
+        return Ok(commits);
+    }
     // libgit2's walk parses every commit it meets through its object cache, and each
     // commit's tree and parents are read once more below: from that cache, as far as it holds
     // them (`bound_libgit2_memory` caps it; at the cap a long range reads some again).
@@ -215,10 +223,27 @@ pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Comm
     .map_err(Into::into)
 }
 
+/// The range by `DateWalk`, or `None` when it gave up.
+fn date_walk(repo: &Repository, tip: Oid, hide: &[Oid]) -> Option<Commits> {
+    let mut walk = DateWalk::new(repo).ok()?;
+    let ids = walk.range(tip, hide).ok()?;
+    Commits::new(ids, hide, |id| {
+        let (tree, parents) = walk
+            .header(id)
+            .ok_or_else(|| git2::Error::from_str("a commit the walk did not read"))?;
+        Ok(CommitInfo {
+            tree,
+            parents: parents.collect(),
+        })
+    })
+    .ok()
+}
+
 /// Which of `candidates` are reachable from `from` (are `from` or one of its ancestors). One
 /// walk answers for all of them: a push of thousands of refs at commits the default branch
 /// already holds costs one walk, not one per ref. With a commit-graph the answer is exact.
-/// Without one, libgit2's walk stops by commit dates, and when those lie it may miss a
+/// Without one, the walk (libgit2's, or `DateWalk` doing as it does) stops by commit dates,
+/// and when those lie it may miss a
 /// reachable candidate; it never names one that is not reachable (a commit is hidden only by
 /// a walk down from `from`), so a caller that takes the slow road for the others stays right.
 pub fn reachable_from(
@@ -244,6 +269,18 @@ pub fn reachable_from(
             Err(WalkError::Git(e)) => {
                 return Err(anyhow::Error::new(e).context("walking the commit graph"));
             }
+        }
+    }
+    if !walked {
+        let by_dates = super::without_object_cache(|| {
+            DateWalk::new(repo)
+                .ok()?
+                .reachable(candidates, &[from])
+                .ok()
+        });
+        if let Some(found) = by_dates {
+            outside.extend(found);
+            walked = true;
         }
     }
     if !walked {
@@ -276,7 +313,7 @@ fn objects_dirs(repo: &Repository) -> Vec<PathBuf> {
 
 /// A hasher for object ids, which are uniformly distributed already, and for graph positions.
 #[derive(Default)]
-struct IdHasher(u64);
+pub(super) struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn finish(&self) -> u64 {
@@ -297,7 +334,7 @@ impl Hasher for IdHasher {
     }
 }
 
-type OidHash = BuildHasherDefault<IdHasher>;
+pub(super) type OidHash = BuildHasherDefault<IdHasher>;
 
 enum WalkError {
     /// Generation numbers that do not grow from parent to child.
@@ -588,46 +625,57 @@ impl<'a> GraphWalk<'a> {
     }
 
     /// `found` (the range, newest first by generation) in the order libgit2's
-    /// `TOPOLOGICAL | REVERSE` walk gives: from the tip, depth first with a stack, a commit
-    /// after all of its children in the range and the last parent's line first, reversed.
+    /// `TOPOLOGICAL | REVERSE` walk gives (`topological`).
     fn topological(&self, found: &[usize]) -> Vec<usize> {
-        // 1 + the number of children in the range; 0 outside the range or once emitted.
-        let mut in_degree = vec![0usize; self.nodes.len()];
-        for &i in found {
-            in_degree[i] = 1;
-        }
-        for &i in found {
-            for &p in self.parents_of(i) {
-                if in_degree[p as usize] > 0 {
-                    in_degree[p as usize] += 1;
-                }
-            }
-        }
-        // The tips, in the order the walk found them; popped from the end, so reversed.
-        let mut stack: Vec<usize> = found
-            .iter()
-            .copied()
-            .filter(|&i| in_degree[i] == 1)
-            .collect();
-        stack.reverse();
-        let mut out = Vec::with_capacity(found.len());
-        while let Some(i) = stack.pop() {
-            for &p in self.parents_of(i) {
-                let p = p as usize;
-                if in_degree[p] == 0 {
-                    continue;
-                }
-                in_degree[p] -= 1;
-                if in_degree[p] == 1 {
-                    stack.push(p);
-                }
-            }
-            in_degree[i] = 0;
-            out.push(i);
-        }
-        out.reverse();
-        out
+        topological(found, self.nodes.len(), |i| self.parents_of(i))
     }
+}
+
+/// `found` (commits as indices below `nodes`, tips in the order the walk found them) in the
+/// order libgit2's `TOPOLOGICAL | REVERSE` walk gives: from the tip, depth first with a
+/// stack, a commit after all of its children in `found` and the last parent's line first,
+/// reversed.
+pub(super) fn topological<'a>(
+    found: &[usize],
+    nodes: usize,
+    parents_of: impl Fn(usize) -> &'a [u32],
+) -> Vec<usize> {
+    // 1 + the number of children in the range; 0 outside the range or once emitted.
+    let mut in_degree = vec![0usize; nodes];
+    for &i in found {
+        in_degree[i] = 1;
+    }
+    for &i in found {
+        for &p in parents_of(i) {
+            if in_degree[p as usize] > 0 {
+                in_degree[p as usize] += 1;
+            }
+        }
+    }
+    // The tips, in the order the walk found them; popped from the end, so reversed.
+    let mut stack: Vec<usize> = found
+        .iter()
+        .copied()
+        .filter(|&i| in_degree[i] == 1)
+        .collect();
+    stack.reverse();
+    let mut out = Vec::with_capacity(found.len());
+    while let Some(i) = stack.pop() {
+        for &p in parents_of(i) {
+            let p = p as usize;
+            if in_degree[p] == 0 {
+                continue;
+            }
+            in_degree[p] -= 1;
+            if in_degree[p] == 1 {
+                stack.push(p);
+            }
+        }
+        in_degree[i] = 0;
+        out.push(i);
+    }
+    out.reverse();
+    out
 }
 
 #[cfg(test)]
@@ -662,14 +710,24 @@ mod tests {
     /// it (`mark :k` is commit k, tagged `c<k>`), written with `git fast-import`. With
     /// `skew`, commit dates jump back and forth; else they grow by a minute per commit.
     fn dag(n: usize, seed: u64, skew: bool) -> tempfile::TempDir {
-        let mut rng = Lcg(seed);
-        let mut commits = Vec::new();
-        for k in 1..=n {
-            let date = if skew {
+        dag_dated(n, seed, |rng, k| {
+            if skew {
                 1_700_000_000 + rng.below(100_000) as i64
             } else {
                 1_700_000_000 + 60 * k as i64
-            };
+            }
+        })
+    }
+
+    /// Commit k's date, from the generator.
+    type DateOf = fn(&mut Lcg, usize) -> i64;
+
+    /// `dag`, commit k dated `date(rng, k)`.
+    fn dag_dated(n: usize, seed: u64, date: impl Fn(&mut Lcg, usize) -> i64) -> tempfile::TempDir {
+        let mut rng = Lcg(seed);
+        let mut commits = Vec::new();
+        for k in 1..=n {
+            let date = date(&mut rng, k);
             let mut chosen: Vec<usize> = Vec::new();
             if k > 1 {
                 let parents = 1 + rng.below(if k > 3 { 3 } else { 1 });
@@ -804,13 +862,13 @@ mod tests {
         assert!(ok);
     }
 
-    /// Ranges between pseudo-random commits, one or two hidden.
-    fn ranges(n: usize, seed: u64) -> Vec<(usize, Vec<usize>)> {
+    /// Ranges between pseudo-random commits, up to `most - 1` hidden.
+    fn ranges(n: usize, seed: u64, most: usize) -> Vec<(usize, Vec<usize>)> {
         let mut rng = Lcg(seed);
         (0..60)
             .map(|i| {
                 let tip = 1 + rng.below(n);
-                let hides = (0..i % 3).map(|_| 1 + rng.below(n)).collect();
+                let hides = (0..i % most).map(|_| 1 + rng.below(n)).collect();
                 (tip, hides)
             })
             .collect()
@@ -841,7 +899,7 @@ mod tests {
             graph.len() as usize,
             ancestors(&repo, &[id(&repo, 200)]).len()
         );
-        for (tip, hides) in ranges(n, 11) {
+        for (tip, hides) in ranges(n, 11, 3) {
             let (tip, hides): (Oid, Vec<Oid>) = (
                 id(&repo, tip),
                 hides.iter().map(|&h| id(&repo, h)).collect(),
@@ -891,7 +949,7 @@ mod tests {
         let t = dag(n, 3, true);
         write_graph(t.path(), &["--reachable"]);
         let repo = Repository::open(t.path()).unwrap();
-        for (tip, hides) in ranges(n, 5) {
+        for (tip, hides) in ranges(n, 5, 3) {
             let (tip, hides): (Oid, Vec<Oid>) = (
                 id(&repo, tip),
                 hides.iter().map(|&h| id(&repo, h)).collect(),
@@ -961,6 +1019,127 @@ mod tests {
         check_reachable(&repo, 150, false);
         write_graph(t.path(), &["--reachable"]);
         check_reachable(&repo, 150, true);
+    }
+
+    /// Without a graph the range comes from `DateWalk`, which must list what libgit2's walk
+    /// lists, in its order: also when commit dates lie or tie, where libgit2's set is not
+    /// exact and depends on the order of each of its steps.
+    #[test]
+    fn date_walk_gives_libgit2s_commits_in_libgit2s_order() {
+        let n = 200;
+        let dates: [(u64, DateOf); 4] = [
+            (3, |_, k| 1_700_000_000 + 60 * k as i64),
+            (5, |rng, _| 1_700_000_000 + rng.below(100_000) as i64),
+            // A few dates, shared by many commits.
+            (8, |rng, _| 1_700_000_000 + rng.below(4) as i64),
+            // Mostly growing, with some commits dated well before their parents.
+            (13, |rng, k| {
+                let back = if rng.below(6) == 0 { 5_000 } else { 0 };
+                1_700_000_000 + 60 * k as i64 - back
+            }),
+        ];
+        for (seed, date) in dates {
+            let t = dag_dated(n, seed, date);
+            let repo = Repository::open(t.path()).unwrap();
+            let mut inexact = 0;
+            for (tip, hides) in ranges(n, seed + 1, 6) {
+                let (tip, hides): (Oid, Vec<Oid>) = (
+                    id(&repo, tip),
+                    hides.iter().map(|&h| id(&repo, h)).collect(),
+                );
+                let expected = revwalk(&repo, tip, &hides);
+                let mut walk = DateWalk::new(&repo).unwrap();
+                let got = walk.range(tip, &hides).expect("the walk read every commit");
+                assert_eq!(got, expected, "seed {seed}: tip {tip} hiding {hides:?}");
+                let got = commits(&repo, tip, &hides).unwrap();
+                assert_eq!(got.ids(), &expected[..]);
+                assert_trees_and_parents(&repo, &got);
+                let hidden = ancestors(&repo, &hides);
+                inexact += usize::from(expected.iter().any(|c| hidden.contains(c)));
+
+                // Several tips at once, unsorted, as `reachable_from` walks.
+                let tips = [tip, id(&repo, 1 + (seed as usize * 7) % n), id(&repo, n)];
+                assert_reachable_as_libgit2_walks(&repo, &tips, &hides);
+            }
+            // Lying dates did lead libgit2 (and so the walk) past the edge of some ranges.
+            if seed == 5 {
+                assert!(inexact > 0);
+            }
+        }
+    }
+
+    /// `DateWalk::reachable` lists what libgit2's unsorted walk lists, each commit once.
+    #[track_caller]
+    fn assert_reachable_as_libgit2_walks(repo: &Repository, tips: &[Oid], hides: &[Oid]) {
+        let mut walk = repo.revwalk().unwrap();
+        for &c in tips {
+            walk.push(c).unwrap();
+        }
+        for &h in hides {
+            walk.hide(h).unwrap();
+        }
+        let expected: HashSet<Oid> = walk.map(Result::unwrap).collect();
+        let got = DateWalk::new(repo).unwrap().reachable(tips, hides).unwrap();
+        assert_eq!(got.len(), expected.len(), "{tips:?} hiding {hides:?}");
+        assert_eq!(got.into_iter().collect::<HashSet<_>>(), expected);
+    }
+
+    /// The same from up to four tips at once and up to four hidden commits, in small
+    /// histories whose commits share a few dates: the lists libgit2's walk starts from are
+    /// then out of date order, which only these cases reach.
+    #[test]
+    fn date_walk_matches_libgit2_from_several_tips() {
+        for seed in 1..=40u64 {
+            let n = 40;
+            let t = dag_dated(n, seed, |rng, _| 1_700_000_000 + rng.below(30) as i64);
+            let repo = Repository::open(t.path()).unwrap();
+            let mut rng = Lcg(seed * 31);
+            for _ in 0..40 {
+                let mut pick = |most: usize| -> Vec<Oid> {
+                    (0..1 + rng.below(most))
+                        .map(|_| id(&repo, 1 + rng.below(n)))
+                        .collect()
+                };
+                let (tips, hides) = (pick(4), pick(4));
+                assert_reachable_as_libgit2_walks(&repo, &tips, &hides);
+                let expected = revwalk(&repo, tips[0], &hides);
+                let got = DateWalk::new(&repo)
+                    .unwrap()
+                    .range(tips[0], &hides)
+                    .unwrap();
+                assert_eq!(got, expected, "seed {seed}: {} hiding {hides:?}", tips[0]);
+            }
+        }
+    }
+
+    /// At a commit whose header is not as git writes it, the walk gives up and libgit2's
+    /// walk lists the range.
+    #[test]
+    fn at_an_odd_commit_libgit2_walks() {
+        let t = dag(30, 4, false);
+        let repo = Repository::open(t.path()).unwrap();
+        let base = repo.find_commit(id(&repo, 30)).unwrap();
+        // Two author lines: libgit2 reads the commit, `Header` does not.
+        let text = format!(
+            "tree {}\nparent {}\nauthor A <a@example.com> 1 +0000\nauthor B <b@example.com> 1 +0000\ncommitter C <c@example.com> 1800000000 +0000\n\nodd\n",
+            base.tree_id(),
+            base.id()
+        );
+        let odd = repo
+            .odb()
+            .unwrap()
+            .write(git2::ObjectType::Commit, text.as_bytes())
+            .unwrap();
+        let hide = id(&repo, 10);
+        assert!(DateWalk::new(&repo).unwrap().range(odd, &[hide]).is_err());
+        let expected = revwalk(&repo, odd, &[hide]);
+        assert_eq!(expected.last(), Some(&odd));
+        assert!(expected.len() > 10, "{expected:?}");
+        let got = commits(&repo, odd, &[hide]).unwrap();
+        assert_eq!(got.ids(), &expected[..]);
+        assert_trees_and_parents(&repo, &got);
+        let reachable = reachable_from(&repo, hide, &[odd, id(&repo, 5)]).unwrap();
+        assert_eq!(reachable, HashSet::from([id(&repo, 5)]));
     }
 
     #[test]

@@ -220,3 +220,41 @@ fn agent_push_removing_a_protected_file_or_the_directory_above_one_is_rejected()
         pushed.stderr
     );
 }
+
+#[test]
+fn agent_push_of_a_commit_with_an_odd_header_is_judged_all_the_same() {
+    // Without a commit-graph (a bare repository has none until `git gc` writes one), the
+    // hook lists a push by reading commit headers itself; a header laid out otherwise than
+    // git writes it (here a second author line, naming a human) goes to libgit2's walk and
+    // parse, which take the first author, as git does. git's own check refuses two author
+    // lines, but it is off by default.
+    let s = Server::new("");
+    s.config("receive.fsckObjects", "false");
+    assert!(!s.bare.join("objects/info/commit-graph").exists());
+    let agent = s.agent_edits_freeze("Park a test\n");
+    let text = s.git(&["cat-file", "commit", &agent]);
+    let odd = text.replacen(
+        "\ncommitter ",
+        "\nauthor Alice Human <alice@example.com> 1700000000 +0000\ncommitter ",
+        1,
+    );
+    assert_ne!(odd, text);
+    let file = s.tmp.path("odd-commit");
+    std::fs::write(&file, &odd).unwrap();
+    let written = s.git(&[
+        "hash-object",
+        "-t",
+        "commit",
+        "-w",
+        "--literally",
+        file.to_str().unwrap(),
+    ]);
+    s.git(&["update-ref", "refs/heads/main", written.trim()]);
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    assert!(
+        pushed.stderr.contains("qa/freeze.toml"),
+        "{}",
+        pushed.stderr
+    );
+}
