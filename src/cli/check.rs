@@ -17,6 +17,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         allowed_signers: None,
         // The JSON report and --verbose list every commit; the text report only counts them.
         describe_all: args.verbose || args.format == FormatArg::Json,
+        two_threads: true,
         // An audit reads the policy, and verifies signatures, as of the range's base.
         policy_revision: None,
         signatures_valid_at: None,

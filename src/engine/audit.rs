@@ -61,6 +61,11 @@ pub struct CheckOptions {
     /// range's base need not have (guard installed later, a push past a disabled hook), nor
     /// does a base that came in by break-glass.
     pub trust_base_fixtures: bool,
+    /// Compare a long range's trees on two threads (`walk_commits`). `guard check` does; the
+    /// hooks do not: through the pre-receive hook (a 1,000-commit push, its objects in
+    /// quarantine) two threads were no faster and cost more CPU, which a server's other
+    /// pushes want, and a push from a developer's machine is short.
+    pub two_threads: bool,
 }
 
 /// The commits a judgement covers: `commits` (oldest first) lead from `base` to `tip`; `spec`
@@ -167,6 +172,7 @@ pub fn judge(
         restore_from: &restore_from,
         describe_all: opts.describe_all,
         signatures_valid_at: opts.signatures_valid_at,
+        two_threads: opts.two_threads,
     };
     let judge_who = WhoContext {
         policy: &policy,
@@ -317,6 +323,7 @@ struct CommitContext<'a> {
     restore_from: &'a str,
     describe_all: bool,
     signatures_valid_at: Option<jiff::Timestamp>,
+    two_threads: bool,
 }
 
 /// What judging one commit found.
@@ -328,9 +335,9 @@ struct CommitOutcome {
     policy_changes: Vec<FileChanges>,
 }
 
-/// Judges `commits`, on one thread, and returns the outcomes oldest first. Judging on all
-/// cores did not pay: each thread needs its own repository handle, so the threads share no
-/// caches and contend for the pack file's locks.
+/// Judges `commits` and returns the outcomes oldest first. A long range's trees are compared
+/// on two threads (`walk_commits`); more did not pay on two cores, where each thread's own
+/// repository handle shares no caches with the others and they contend for the pack's locks.
 ///
 /// The trees are compared newest first. In a pack written by `git fast-import`, each version
 /// of a tree is a delta against the one before, and reading newest first finds each delta's
@@ -356,7 +363,14 @@ fn judge_uncached(
     weakened: Option<&mut weakened::Judge>,
 ) -> anyhow::Result<Vec<CommitOutcome>> {
     let trees = Trees::new(repo)?;
-    let walked = walk_commits(&trees, commits, ctx.protected, true, weakened)?;
+    let walked = walk_commits(
+        &trees,
+        commits,
+        ctx.protected,
+        true,
+        weakened,
+        ctx.two_threads,
+    )?;
     let (mut lineage, own) = Lineage::resolve(repo, commits, walked.against_parents)?;
     let mut judged = own
         .into_iter()
@@ -373,6 +387,7 @@ fn judge_uncached(
 }
 
 /// What one newest-first pass over a range's trees found.
+#[derive(Debug, PartialEq)]
 struct Walked {
     /// Each commit's protected changes against each of its parents, in order (one list,
     /// against the empty tree, for a root), or no list at all when it changes nothing: what
@@ -382,49 +397,149 @@ struct Walked {
     malformed: Vec<Vec<MalformedTree>>,
 }
 
+/// Ranges at least this long are walked on two threads (`walk_commits`): below it, opening a
+/// second repository handle and starting a thread cost more than they save.
+const TWO_THREADS_FROM: usize = 256;
+
 /// Compares each commit's trees with its parents', newest first (see `judge_commits`), and,
 /// with `fsck`, checks the trees it brings along protected paths in the same pass, while the
 /// trees just compared are still in `trees`; so does `weakened` with the test files.
+///
+/// With `two_threads`, a long range is split in two: the older half is compared on a second
+/// thread, through a repository handle and `Trees` of its own, while this thread takes the
+/// newer half. The results (and the first error, if any) are the ones one thread would give,
+/// in the same order; a second thread that cannot open the repository leaves its half to
+/// this one.
 fn walk_commits(
     trees: &Trees,
     commits: &Commits,
     protected: &ProtectedSet,
     fsck: bool,
-    mut weakened: Option<&mut weakened::Judge>,
+    weakened: Option<&mut weakened::Judge>,
+    two_threads: bool,
 ) -> anyhow::Result<Walked> {
-    let mut against_parents: Vec<Vec<Vec<Change>>> = Vec::with_capacity(commits.len());
-    let mut malformed = Vec::with_capacity(commits.len());
-    for k in (0..commits.len()).rev() {
-        let (tree, parent_trees) = commits.trees(k);
-        // A root commit is compared with the empty tree.
-        let lists = if parent_trees.is_empty() {
-            vec![protected.changes(trees, tree, None)?]
-        } else {
-            parent_trees
-                .iter()
-                .map(|&p| protected.changes(trees, tree, Some(p)))
-                .collect::<Result<_, _>>()?
+    let n = commits.len();
+    let split = two_threads && n >= TWO_THREADS_FROM && crate::evidence::fixtures::cores() > 1;
+    let older_end = if split { n / 2 } else { 0 };
+    walk_commits_split(trees, commits, protected, fsck, weakened, older_end)
+}
+
+/// `walk_commits`, commits `..older_end` on a second thread.
+fn walk_commits_split(
+    trees: &Trees,
+    commits: &Commits,
+    protected: &ProtectedSet,
+    fsck: bool,
+    mut weakened: Option<&mut weakened::Judge>,
+    older_end: usize,
+) -> anyhow::Result<Walked> {
+    let n = commits.len();
+    let mut walked: Vec<CommitWalked> = Vec::with_capacity(n);
+    let older = std::thread::scope(|scope| -> anyhow::Result<_> {
+        let git_dir = trees.repo().path();
+        let older = (older_end > 0).then(|| {
+            scope.spawn(move || -> Option<Vec<anyhow::Result<CommitWalked>>> {
+                let repo = git::reopen(git_dir)?;
+                let trees = Trees::new(&repo).ok()?;
+                let mut out = Vec::with_capacity(older_end);
+                for k in (0..older_end).rev() {
+                    let one = walk_commit(&trees, commits, protected, fsck, k);
+                    let failed = one.is_err();
+                    out.push(one);
+                    if failed {
+                        break;
+                    }
+                }
+                Some(out)
+            })
+        });
+        let mut newer = || -> anyhow::Result<()> {
+            for k in (older_end..n).rev() {
+                walked.push(walk_commit(trees, commits, protected, fsck, k)?);
+                if let Some(judge) = weakened.as_deref_mut() {
+                    judge.commit(k, trees)?;
+                }
+            }
+            Ok(())
         };
-        against_parents.push(if lists.iter().all(Vec::is_empty) {
-            Vec::new()
-        } else {
-            lists
-        });
-        malformed.push(if fsck {
-            protected.malformed_trees(trees, tree, parent_trees)?
-        } else {
-            Vec::new()
-        });
+        let newer = newer();
+        // Joined before any error of this half returns: a panic left unjoined would take
+        // the scope (and guard) down with it.
+        let older = older.map(|h| h.join());
+        newer.map(|()| older)
+    })?;
+    // The older half, newest first: from the second thread as far as it got, or here.
+    let mut from_thread = match older {
+        None | Some(Ok(None)) => Vec::new(),
+        Some(Ok(Some(done))) => done,
+        Some(Err(_)) => anyhow::bail!("a thread comparing the range's older commits panicked"),
+    }
+    .into_iter();
+    for k in (0..older_end).rev() {
+        let one = match from_thread.next() {
+            Some(one) => one?,
+            None => walk_commit(trees, commits, protected, fsck, k)?,
+        };
+        walked.push(one);
         if let Some(judge) = weakened.as_deref_mut() {
             judge.commit(k, trees)?;
         }
     }
-    against_parents.reverse();
-    malformed.reverse();
+    walked.reverse();
+    let (against_parents, malformed) = walked.into_iter().unzip();
     Ok(Walked {
         against_parents,
         malformed,
     })
+}
+
+/// One commit's protected changes against each parent (or none) and its malformed trees.
+type CommitWalked = (Vec<Vec<Change>>, Vec<MalformedTree>);
+
+/// Commit `k`'s part of `walk_commits`.
+fn walk_commit(
+    trees: &Trees,
+    commits: &Commits,
+    protected: &ProtectedSet,
+    fsck: bool,
+    k: usize,
+) -> anyhow::Result<CommitWalked> {
+    walk_commit_trees(trees, commits, protected, fsck, k).with_context(|| {
+        format!(
+            "reading the trees of commit {} and its parents",
+            commits.ids()[k]
+        )
+    })
+}
+
+fn walk_commit_trees(
+    trees: &Trees,
+    commits: &Commits,
+    protected: &ProtectedSet,
+    fsck: bool,
+    k: usize,
+) -> anyhow::Result<CommitWalked> {
+    let (tree, parent_trees) = commits.trees(k);
+    // A root commit is compared with the empty tree.
+    let lists = if parent_trees.is_empty() {
+        vec![protected.changes(trees, tree, None)?]
+    } else {
+        parent_trees
+            .iter()
+            .map(|&p| protected.changes(trees, tree, Some(p)))
+            .collect::<Result<_, _>>()?
+    };
+    let against_parents = if lists.iter().all(Vec::is_empty) {
+        Vec::new()
+    } else {
+        lists
+    };
+    let malformed = if fsck {
+        protected.malformed_trees(trees, tree, parent_trees)?
+    } else {
+        Vec::new()
+    };
+    Ok((against_parents, malformed))
 }
 
 /// What one commit brought along protected paths.
@@ -844,7 +959,7 @@ pub fn rewind_findings(
     let made_by_update: Vec<String> = match commits.ids().iter().position(|&id| id == new) {
         None => Vec::new(),
         Some(tip) => {
-            let walked = walk_commits(&trees, &commits, &protected, false, None)?;
+            let walked = walk_commits(&trees, &commits, &protected, false, None, false)?;
             let (lineage, _) = Lineage::resolve(repo, &commits, walked.against_parents)?;
             differing
                 .iter()
@@ -949,5 +1064,119 @@ mod tests {
             vec!["tests/test_a/TestB.py", "tests/test_a.py", "tests.py"]
         );
         assert!(test_file_candidates("crate tests::x").is_empty());
+    }
+
+    /// A tree of `entries` (name, mode, id) as the raw bytes say, in the order given.
+    fn raw_tree(repo: &Repository, entries: &[(&str, &str, Oid)]) -> Oid {
+        let mut bytes = Vec::new();
+        for (name, mode, id) in entries {
+            bytes.extend_from_slice(format!("{mode} {name}\0").as_bytes());
+            bytes.extend_from_slice(id.as_bytes());
+        }
+        git::write_raw_object(repo, "tree", &bytes)
+    }
+
+    /// A history of `n` commits, each a child of the one before, with protected changes and
+    /// malformed trees in both halves; commits in `broken` name a tree that does not exist.
+    fn history(repo: &Repository, n: usize, broken: &[usize]) -> Commits {
+        let blob = |text: String| repo.blob(text.as_bytes()).unwrap();
+        let (freeze, fixture) = (blob("version = 1\n".into()), blob("{}\n".into()));
+        let mut parent: Option<Oid> = None;
+        for k in 1..=n {
+            let fixture = if (20..280).contains(&k) {
+                blob(format!("{{}} {}\n", k / 100))
+            } else {
+                fixture
+            };
+            // At 40 and 250, `tests/fixtures/` lists one name twice.
+            let mut fixtures = vec![("a.json", "100644", fixture)];
+            if k == 40 || k == 250 {
+                fixtures.push(("a.json", "100644", fixture));
+            }
+            let freeze = if k == 200 {
+                blob("version = 1\n# 200\n".into())
+            } else {
+                freeze
+            };
+            let tree = raw_tree(
+                repo,
+                &[
+                    (
+                        "qa",
+                        "40000",
+                        raw_tree(repo, &[("freeze.toml", "100644", freeze)]),
+                    ),
+                    (
+                        "src",
+                        "40000",
+                        raw_tree(repo, &[("f.py", "100644", blob(format!("{k}\n")))]),
+                    ),
+                    (
+                        "tests",
+                        "40000",
+                        raw_tree(repo, &[("fixtures", "40000", raw_tree(repo, &fixtures))]),
+                    ),
+                ],
+            );
+            let tree = if broken.contains(&k) {
+                Oid::from_bytes(&[k as u8; 20]).unwrap()
+            } else {
+                tree
+            };
+            let mut text = format!("tree {tree}\n");
+            if let Some(p) = parent {
+                text.push_str(&format!("parent {p}\n"));
+            }
+            text.push_str(&format!(
+                "author A <a@example.com> {k} +0000\ncommitter A <a@example.com> {k} +0000\n\nc{k}\n"
+            ));
+            parent = Some(git::write_raw_object(repo, "commit", text.as_bytes()));
+        }
+        range::commits(repo, parent.unwrap(), &[]).unwrap()
+    }
+
+    #[test]
+    fn two_threads_find_what_one_finds_and_fail_where_it_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        let policy = Policy::embedded();
+        let protected = ProtectedSet::new(&policy, DEFAULT_LEDGER_PATH);
+        let n = 300;
+        let commits = history(&repo, n, &[]);
+        assert_eq!(commits.len(), n);
+        let walk = |older_end| {
+            let trees = Trees::new(&repo).unwrap();
+            walk_commits_split(&trees, &commits, &protected, true, None, older_end)
+        };
+        let one = walk(0).unwrap();
+        // What the history holds, in both halves (index k - 1 for commit k): everything added
+        // at 1, the fixture changed at 20, 100, 200 and 280, the freeze file at 200 and 201;
+        // a name listed twice (40, 250) changes no content.
+        let changed: Vec<usize> = (0..n)
+            .filter(|&k| !one.against_parents[k].is_empty())
+            .collect();
+        assert_eq!(changed, [0, 19, 99, 199, 200, 279]);
+        let malformed: Vec<usize> = (0..n).filter(|&k| !one.malformed[k].is_empty()).collect();
+        assert_eq!(malformed, [39, 249]);
+        for older_end in [1, n / 2, n - 1, n] {
+            assert_eq!(walk(older_end).unwrap(), one, "split at {older_end}");
+        }
+
+        // The first error one thread meets is the one two threads report: the newest broken
+        // commit's, in either half.
+        for broken in [&[10][..], &[10, 100], &[100, 250], &[250]] {
+            let commits = history(&repo, n, broken);
+            let error = |older_end| {
+                let trees = Trees::new(&repo).unwrap();
+                let e = walk_commits_split(&trees, &commits, &protected, true, None, older_end);
+                format!("{:#}", e.unwrap_err())
+            };
+            let newest = *broken.last().unwrap() as u8;
+            let one = error(0);
+            assert!(one.contains(&hex::encode([newest; 20])), "{one}");
+            for older_end in [n / 2, n] {
+                assert_eq!(error(older_end), one, "{broken:?} split at {older_end}");
+            }
+        }
     }
 }

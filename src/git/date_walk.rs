@@ -92,7 +92,10 @@ impl<'r> DateWalk<'r> {
     pub fn header(&self, id: Oid) -> Option<(Oid, impl Iterator<Item = Oid> + '_)> {
         let &i = self.by_id.get(&id)?;
         (self.nodes[i].flags & PARSED != 0).then(|| {
-            let parents = self.parents_of(i).iter().map(|&p| self.nodes[p as usize].id);
+            let parents = self
+                .parents_of(i)
+                .iter()
+                .map(|&p| self.nodes[p as usize].id);
             (self.nodes[i].tree, parents)
         })
     }
@@ -327,9 +330,7 @@ fn signature_line(rest: &mut &[u8], field: &[u8]) -> Option<i64> {
     let (line, after) = (&line[..end], &line[end + 1..]);
     let lt = memchr::memchr(b'<', line)?;
     let gt = memchr::memchr(b'>', line)?;
-    if gt < lt
-        || memchr::memrchr(b'<', line) != Some(lt)
-        || memchr::memrchr(b'>', line) != Some(gt)
+    if gt < lt || memchr::memrchr(b'<', line) != Some(lt) || memchr::memrchr(b'>', line) != Some(gt)
     {
         return None;
     }
@@ -339,7 +340,10 @@ fn signature_line(rest: &mut &[u8], field: &[u8]) -> Option<i64> {
     let zone_ok = zone.len() == 5
         && matches!(zone[0], b'+' | b'-')
         && zone[1..].iter().all(u8::is_ascii_digit);
-    if seconds.is_empty() || seconds.len() > 18 || !seconds.iter().all(u8::is_ascii_digit) || !zone_ok
+    if seconds.is_empty()
+        || seconds.len() > 18
+        || !seconds.iter().all(u8::is_ascii_digit)
+        || !zone_ok
     {
         return None;
     }
@@ -356,7 +360,9 @@ mod tests {
         for p in parents {
             text.push_str(&format!("parent {p}\n"));
         }
-        text.push_str(&format!("author {author}\ncommitter {committer}\n\nmessage\n"));
+        text.push_str(&format!(
+            "author {author}\ncommitter {committer}\n\nmessage\n"
+        ));
         text
     }
 
@@ -396,7 +402,12 @@ mod tests {
             commit_text(TREE, &[P1], SIG, "C <c@example.com> 17"),
             commit_text(TREE, &[P1], SIG, "C <c@example.com>"),
             commit_text(TREE, &[P1], SIG, "C <c@example.com> -17 +0000"),
-            commit_text(TREE, &[P1], SIG, "C <c@example.com> 1234567890123456789 +0000"),
+            commit_text(
+                TREE,
+                &[P1],
+                SIG,
+                "C <c@example.com> 1234567890123456789 +0000",
+            ),
             commit_text(TREE, &[P1], SIG, "C <c> <d@example.com> 17 +0000"),
             commit_text(TREE, &[P1], SIG, "C <c@example.com> > 17 +0000"),
             commit_text(TREE, &[P1], SIG, "C >c@example.com< 17 +0000"),
@@ -446,14 +457,17 @@ mod tests {
             };
             read += 1;
             let id = odb.write(ObjectType::Commit, &bytes).unwrap();
-            let commit = repo
-                .find_commit(id)
-                .unwrap_or_else(|e| panic!("libgit2 refuses {:?}: {e}", String::from_utf8_lossy(&bytes)));
+            let commit = repo.find_commit(id).unwrap_or_else(|e| {
+                panic!("libgit2 refuses {:?}: {e}", String::from_utf8_lossy(&bytes))
+            });
             assert_eq!(header.tree, commit.tree_id());
             assert_eq!(header.parents, commit.parent_ids().collect::<Vec<_>>());
             assert_eq!(header.time, commit.committer().when().seconds());
         }
         // Both ways were taken often.
-        assert!(read > 300 && refused > 300, "read {read}, refused {refused}");
+        assert!(
+            read > 300 && refused > 300,
+            "read {read}, refused {refused}"
+        );
     }
 }

@@ -51,6 +51,18 @@ pub(crate) fn text_blob<'r>(
 // without importing `git2`.
 pub use git2::{Oid, Repository};
 
+/// Writes `bytes` as an object of `kind` (`"tree"` or `"commit"`), unchecked: tests outside
+/// this module build hand-made and malformed objects with it.
+#[cfg(test)]
+pub fn write_raw_object(repo: &Repository, kind: &str, bytes: &[u8]) -> Oid {
+    let kind = match kind {
+        "tree" => git2::ObjectType::Tree,
+        "commit" => git2::ObjectType::Commit,
+        other => panic!("no object kind {other}"),
+    };
+    repo.odb().unwrap().write(kind, bytes).unwrap()
+}
+
 /// Opens the repository the way git does for a hook or a command: `GIT_DIR`,
 /// `GIT_OBJECT_DIRECTORY` and `GIT_ALTERNATE_OBJECT_DIRECTORIES` from the environment when
 /// set (so a pre-receive hook sees quarantined objects), else discovery from the current

@@ -613,6 +613,11 @@ const REMEMBERED_PAIRS: usize = 8;
 const HELD_TREES: usize = 512;
 
 impl<'r> Trees<'r> {
+    /// The repository the trees are read from.
+    pub fn repo(&self) -> &'r Repository {
+        self.repo
+    }
+
     pub fn new(repo: &'r Repository) -> Result<Trees<'r>, git2::Error> {
         Ok(Trees {
             repo,

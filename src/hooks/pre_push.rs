@@ -235,6 +235,7 @@ fn judge_line(
         artifacts,
         allowed_signers: None,
         describe_all: true,
+        two_threads: false,
         policy_revision,
         signatures_valid_at: Some(jiff::Timestamp::now()),
         trust_base_fixtures: true,
