@@ -405,11 +405,11 @@ const TWO_THREADS_FROM: usize = 256;
 /// with `fsck`, checks the trees it brings along protected paths in the same pass, while the
 /// trees just compared are still in `trees`; so does `weakened` with the test files.
 ///
-/// With `two_threads`, a long range is split in two: the older half is compared on a second
-/// thread, through a repository handle and `Trees` of its own, while this thread takes the
-/// newer half. The results (and the first error, if any) are the ones one thread would give,
-/// in the same order; a second thread that cannot open the repository leaves its half to
-/// this one.
+/// With `two_threads`, a long range is split in two: the older half is compared (and its
+/// weakened tests judged) on a second thread, through a repository handle, `Trees` and judge
+/// of its own, while this thread takes the newer half. The results (and the first error, if
+/// any) are the ones one thread would give; a second thread that cannot open the repository
+/// leaves its half to this one.
 fn walk_commits(
     trees: &Trees,
     commits: &Commits,
@@ -424,7 +424,7 @@ fn walk_commits(
     walk_commits_split(trees, commits, protected, fsck, weakened, older_end)
 }
 
-/// `walk_commits`, commits `..older_end` on a second thread.
+/// `walk_commits`, commits `..older_end` on a second thread (with their weakened tests).
 fn walk_commits_split(
     trees: &Trees,
     commits: &Commits,
@@ -435,22 +435,34 @@ fn walk_commits_split(
 ) -> anyhow::Result<Walked> {
     let n = commits.len();
     let mut walked: Vec<CommitWalked> = Vec::with_capacity(n);
+    // What the second thread needs to judge weakened tests through its own handle.
+    let judging = weakened.as_deref().map(weakened::Judge::parts);
     let older = std::thread::scope(|scope| -> anyhow::Result<_> {
         let git_dir = trees.repo().path();
         let older = (older_end > 0).then(|| {
-            scope.spawn(move || -> Option<Vec<anyhow::Result<CommitWalked>>> {
+            scope.spawn(move || -> Option<OlderHalf> {
                 let repo = git::reopen(git_dir)?;
                 let trees = Trees::new(&repo).ok()?;
-                let mut out = Vec::with_capacity(older_end);
+                let mut judge = judging.map(|parts| weakened::Judge::from_parts(&repo, parts));
+                let mut walked = Vec::with_capacity(older_end);
                 for k in (0..older_end).rev() {
-                    let one = walk_commit(&trees, commits, protected, fsck, k);
+                    let one =
+                        walk_commit(&trees, commits, protected, fsck, k).and_then(
+                            |one| match judge.as_mut() {
+                                Some(judge) => judge.commit(k, &trees).map(|()| one),
+                                None => Ok(one),
+                            },
+                        );
                     let failed = one.is_err();
-                    out.push(one);
+                    walked.push(one);
                     if failed {
                         break;
                     }
                 }
-                Some(out)
+                Some(OlderHalf {
+                    walked,
+                    weakened: judge.map(weakened::Judge::into_found),
+                })
             })
         });
         let mut newer = || -> anyhow::Result<()> {
@@ -468,21 +480,25 @@ fn walk_commits_split(
         let older = older.map(|h| h.join());
         newer.map(|()| older)
     })?;
-    // The older half, newest first: from the second thread as far as it got, or here.
-    let mut from_thread = match older {
-        None | Some(Ok(None)) => Vec::new(),
-        Some(Ok(Some(done))) => done,
+    // The older half, newest first: from the second thread, or here when it could not open
+    // the repository.
+    match older {
+        Some(Ok(Some(half))) => {
+            for one in half.walked {
+                walked.push(one?);
+            }
+            if let (Some(judge), Some(found)) = (weakened, half.weakened) {
+                judge.absorb(found);
+            }
+        }
         Some(Err(_)) => anyhow::bail!("a thread comparing the range's older commits panicked"),
-    }
-    .into_iter();
-    for k in (0..older_end).rev() {
-        let one = match from_thread.next() {
-            Some(one) => one?,
-            None => walk_commit(trees, commits, protected, fsck, k)?,
-        };
-        walked.push(one);
-        if let Some(judge) = weakened.as_deref_mut() {
-            judge.commit(k, trees)?;
+        None | Some(Ok(None)) => {
+            for k in (0..older_end).rev() {
+                walked.push(walk_commit(trees, commits, protected, fsck, k)?);
+                if let Some(judge) = weakened.as_deref_mut() {
+                    judge.commit(k, trees)?;
+                }
+            }
         }
     }
     walked.reverse();
@@ -491,6 +507,13 @@ fn walk_commits_split(
         against_parents,
         malformed,
     })
+}
+
+/// What the second thread of `walk_commits_split` did: each older commit's results, newest
+/// first, up to and including the first error; and what its weakened-test judge found.
+struct OlderHalf {
+    walked: Vec<anyhow::Result<CommitWalked>>,
+    weakened: Option<weakened::Found>,
 }
 
 /// One commit's protected changes against each parent (or none) and its malformed trees.

@@ -29,6 +29,17 @@ pub struct Judged {
     pub warnings: Vec<Finding>,
 }
 
+/// The shared inputs of a `Judge`, without its repository handle.
+#[derive(Clone, Copy)]
+pub(super) struct JudgeParts<'a> {
+    commits: &'a Commits,
+    who: &'a WhoContext<'a>,
+    base_name: &'a str,
+}
+
+/// Findings by commit index, from a judge on another thread.
+pub(super) struct Found(Vec<(usize, Judged)>);
+
 /// Judges the commits of a range made by an agent, one at a time, in the order the caller
 /// walks them (`audit` does it in its newest-first pass over the range's trees, so the
 /// directories a commit changed are read once for both).
@@ -58,6 +69,29 @@ impl<'a> Judge<'a> {
             parsed: Parsed::default(),
             found: Vec::new(),
         }
+    }
+
+    /// What a judge of the same commits on another thread needs, with a repository handle
+    /// of its own (`from_parts`).
+    pub(super) fn parts(&self) -> JudgeParts<'a> {
+        JudgeParts {
+            commits: self.commits,
+            who: self.who,
+            base_name: self.base_name,
+        }
+    }
+
+    pub(super) fn from_parts(repo: &'a Repository, parts: JudgeParts<'a>) -> Judge<'a> {
+        Judge::new(repo, parts.commits, parts.who, parts.base_name)
+    }
+
+    /// What this judge found, to be added to another's (`absorb`).
+    pub(super) fn into_found(self) -> Found {
+        Found(self.found)
+    }
+
+    pub(super) fn absorb(&mut self, found: Found) {
+        self.found.extend(found.0);
     }
 
     /// What the walk found, oldest commit first.

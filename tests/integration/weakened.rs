@@ -482,3 +482,41 @@ fn an_agent_push_that_loosens_an_assertion_is_rejected_by_the_pre_receive_hook()
     s.commit("Loosen test_total on purpose\n");
     s.push(&["origin", "main"]).assert_accepted();
 }
+
+#[test]
+fn weakenings_in_both_halves_of_a_long_range_are_each_found() {
+    // `guard check` compares a range of 256 commits or more on two threads, the older half
+    // (with its weakened tests) on the second: a weakening at either end is found, and the
+    // report is the same with a commit-graph and without (as for every check in these tests).
+    let p = project();
+    let base = p.rev("HEAD");
+    p.write("tests/test_calc.py", CALC.replace("rel=1e-9", "rel=0.5"));
+    p.commit_as(AGENT, "Loosen the ratio test\n");
+    for k in 0..298 {
+        p.git_cmd(&["commit", "-q", "--allow-empty", "-m", &format!("step {k}")]);
+    }
+    p.write(
+        "src/lib.rs",
+        LIB.replace("assert_eq!(add(1, 2), 3)", "assert!(true)"),
+    );
+    p.commit_as(AGENT, "Simplify the add test\n");
+    let range = format!("{base}..HEAD");
+    assert_eq!(p.git_cmd(&["rev-list", "--count", &range]).trim(), "300");
+    let run = p.guard(&["check", &range, "--format", "json"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(
+        weakened(&run),
+        [
+            (
+                "tests/test_calc.py".to_string(),
+                12,
+                "tests/test_calc.py::test_ratio".to_string()
+            ),
+            (
+                "src/lib.rs".to_string(),
+                10,
+                "src/lib.rs::tests::adds".to_string()
+            ),
+        ]
+    );
+}
