@@ -485,9 +485,10 @@ fn an_agent_push_that_loosens_an_assertion_is_rejected_by_the_pre_receive_hook()
 
 #[test]
 fn weakenings_in_both_halves_of_a_long_range_are_each_found() {
-    // `guard check` compares a range of 256 commits or more on two threads, the older half
-    // (with its weakened tests) on the second: a weakening at either end is found, and the
-    // report is the same with a commit-graph and without (as for every check in these tests).
+    // `guard check` compares a range of 256 commits or more on two threads, in blocks of 64
+    // commits, each thread judging its blocks' weakened tests: a weakening at either end is
+    // found, and the report is the same with a commit-graph and without (as for every check
+    // in these tests).
     let p = project();
     let base = p.rev("HEAD");
     p.write("tests/test_calc.py", CALC.replace("rel=1e-9", "rel=0.5"));
