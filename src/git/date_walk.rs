@@ -12,6 +12,11 @@
 //! `committer`, with plain signatures. At anything else (another layout, a missing object, an
 //! object that is not a commit) the walk gives up, and the caller runs libgit2's walk, so an
 //! odd object gets exactly libgit2's answer or error.
+//!
+//! Like the commit-graph walk, it follows the parents each commit names. libgit2 applies
+//! `info/grafts` and a shallow clone's `shallow` file on top, which an admin writes; in a
+//! shallow clone the parents cut off are missing, so the walk gives up there and libgit2
+//! walks.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -153,8 +158,9 @@ impl<'r> DateWalk<'r> {
     /// `limit_list` after `prepare_walk`: the commits taken while interesting, in the order
     /// taken. Some may turn out hidden afterwards; the callers drop those.
     fn limit(&mut self, tips: &[Oid], hide: &[Oid]) -> Result<Vec<usize>, GaveUp> {
-        // `git_revwalk_push` and `_hide` put each commit in front of the ones before, and
-        // ignore a commit hidden already.
+        // `git_revwalk_push` and `_hide` put each commit in front of the ones before (here
+        // reversed once at the end: a push can hide thousands of refs), and ignore a commit
+        // hidden already.
         let mut input: Vec<usize> = Vec::new();
         let mut pushed = false;
         for (id, hidden) in tips
@@ -171,8 +177,9 @@ impl<'r> DateWalk<'r> {
             } else {
                 pushed = true;
             }
-            input.insert(0, i);
+            input.push(i);
         }
+        input.reverse();
         if !pushed {
             return Ok(Vec::new());
         }

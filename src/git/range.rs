@@ -1112,6 +1112,60 @@ mod tests {
         }
     }
 
+    /// In a shallow clone the parents cut off are missing: the walk gives up at them, and
+    /// libgit2's walk (which takes the cut commits as roots) lists the range.
+    #[test]
+    fn a_shallow_clone_is_walked_by_libgit2() {
+        let line: Vec<(Vec<usize>, i64)> = (1..=40)
+            .map(|k| {
+                (
+                    (1..k).rev().take(1).collect(),
+                    1_700_000_000 + 60 * k as i64,
+                )
+            })
+            .collect();
+        let t = fast_import(&line);
+        let ok = git(t.path())
+            .args(["update-ref", "refs/heads/main", "c40"])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        let shallow = tempfile::tempdir().unwrap();
+        let from = format!("file://{}", t.path().display());
+        let ok = git(shallow.path())
+            .args([
+                "clone",
+                "-q",
+                "--bare",
+                "--depth",
+                "5",
+                "--single-branch",
+                "--no-tags",
+                "--branch",
+                "main",
+                &from,
+                "s.git",
+            ])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        let repo = Repository::open(shallow.path().join("s.git")).unwrap();
+        assert!(repo.is_shallow());
+        let tip = repo.revparse_single("main").unwrap().id();
+        assert!(DateWalk::new(&repo).unwrap().range(tip, &[]).is_err());
+        let expected = revwalk(&repo, tip, &[]);
+        assert!(
+            !expected.is_empty() && expected.len() < 40,
+            "{}",
+            expected.len()
+        );
+        let got = commits(&repo, tip, &[]).unwrap();
+        assert_eq!(got.ids(), &expected[..]);
+        assert_trees_and_parents(&repo, &got);
+    }
+
     /// At a commit whose header is not as git writes it, the walk gives up and libgit2's
     /// walk lists the range.
     #[test]
