@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use jiff::civil::Date;
 
 use crate::changes::{Change, ChangeKind, MalformedTree};
+use crate::engine::ahead::{self, Ahead};
 use crate::engine::score::{Artifacts, Scored, floor, score_tree};
 use crate::engine::weakened;
 use crate::error::{ErrorReport, InputError};
@@ -80,14 +81,63 @@ pub struct Judged<'a> {
 /// Checks a range of `repo`.
 pub fn check(repo: &Repository, opts: &CheckOptions, today: Date) -> anyhow::Result<Report> {
     let range = range::resolve(repo, opts.range.as_deref())?;
-    let commits = range::commits(repo, range.tip, range.base.as_slice())?;
+    let hide = range.base.as_slice();
+    // With two threads, the policy is read first, so that the second thread can compare
+    // trees while the range is listed (`ahead`). A policy that cannot be read is read again
+    // below, and fails there as it always did.
+    let policy = match opts.two_threads {
+        true => policy_of_base(repo, range.base, opts).ok(),
+        false => None,
+    };
+    let (commits, ahead) = match &policy {
+        Some(policy) => {
+            let protected = ProtectedSet::new(policy, &ledger_path(opts));
+            let (commits, ahead) = ahead::commits(repo, range.tip, hide, &protected)?;
+            (commits, Some(ahead))
+        }
+        None => (range::commits(repo, range.tip, hide)?, None),
+    };
     let judged = Judged {
         base: range.base,
         tip: range.tip,
         commits: &commits,
         spec: &range.spec,
     };
-    judge(repo, &judged, opts, today, None)
+    judge_ahead(repo, &judged, opts, today, policy, ahead.as_ref())
+}
+
+/// The ledger's path in the base revision.
+fn ledger_path(opts: &CheckOptions) -> String {
+    opts.ledger
+        .clone()
+        .unwrap_or_else(|| DEFAULT_LEDGER_PATH.to_string())
+}
+
+/// A range's base: its short id and its tree.
+fn base_of(
+    repo: &Repository,
+    base: Option<Oid>,
+) -> anyhow::Result<(Option<String>, Option<GitTree<'_>>)> {
+    let Some(b) = base else {
+        return Ok((None, None));
+    };
+    let short = git::short_id(repo, b);
+    let tree = GitTree::new(repo, b, format!("commit {short}"))?;
+    Ok((Some(short), Some(tree)))
+}
+
+/// The policy in force for a range whose base is `base`, read as `judge` reads it.
+fn policy_of_base(
+    repo: &Repository,
+    base: Option<Oid>,
+    opts: &CheckOptions,
+) -> anyhow::Result<Policy> {
+    let (base_short, base_tree) = base_of(repo, base)?;
+    load_policy(
+        base_tree.as_ref(),
+        &ledger_path(opts),
+        base_short.as_deref(),
+    )
 }
 
 /// Judges the commits of `judged` for provenance under the policy of its base, then scores
@@ -100,25 +150,27 @@ pub fn judge(
     today: Date,
     known_policy: Option<Policy>,
 ) -> anyhow::Result<Report> {
+    judge_ahead(repo, judged, opts, today, known_policy, None)
+}
+
+/// `judge`, with what was compared while the range was listed (`ahead`, from the policy
+/// `known_policy`).
+fn judge_ahead(
+    repo: &Repository,
+    judged: &Judged,
+    opts: &CheckOptions,
+    today: Date,
+    known_policy: Option<Policy>,
+    ahead: Option<&Ahead>,
+) -> anyhow::Result<Report> {
     let Judged {
         base,
         tip,
         commits,
         spec,
     } = *judged;
-    let ledger_path = opts
-        .ledger
-        .clone()
-        .unwrap_or_else(|| DEFAULT_LEDGER_PATH.to_string());
-    let base_short = base.map(|b| git::short_id(repo, b));
-    let base_tree = match base {
-        Some(b) => Some(GitTree::new(
-            repo,
-            b,
-            format!("commit {}", base_short.as_deref().unwrap_or("")),
-        )?),
-        None => None,
-    };
+    let ledger_path = ledger_path(opts);
+    let (base_short, base_tree) = base_of(repo, base)?;
     let policy = match known_policy {
         Some(p) => p,
         None => load_policy(base_tree.as_ref(), &ledger_path, base_short.as_deref())?,
@@ -184,7 +236,7 @@ pub fn judge(
     // What agent commits did to the tests themselves, whatever the reports say: judged in
     // the same pass over the range's trees.
     let mut weakened = weakened::Judge::new(repo, commits, &judge_who, &restore_from);
-    let mut outcomes = judge_commits(repo, commits, &ctx, Some(&mut weakened))?;
+    let mut outcomes = judge_commits(repo, commits, &ctx, Some(&mut weakened), ahead)?;
     let weakened = weakened.finish();
     // A ledger changed inside the range may protect more (a new freeze file path, new
     // [protect] globs): what any ledger version in the range protects is protected for the
@@ -215,7 +267,7 @@ pub fn judge(
             protected: &widened,
             ..ctx
         };
-        outcomes = judge_commits(repo, commits, &ctx, None)?;
+        outcomes = judge_commits(repo, commits, &ctx, None, None)?;
     }
     for outcome in outcomes {
         findings.extend(outcome.findings);
@@ -352,8 +404,9 @@ fn judge_commits(
     commits: &Commits,
     ctx: &CommitContext,
     weakened: Option<&mut weakened::Judge>,
+    ahead: Option<&Ahead>,
 ) -> anyhow::Result<Vec<CommitOutcome>> {
-    git::without_object_cache(|| judge_uncached(repo, commits, ctx, weakened))
+    git::without_object_cache(|| judge_uncached(repo, commits, ctx, weakened, ahead))
 }
 
 fn judge_uncached(
@@ -361,16 +414,15 @@ fn judge_uncached(
     commits: &Commits,
     ctx: &CommitContext,
     weakened: Option<&mut weakened::Judge>,
+    ahead: Option<&Ahead>,
 ) -> anyhow::Result<Vec<CommitOutcome>> {
     let trees = Trees::new(repo)?;
-    let walked = walk_commits(
-        &trees,
-        commits,
-        ctx.protected,
-        true,
-        weakened,
-        ctx.two_threads,
-    )?;
+    let how = Walk {
+        fsck: true,
+        threads: if ctx.two_threads { 2 } else { 1 },
+        ahead,
+    };
+    let walked = walk_commits(&trees, commits, ctx.protected, weakened, how)?;
     let (mut lineage, own) = Lineage::resolve(repo, commits, walked.against_parents)?;
     let mut judged = own
         .into_iter()
@@ -411,61 +463,82 @@ const BLOCK: usize = 64;
 /// with `fsck`, checks the trees it brings along protected paths in the same pass, while the
 /// trees just compared are still in `trees`; so does `weakened` with the test files.
 ///
-/// With `two_threads`, a long range is walked on two threads, each with a repository
+/// With more than one thread, a long range is walked on two threads, each with a repository
 /// handle, `Trees` and weakened-test judge of its own, in blocks of `BLOCK` commits. The
 /// results (and the first error, if any) are the ones one thread would give; a block no
-/// thread could take (no handle, or its thread panicked) is walked here.
+/// thread could take (no handle, or its thread panicked) is walked here. A commit compared
+/// `ahead` is not compared again.
 fn walk_commits(
     trees: &Trees,
     commits: &Commits,
     protected: &ProtectedSet,
-    fsck: bool,
     weakened: Option<&mut weakened::Judge>,
-    two_threads: bool,
+    how: Walk,
 ) -> anyhow::Result<Walked> {
-    let n = commits.len();
-    let threads = if two_threads && n >= TWO_THREADS_FROM {
-        crate::evidence::fixtures::cores().min(2)
+    let threads = if how.threads > 1 && commits.len() >= TWO_THREADS_FROM {
+        crate::evidence::fixtures::cores().min(how.threads)
     } else {
         1
     };
-    walk_commits_on(trees, commits, protected, fsck, weakened, threads, BLOCK)
+    let how = Walk { threads, ..how };
+    walk_commits_on(trees, commits, protected, weakened, how, BLOCK)
 }
 
-/// `walk_commits` on `threads` threads, `block` commits at a time.
+/// How `walk_commits` goes over a range.
+#[derive(Clone, Copy)]
+struct Walk<'a> {
+    /// Check the trees brought along protected paths for malformed entries.
+    fsck: bool,
+    /// At most this many threads.
+    threads: usize,
+    /// What was compared while the range was listed (with `fsck`).
+    ahead: Option<&'a Ahead>,
+}
+
+/// `walk_commits` on `how.threads` threads, `block` commits at a time.
 fn walk_commits_on(
     trees: &Trees,
     commits: &Commits,
     protected: &ProtectedSet,
-    fsck: bool,
     mut weakened: Option<&mut weakened::Judge>,
-    threads: usize,
+    how: Walk,
     block: usize,
 ) -> anyhow::Result<Walked> {
+    let Walk {
+        fsck,
+        threads,
+        ahead,
+    } = how;
+    let compare = |trees: &Trees, k: usize| match ahead.and_then(|a| a.get(commits, k)) {
+        Some(walked) => Ok(walked),
+        None => walk_commit(trees, commits, protected, fsck, k),
+    };
     let n = commits.len();
     // Block `b` holds the commits `n - (b + 1) * block .. n - b * block`, newest first.
     let blocks = if threads > 1 { n.div_ceil(block) } else { 0 };
     let span = |b: usize| n.saturating_sub((b + 1) * block)..n - b * block;
     let judging = weakened.as_deref().map(weakened::Judge::parts);
     let git_dir = trees.repo().path();
+    // Each thread reads through pack readers of its own (`reopen_apart`): a block in which
+    // one failed is walked again here, through the usual handle.
+    let handles = std::sync::atomic::AtomicUsize::new(0);
     let done = crate::evidence::fixtures::parallel(
         blocks,
         threads,
-        || git::reopen(git_dir),
+        || {
+            let n = handles.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            git::reopen_apart(git_dir, n + 1).or_else(|| git::reopen(git_dir))
+        },
         |repo, b| {
             let trees = Trees::new(repo).map_err(anyhow::Error::new);
             let mut judge = judging.map(|parts| weakened::Judge::from_parts(repo, parts));
             let mut walked = Vec::with_capacity(block);
             for k in span(b).rev() {
                 let one = match &trees {
-                    Ok(trees) => {
-                        walk_commit(trees, commits, protected, fsck, k).and_then(|one| match judge
-                            .as_mut()
-                        {
-                            Some(judge) => judge.commit(k, trees).map(|()| one),
-                            None => Ok(one),
-                        })
-                    }
+                    Ok(trees) => compare(trees, k).and_then(|one| match judge.as_mut() {
+                        Some(judge) => judge.commit(k, trees).map(|()| one),
+                        None => Ok(one),
+                    }),
                     Err(e) => Err(anyhow::anyhow!("{e:#}")),
                 };
                 let failed = one.is_err();
@@ -482,7 +555,7 @@ fn walk_commits_on(
     );
     let mut walked: Vec<CommitWalked> = Vec::with_capacity(n);
     let mut here = |k: usize, walked: &mut Vec<CommitWalked>| -> anyhow::Result<()> {
-        walked.push(walk_commit(trees, commits, protected, fsck, k)?);
+        walked.push(compare(trees, k)?);
         if let Some(judge) = weakened.as_deref_mut() {
             judge.commit(k, trees)?;
         }
@@ -490,7 +563,7 @@ fn walk_commits_on(
     };
     let mut found = Vec::new();
     for (b, block) in done.into_iter().enumerate() {
-        match block {
+        match block.filter(|block| block.walked.iter().all(Result::is_ok)) {
             Some(block) => {
                 for one in block.walked {
                     walked.push(one?);
@@ -529,7 +602,7 @@ struct Block {
 }
 
 /// One commit's protected changes against each parent (or none) and its malformed trees.
-type CommitWalked = (Vec<Vec<Change>>, Vec<MalformedTree>);
+pub(super) type CommitWalked = (Vec<Vec<Change>>, Vec<MalformedTree>);
 
 /// Commit `k`'s part of `walk_commits`.
 fn walk_commit(
@@ -555,6 +628,17 @@ fn walk_commit_trees(
     k: usize,
 ) -> anyhow::Result<CommitWalked> {
     let (tree, parent_trees) = commits.trees(k);
+    walk_trees(trees, protected, fsck, tree, parent_trees)
+}
+
+/// What a commit whose tree is `tree` brings against its parents' `parent_trees`.
+pub(super) fn walk_trees(
+    trees: &Trees,
+    protected: &ProtectedSet,
+    fsck: bool,
+    tree: Oid,
+    parent_trees: &[Oid],
+) -> anyhow::Result<CommitWalked> {
     // A root commit is compared with the empty tree.
     let lists = if parent_trees.is_empty() {
         vec![protected.changes(trees, tree, None)?]
@@ -994,7 +1078,12 @@ pub fn rewind_findings(
     let made_by_update: Vec<String> = match commits.ids().iter().position(|&id| id == new) {
         None => Vec::new(),
         Some(tip) => {
-            let walked = walk_commits(&trees, &commits, &protected, false, None, false)?;
+            let how = Walk {
+                fsck: false,
+                threads: 1,
+                ahead: None,
+            };
+            let walked = walk_commits(&trees, &commits, &protected, None, how)?;
             let (lineage, _) = Lineage::resolve(repo, &commits, walked.against_parents)?;
             differing
                 .iter()
@@ -1170,6 +1259,15 @@ mod tests {
         range::commits(repo, parent.unwrap(), &[]).unwrap()
     }
 
+    /// A walk with fsck on `threads` threads.
+    fn how(threads: usize) -> Walk<'static> {
+        Walk {
+            fsck: true,
+            threads,
+            ahead: None,
+        }
+    }
+
     #[test]
     fn two_threads_find_what_one_finds_and_fail_where_it_fails() {
         let dir = tempfile::tempdir().unwrap();
@@ -1181,7 +1279,7 @@ mod tests {
         assert_eq!(commits.len(), n);
         let walk = |threads, block| {
             let trees = Trees::new(&repo).unwrap();
-            walk_commits_on(&trees, &commits, &protected, true, None, threads, block)
+            walk_commits_on(&trees, &commits, &protected, None, how(threads), block)
         };
         let one = walk(1, n).unwrap();
         // What the history holds, in both halves (index k - 1 for commit k): everything added
@@ -1204,7 +1302,7 @@ mod tests {
             let commits = history(&repo, n, broken);
             let error = |threads, block| {
                 let trees = Trees::new(&repo).unwrap();
-                let e = walk_commits_on(&trees, &commits, &protected, true, None, threads, block);
+                let e = walk_commits_on(&trees, &commits, &protected, None, how(threads), block);
                 format!("{:#}", e.unwrap_err())
             };
             let newest = *broken.last().unwrap() as u8;
@@ -1212,6 +1310,44 @@ mod tests {
             assert!(one.contains(&hex::encode([newest; 20])), "{one}");
             for block in [7, 64, n / 2] {
                 assert_eq!(error(2, block), one, "{broken:?} blocks of {block}");
+            }
+        }
+    }
+
+    /// What the second thread compares while the range is listed is what the usual pass
+    /// finds, commit by commit. A commit it could not compare (its tree or its parent's does
+    /// not exist) it leaves to the usual pass, which reports the error as it always did.
+    #[test]
+    fn trees_compared_while_listing_are_the_walks() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        let protected = ProtectedSet::new(&Policy::embedded(), DEFAULT_LEDGER_PATH);
+        let n = 300;
+        // Commits 10 and 250 name missing trees, so 11 and 251 have a missing parent tree.
+        for (broken, compared) in [(&[][..], n), (&[10, 250], n - 4)] {
+            let commits = history(&repo, n, broken);
+            let tip = commits.ids()[n - 1];
+            let (listed, ahead) =
+                ahead::commits_in_batches(&repo, tip, &[], &protected, 4, true).unwrap();
+            assert_eq!(listed.ids(), commits.ids());
+            assert_eq!(ahead.len(), compared, "{broken:?}");
+            let trees = Trees::new(&repo).unwrap();
+            for k in 0..n {
+                match walk_commit(&trees, &listed, &protected, true, k) {
+                    Ok(walked) => assert_eq!(ahead.get(&listed, k), Some(walked), "commit {k}"),
+                    Err(_) => assert_eq!(ahead.get(&listed, k), None, "commit {k}"),
+                }
+            }
+            let usual = walk_commits_on(&trees, &listed, &protected, None, how(1), n);
+            let with_ahead = Walk {
+                ahead: Some(&ahead),
+                ..how(2)
+            };
+            let taken = walk_commits_on(&trees, &listed, &protected, None, with_ahead, 64);
+            match (taken, usual) {
+                (Ok(taken), Ok(usual)) => assert_eq!(taken, usual),
+                (Err(taken), Err(usual)) => assert_eq!(format!("{taken:#}"), format!("{usual:#}")),
+                (taken, usual) => panic!("{taken:?} against {usual:?}"),
             }
         }
     }

@@ -72,8 +72,21 @@ impl<'r> DateWalk<'r> {
     /// The commits reachable from `tip` and from none of `hide`, oldest first, in the order
     /// libgit2's `TOPOLOGICAL | REVERSE` walk gives after `push(tip)` and `hide(h)` for each
     /// of `hide` in turn.
+    #[cfg(test)]
     pub fn range(&mut self, tip: Oid, hide: &[Oid]) -> Result<Vec<Oid>, GaveUp> {
-        let listed = self.limit(&[tip], hide)?;
+        self.range_watched(tip, hide, &mut |_| {})
+    }
+
+    /// `range`, telling `watch` of each commit as the walk takes it, while it is still
+    /// listing (newest first, as far as dates go). A commit told of may turn out hidden
+    /// later, and the walk may still give up.
+    pub fn range_watched(
+        &mut self,
+        tip: Oid,
+        hide: &[Oid],
+        watch: &mut dyn FnMut(Taken),
+    ) -> Result<Vec<Oid>, GaveUp> {
+        let listed = self.limit(&[tip], hide, watch)?;
         let order = super::range::topological(&listed, self.nodes.len(), |i| self.parents_of(i));
         Ok(order
             .into_iter()
@@ -85,7 +98,7 @@ impl<'r> DateWalk<'r> {
     /// The commits reachable from any of `tips` and from none of `hide`, in no particular
     /// order (libgit2's unsorted walk after pushing `tips` and hiding `hide`).
     pub fn reachable(&mut self, tips: &[Oid], hide: &[Oid]) -> Result<Vec<Oid>, GaveUp> {
-        let listed = self.limit(tips, hide)?;
+        let listed = self.limit(tips, hide, &mut |_| {})?;
         Ok(listed
             .into_iter()
             .filter(|&i| self.nodes[i].flags & UNINTERESTING == 0)
@@ -157,7 +170,12 @@ impl<'r> DateWalk<'r> {
 
     /// `limit_list` after `prepare_walk`: the commits taken while interesting, in the order
     /// taken. Some may turn out hidden afterwards; the callers drop those.
-    fn limit(&mut self, tips: &[Oid], hide: &[Oid]) -> Result<Vec<usize>, GaveUp> {
+    fn limit(
+        &mut self,
+        tips: &[Oid],
+        hide: &[Oid],
+        watch: &mut dyn FnMut(Taken),
+    ) -> Result<Vec<usize>, GaveUp> {
         // `git_revwalk_push` and `_hide` put each commit in front of the ones before (here
         // reversed once at the end: a push can hide thousands of refs), and ignore a commit
         // hidden already.
@@ -197,6 +215,7 @@ impl<'r> DateWalk<'r> {
         let mut slop = SLOP;
         let mut time = i64::MAX;
         let mut taken = Vec::new();
+        let mut parent_trees = Vec::new();
         while let Some(i) = list.pop_front() {
             self.add_parents(i, &mut list)?;
             if self.nodes[i].flags & UNINTERESTING != 0 {
@@ -209,6 +228,19 @@ impl<'r> DateWalk<'r> {
             }
             time = self.nodes[i].time;
             taken.push(i);
+            // Its parents were read just now (`add_parents`).
+            let node = &self.nodes[i];
+            parent_trees.clear();
+            parent_trees.extend(
+                self.parents_of(i)
+                    .iter()
+                    .map(|&p| self.nodes[p as usize].tree),
+            );
+            watch(Taken {
+                id: node.id,
+                tree: node.tree,
+                parent_trees: &parent_trees,
+            });
         }
         Ok(taken)
     }
@@ -285,6 +317,13 @@ impl<'r> DateWalk<'r> {
         }
         slop - 1
     }
+}
+
+/// A commit the walk took while listing: its id, its tree and its parents' trees, in order.
+pub struct Taken<'a> {
+    pub id: Oid,
+    pub tree: Oid,
+    pub parent_trees: &'a [Oid],
 }
 
 /// What the walk needs of a commit object.

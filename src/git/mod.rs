@@ -111,6 +111,31 @@ pub fn reopen(git_dir: &std::path::Path) -> Option<Repository> {
     .ok()
 }
 
+/// A handle like [`reopen`]'s whose object reads wait on no other handle's. libgit2 keeps one
+/// reader per pack file path for the whole process (a lock held while it looks an object up
+/// in the pack's index, a cache of delta bases, the mapped windows), so threads reading
+/// through handles on the same path wait for each other at nearly every object. Handle `n`
+/// (1, 2, ...) spells the object directory with `n` more `./` components, which libgit2 takes
+/// for other pack files: the same files, read through readers of its own.
+///
+/// Its object database is the repository's object directory and that directory's
+/// `info/alternates`; objects that only git's environment makes visible (a hook's
+/// quarantine, `GIT_ALTERNATE_OBJECT_DIRECTORIES`) are not. A caller takes what it reads as
+/// read, and a failure as a reason to read through the usual handle, not as an answer.
+/// `None` when it cannot be opened.
+pub fn reopen_apart(git_dir: &std::path::Path, n: usize) -> Option<Repository> {
+    let repo = reopen(git_dir)?;
+    let objects = repo.commondir().join("objects");
+    if !objects.is_dir() {
+        return None;
+    }
+    let spelled = format!("{}/{}", objects.to_str()?, "./".repeat(n));
+    let odb = git2::Odb::new().ok()?;
+    odb.add_disk_alternate(&spelled).ok()?;
+    repo.set_odb(&odb).ok()?;
+    Some(repo)
+}
+
 /// Refuses a work tree at `root` that git itself would refuse because another user owns it
 /// (and it is not a `safe.directory`). Commands that read the work tree rather than git call
 /// this, so that they refuse where `git` and `guard check` do instead of quietly judging it.

@@ -17,6 +17,7 @@ use anyhow::{Context as _, anyhow};
 use git2::{Oid, Repository, RevparseMode, Sort};
 
 use super::date_walk::DateWalk;
+pub use super::date_walk::Taken;
 use super::graph::CommitGraph;
 
 /// A resolved range: judge the commits reachable from `tip` and not from `base`.
@@ -180,6 +181,20 @@ fn read_info(repo: &Repository, id: Oid) -> Result<CommitInfo, git2::Error> {
 /// The commits reachable from `tip` but not from any of `hide`, oldest first, in the
 /// topological order libgit2's revision walk gives (`TOPOLOGICAL | REVERSE`).
 pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Commits> {
+    commits_watched(repo, tip, hide, &mut |_| {})
+}
+
+/// `commits`, telling `watch` of commits while they are listed, where that is slow enough to
+/// be worth overlapping: without a commit-graph, each commit `DateWalk` takes (see
+/// `DateWalk::range_watched`; some may not be in the range in the end, and a commit's trees
+/// are as its object names them). With a graph, or when libgit2 walks, `watch` hears
+/// nothing.
+pub fn commits_watched(
+    repo: &Repository,
+    tip: Oid,
+    hide: &[Oid],
+    watch: &mut dyn FnMut(Taken),
+) -> anyhow::Result<Commits> {
     if let Some(graph) = CommitGraph::open(&objects_dirs(repo)) {
         let mut walk = GraphWalk::new(repo, &graph);
         match walk.run(tip, hide) {
@@ -194,7 +209,7 @@ pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Comm
     }
     // Without a graph, libgit2's walk over headers read once; libgit2's own walk when that
     // one gives up at an object it does not read.
-    if let Some(commits) = super::without_object_cache(|| date_walk(repo, tip, hide)) {
+    if let Some(commits) = super::without_object_cache(|| date_walk(repo, tip, hide, watch)) {
         return Ok(commits);
     }
     // libgit2's walk parses every commit it meets through its object cache, and each
@@ -224,9 +239,14 @@ pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Comm
 }
 
 /// The range by `DateWalk`, or `None` when it gave up.
-fn date_walk(repo: &Repository, tip: Oid, hide: &[Oid]) -> Option<Commits> {
+fn date_walk(
+    repo: &Repository,
+    tip: Oid,
+    hide: &[Oid],
+    watch: &mut dyn FnMut(Taken),
+) -> Option<Commits> {
     let mut walk = DateWalk::new(repo).ok()?;
-    let ids = walk.range(tip, hide).ok()?;
+    let ids = walk.range_watched(tip, hide, watch).ok()?;
     Commits::new(ids, hide, |id| {
         let (tree, parents) = walk
             .header(id)

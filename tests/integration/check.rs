@@ -2946,3 +2946,72 @@ fn a_forged_commit_graph_fools_only_the_clone_it_was_written_in() {
     expect(&judged, 1, &["agent_edit_protected"]);
     assert_eq!(judged.json()["findings"], honest.json()["findings"]);
 }
+
+/// `guard check` reads a long range on two threads, each through pack readers of its own over
+/// the repository's object directory. A repository whose objects only git's environment
+/// shows (`GIT_ALTERNATE_OBJECT_DIRECTORIES`) is still judged in full: what those readers
+/// cannot find is read through the usual handle, and the agent's edit at either end of the
+/// range is found.
+#[test]
+fn a_long_range_whose_objects_only_gits_environment_shows_is_judged_in_full() {
+    let (p, base) = repo();
+    set_leases(&p, &[(LEASE, EXPIRES), (NEW_LEASE, EXPIRES)]);
+    let first = p.commit_as(CURSOR, "Freeze the flaky parser test\n");
+    for k in 0..298 {
+        p.git_cmd(&["commit", "-q", "--allow-empty", "-m", &format!("step {k}")]);
+    }
+    set_leases(&p, &[(LEASE, EXPIRES)]);
+    let last = p.commit_as(CURSOR, "Drop the new lease\n");
+    let range = since(&base);
+    assert_eq!(p.git_cmd(&["rev-list", "--count", &range]).trim(), "300");
+    let here = check(&p, &range);
+    expect(&here, 1, &["agent_added_lease", "agent_edit_protected"]);
+    let edits: Vec<Value> = findings(&here.json(), "agent_edit_protected")
+        .iter()
+        .map(|f| f["commit"].clone())
+        .collect();
+    assert_eq!(edits, [json!(p.short(&first)), json!(p.short(&last))]);
+
+    // The same history in a bare repository of refs only; its objects stay in the project.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let bare = elsewhere.path().join("refs-only.git");
+    let objects = p.path(".git/objects");
+    let objects = objects.to_str().unwrap();
+    let git = |args: &[&str]| {
+        let out = hermetic(std::process::Command::new("git"), p.root())
+            .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", objects)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q", "--bare", bare.to_str().unwrap()]);
+    let bare_dir = format!("--git-dir={}", bare.display());
+    git(&[&bare_dir, "update-ref", "refs/heads/base", &base]);
+    git(&[&bare_dir, "update-ref", "refs/heads/main", &last]);
+    let run = hermetic(
+        std::process::Command::new(env!("CARGO_BIN_EXE_guard")),
+        p.root(),
+    )
+    .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", objects)
+    .args([
+        "-C",
+        bare.to_str().unwrap(),
+        "check",
+        "base..main",
+        "--format",
+        "json",
+    ])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["findings"], here.json()["findings"]);
+    assert_eq!(json["commits"], here.json()["commits"]);
+}
