@@ -1,12 +1,13 @@
 //! Comparing a range's trees while the range is still being listed (`guard check` without a
 //! commit-graph).
 //!
-//! Without a graph, listing a range reads every commit object (`DateWalk`), about a third of
-//! a narrow ledger's check, and until now every tree was compared only after it. What a
-//! commit brings along protected paths depends only on its tree and its parents' trees, which
-//! the walk knows as it takes the commit; so a second thread compares each commit the walk
-//! takes, in batches, while the walk goes on. When the listing ends the thread stops, and the
-//! usual pass (`walk_commits`) takes what it compared and compares the rest.
+//! Without a graph, listing a range reads every commit object (`DateWalk`): about a third of
+//! a narrow ledger's check on one thread, with the other core idle. What a commit brings
+//! along protected paths depends only on its tree and its parents' trees, which the walk
+//! knows as it takes the commit; so a second thread, reading through pack readers of its own
+//! (`git::reopen_apart`), compares each commit the walk takes, in batches, while the walk
+//! goes on. When the listing ends the thread stops, and the usual pass (`walk_commits`) takes
+//! what it compared and compares the rest.
 //!
 //! What the thread found is used only for a commit the range holds, and only if the trees it
 //! compared are the ones the range gives that commit: a commit the walk took and later found

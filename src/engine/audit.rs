@@ -83,9 +83,11 @@ pub fn check(repo: &Repository, opts: &CheckOptions, today: Date) -> anyhow::Res
     let range = range::resolve(repo, opts.range.as_deref())?;
     let hide = range.base.as_slice();
     // With two threads, the policy is read first, so that the second thread can compare
-    // trees while the range is listed (`ahead`). A policy that cannot be read is read again
-    // below, and fails there as it always did.
-    let policy = match opts.two_threads {
+    // trees while the range is listed (`ahead`), through pack readers of its own: where the
+    // packs are too large for those (`packs_fit_apart`), the thread's reads and the walk's
+    // unmap each other's windows, and the range is only listed. A policy that cannot be read
+    // is read again below, and fails there as it always did.
+    let policy = match opts.two_threads && git::packs_fit_apart(repo) {
         true => policy_of_base(repo, range.base, opts).ok(),
         false => None,
     };
