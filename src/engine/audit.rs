@@ -62,7 +62,8 @@ pub struct CheckOptions {
     /// range's base need not have (guard installed later, a push past a disabled hook), nor
     /// does a base that came in by break-glass.
     pub trust_base_fixtures: bool,
-    /// Compare a long range's trees on two threads (`walk_commits`). `guard check` does; the
+    /// Compare a long range's trees on two threads (`walk_commits`), and without a
+    /// commit-graph start while the range is listed (`ahead`). `guard check` does; the
     /// hooks do not: through the pre-receive hook (a 1,000-commit push, its objects in
     /// quarantine) two threads were no faster and cost more CPU, which a server's other
     /// pushes want, and a push from a developer's machine is short.

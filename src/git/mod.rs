@@ -111,11 +111,12 @@ pub fn reopen(git_dir: &std::path::Path) -> Option<Repository> {
     .ok()
 }
 
-/// Pack files up to this size (all of a repository's together) are read through readers of
-/// each thread's own (`reopen_apart`). Measured on merge histories: at 22 MB and 54 MB of
-/// pack the readers of their own made `guard check` 8-30% faster; at 174 MB the three
-/// readers' windows no longer fit `PACK_MAPPED_LIMIT` together, and unmapping and mapping
-/// them again took 39 s to 59-78 s (30-42 s of system time).
+/// Pack files up to this size (the repository's own, together; not its alternates') are read
+/// through readers of each thread's own (`reopen_apart`). The readers' windows share
+/// `PACK_MAPPED_LIMIT`, and how much of a pack each touches decides whether they fit, so the
+/// bound is a measured one: on merge histories at 22 MB and 54 MB of pack the readers of
+/// their own made `guard check` 8-30% faster; at 174 MB they kept unmapping each other's
+/// windows, and 39 s became 59-78 s (30-42 s of system time).
 const APART_PACKS_UP_TO: u64 = (PACK_MAPPED_LIMIT as u64) * 2 / 3;
 
 /// Whether the repository's pack files are small enough to be read through readers of each
@@ -148,14 +149,20 @@ pub fn packs_fit_apart(repo: &Repository) -> bool {
 /// for other pack files: the same files, read through readers of its own.
 ///
 /// Its object database is the repository's object directory and that directory's
-/// `info/alternates`; objects that only git's environment makes visible (a hook's
-/// quarantine, `GIT_ALTERNATE_OBJECT_DIRECTORIES`) are not. A caller takes what it reads as
-/// read, and a failure as a reason to read through the usual handle, not as an answer.
-/// `None` when it cannot be opened.
-///
-/// Readers of their own share `PACK_MAPPED_LIMIT`, so each maps windows the others then
-/// unmap: `None` too when the pack files are larger than `APART_PACKS_UP_TO`.
+/// `info/alternates`, so it is `None` when git's environment names object directories (a
+/// hook's quarantine, `GIT_ALTERNATE_OBJECT_DIRECTORIES`): the two handles would not see the
+/// same objects, and a short id (unique among what a handle sees) could come out shorter
+/// through this one. A caller still takes what it reads as read, and a failure (a pack gone
+/// meanwhile) as a reason to read through the usual handle, not as an answer. `None` too
+/// when it cannot be opened, and when the pack files are larger than `APART_PACKS_UP_TO`
+/// (readers of their own share `PACK_MAPPED_LIMIT`).
 pub fn reopen_apart(git_dir: &std::path::Path, n: usize) -> Option<Repository> {
+    if ["GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"]
+        .iter()
+        .any(|var| std::env::var_os(var).is_some())
+    {
+        return None;
+    }
     let repo = reopen(git_dir)?;
     if !packs_fit_apart(&repo) {
         return None;

@@ -185,10 +185,11 @@ pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Comm
 }
 
 /// `commits`, telling `watch` of commits while they are listed, where that is slow enough to
-/// be worth overlapping: without a commit-graph, each commit `DateWalk` takes (see
-/// `DateWalk::range_watched`; some may not be in the range in the end, and a commit's trees
-/// are as its object names them). With a graph, or when libgit2 walks, `watch` hears
-/// nothing.
+/// be worth overlapping: when `DateWalk` lists the range (no commit-graph, or one that
+/// cannot order the walk), each commit it takes (see `DateWalk::range_watched`). Some may not
+/// be in the range in the end, and when the walk gives up at an odd commit, libgit2 lists the
+/// range after `watch` heard of the commits taken before it; a commit's trees are as its
+/// object names them. When the graph is walked, `watch` hears nothing.
 pub fn commits_watched(
     repo: &Repository,
     tip: Oid,

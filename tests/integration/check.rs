@@ -2949,9 +2949,10 @@ fn a_forged_commit_graph_fools_only_the_clone_it_was_written_in() {
 
 /// `guard check` reads a long range on two threads, each through pack readers of its own over
 /// the repository's object directory. A repository whose objects only git's environment
-/// shows (`GIT_ALTERNATE_OBJECT_DIRECTORIES`) is still judged in full: what those readers
-/// cannot find is read through the usual handle, and the agent's edit at either end of the
-/// range is found.
+/// shows (`GIT_ALTERNATE_OBJECT_DIRECTORIES`) is still judged in full, and the agent's edit at
+/// either end of the range is found: such readers are not used when git's environment names
+/// object directories, and what they cannot find is read through the usual handle (the test
+/// fails with "object not found" without both).
 #[test]
 fn a_long_range_whose_objects_only_gits_environment_shows_is_judged_in_full() {
     let (p, base) = repo();
