@@ -62,8 +62,9 @@ pub struct CheckOptions {
     /// range's base need not have (guard installed later, a push past a disabled hook), nor
     /// does a base that came in by break-glass.
     pub trust_base_fixtures: bool,
-    /// Compare a long range's trees on two threads (`walk_commits`), and without a
-    /// commit-graph start while the range is listed (`ahead`). `guard check` does; the
+    /// Compare a long range's trees on two threads (`walk_commits`), and where the pack files
+    /// are small enough for each thread to read them apart (`git::packs_fit_apart`), start
+    /// without a commit-graph while the range is listed (`ahead`). `guard check` does; the
     /// hooks do not: through the pre-receive hook (a 1,000-commit push, its objects in
     /// quarantine) two threads were no faster and cost more CPU, which a server's other
     /// pushes want, and a push from a developer's machine is short.
@@ -392,7 +393,7 @@ struct CommitOutcome {
 
 /// Judges `commits` and returns the outcomes oldest first. A long range's trees are compared
 /// on two threads (`walk_commits`); more did not pay on two cores, where each thread's own
-/// repository handle shares no caches with the others and they contend for the pack's locks.
+/// repository handle shares no caches with the others.
 ///
 /// The trees are compared newest first. In a pack written by `git fast-import`, each version
 /// of a tree is a delta against the one before, and reading newest first finds each delta's
@@ -512,6 +513,8 @@ fn walk_commits_on(
         threads,
         ahead,
     } = how;
+    // What was compared ahead was compared with fsck: a walk without it does its own.
+    let ahead = ahead.filter(|_| fsck);
     let compare = |trees: &Trees, k: usize| match ahead.and_then(|a| a.get(commits, k)) {
         Some(walked) => Ok(walked),
         None => walk_commit(trees, commits, protected, fsck, k),
@@ -615,23 +618,13 @@ fn walk_commit(
     fsck: bool,
     k: usize,
 ) -> anyhow::Result<CommitWalked> {
-    walk_commit_trees(trees, commits, protected, fsck, k).with_context(|| {
+    let (tree, parent_trees) = commits.trees(k);
+    walk_trees(trees, protected, fsck, tree, parent_trees).with_context(|| {
         format!(
             "reading the trees of commit {} and its parents",
             commits.ids()[k]
         )
     })
-}
-
-fn walk_commit_trees(
-    trees: &Trees,
-    commits: &Commits,
-    protected: &ProtectedSet,
-    fsck: bool,
-    k: usize,
-) -> anyhow::Result<CommitWalked> {
-    let (tree, parent_trees) = commits.trees(k);
-    walk_trees(trees, protected, fsck, tree, parent_trees)
 }
 
 /// What a commit whose tree is `tree` brings against its parents' `parent_trees`.
