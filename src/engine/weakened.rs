@@ -181,6 +181,10 @@ const PARSED_HELD: usize = 256;
 /// Test file text read ahead for parsing on every core at once, at most (about).
 const READ_AHEAD_BYTES: usize = 32 << 20;
 
+/// Test file text read ahead is parsed on every core from this much on, and on the calling
+/// thread below it.
+const PARALLEL_FROM_BYTES: usize = 256 << 10;
+
 impl Parsed {
     /// The test functions of the blob `id` at `path`. A file outside the test paths (Rust
     /// only) whose text cannot hold a test is not parsed: it holds none.
@@ -227,8 +231,7 @@ impl Parsed {
         // commit of many huge files is not held in memory whole): the rest `get` parses one
         // at a time.
         todo.truncate(PARSED_HELD);
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if cores < 2 || todo.len() < 2 {
+        if todo.len() < 2 {
             return Ok(());
         }
         let (mut texts, mut held): (Vec<Vec<u8>>, usize) = (Vec::new(), 0);
@@ -241,39 +244,31 @@ impl Parsed {
             texts.push(text);
         }
         todo.truncate(texts.len());
-        let workers = cores.min(todo.len());
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let read: Vec<(usize, Option<TestFile>)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..workers)
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut done = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let (Some(&((_, listed), path)), Some(text)) =
-                                (todo.get(i), texts.get(i))
-                            else {
-                                return done;
-                            };
-                            done.push((i, read_test_file(path, text, listed)));
-                        }
-                    })
-                })
-                .collect();
-            // Every thread is joined before any error is returned (a scope whose thread
-            // panicked unjoined would panic itself).
-            let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-            let mut all = Vec::new();
-            for done in joined {
-                let Ok(done) = done else {
-                    anyhow::bail!(
-                        "reading the test files a commit changed failed: a parser thread panicked"
-                    );
-                };
-                all.extend(done);
-            }
-            Ok(all)
-        })?;
+        // Starting threads costs more than parsing a few small files (a commit's usual
+        // share): those are parsed here.
+        let threads = if held >= PARALLEL_FROM_BYTES {
+            crate::evidence::fixtures::cores()
+        } else {
+            1
+        };
+        let parsed = crate::evidence::fixtures::parallel(
+            todo.len(),
+            threads,
+            || Some(()),
+            |(), i| {
+                let ((_, listed), path) = todo[i];
+                read_test_file(path, &texts[i], listed)
+            },
+        );
+        let mut read = Vec::with_capacity(parsed.len());
+        for (i, file) in parsed.into_iter().enumerate() {
+            let Some(file) = file else {
+                anyhow::bail!(
+                    "reading the test files a commit changed failed: a parser thread panicked"
+                );
+            };
+            read.push((i, file));
+        }
         if self.files.len() + read.len() > PARSED_HELD {
             self.files.clear();
         }

@@ -191,39 +191,50 @@ fn each_weakening_by_an_agent_commit_is_rejected_with_file_line_and_excerpt() {
 
 #[test]
 fn weakenings_in_several_files_of_one_commit_are_each_found() {
-    // The commit's changed test files are read on every core at once (a bot's reformatting
-    // commit touches dozens): each file's weakening is found, in file order, whichever
-    // thread read which version.
-    let p = project();
-    let files = [
-        ("tests/test_calc.py", CALC.replace("rel=1e-9", "rel=0.5")),
-        (
-            "src/lib.rs",
-            LIB.replace("assert_eq!(add(1, 2), 3)", "assert!(true)"),
-        ),
-        (
-            "tests/test_more.py",
-            "def test_more():\n    assert 1\n".to_string(),
-        ),
-    ];
-    let files: Vec<(&str, &str)> = files.iter().map(|(r, t)| (*r, t.as_str())).collect();
-    let run = commit_and_check(&p, AGENT, &files);
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    assert_eq!(
-        weakened(&run),
-        [
+    // The commit's changed test files are parsed on the calling thread when they are small,
+    // and on every core at once past 256 KiB of text (a bot's reformatting commit touches
+    // dozens): each file's weakening is found, in file order, whichever thread read which
+    // version. The filler (after the tests) takes the second past the bound.
+    for filler_lines in [0, 10_000] {
+        let p = project();
+        let python_filler = "FILLER_LINE_OF_A_LONG_TEST_MODULE = 1\n".repeat(filler_lines);
+        let rust_filler = "// filler line of a long source file\n".repeat(filler_lines);
+        let files = [
             (
-                "src/lib.rs".to_string(),
-                10,
-                "src/lib.rs::tests::adds".to_string()
+                "tests/test_calc.py",
+                CALC.replace("rel=1e-9", "rel=0.5") + &python_filler,
             ),
             (
-                "tests/test_calc.py".to_string(),
-                12,
-                "tests/test_calc.py::test_ratio".to_string()
+                "src/lib.rs",
+                LIB.replace("assert_eq!(add(1, 2), 3)", "assert!(true)") + &rust_filler,
             ),
-        ]
-    );
+            (
+                "tests/test_more.py",
+                "def test_more():\n    assert 1\n".to_string() + &python_filler,
+            ),
+        ];
+        let total: usize = files.iter().map(|(_, text)| text.len()).sum();
+        assert_eq!(total > 256 << 10, filler_lines > 0, "{total} bytes");
+        let files: Vec<(&str, &str)> = files.iter().map(|(r, t)| (*r, t.as_str())).collect();
+        let run = commit_and_check(&p, AGENT, &files);
+        assert_eq!(run.code, 1, "{}", run.stdout);
+        assert_eq!(
+            weakened(&run),
+            [
+                (
+                    "src/lib.rs".to_string(),
+                    10,
+                    "src/lib.rs::tests::adds".to_string()
+                ),
+                (
+                    "tests/test_calc.py".to_string(),
+                    12,
+                    "tests/test_calc.py::test_ratio".to_string()
+                ),
+            ],
+            "{filler_lines} filler lines"
+        );
+    }
 }
 
 #[test]
