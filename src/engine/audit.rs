@@ -62,12 +62,12 @@ pub struct CheckOptions {
     /// range's base need not have (guard installed later, a push past a disabled hook), nor
     /// does a base that came in by break-glass.
     pub trust_base_fixtures: bool,
-    /// Compare a long range's trees on two threads (`walk_commits`), and where the pack files
-    /// are small enough for each thread to read them apart (`git::packs_fit_apart`), start
-    /// without a commit-graph while the range is listed (`ahead`). `guard check` does; the
-    /// hooks do not: through the pre-receive hook (a 1,000-commit push, its objects in
-    /// quarantine) two threads were no faster and cost more CPU, which a server's other
-    /// pushes want, and a push from a developer's machine is short.
+    /// Compare a long range's trees on two threads (`walk_commits`: from 256 commits on),
+    /// and, in `check`, where the pack files are small enough for each thread to read them
+    /// apart (`git::packs_fit_apart`), start comparing without a commit-graph while the range
+    /// is listed (`ahead`). `guard check` and both hooks do: a 1,000-commit push through the
+    /// pre-receive hook took 0.43 s of guard's time on one thread and 0.25 s on two, each
+    /// thread reading the quarantine through pack readers of its own (12% more CPU).
     pub two_threads: bool,
 }
 

@@ -111,66 +111,116 @@ pub fn reopen(git_dir: &std::path::Path) -> Option<Repository> {
     .ok()
 }
 
-/// Pack files up to this size (the repository's own, together; not its alternates') are read
-/// through readers of each thread's own (`reopen_apart`). The readers' windows share
+/// Pack files up to this size (those of every object directory a handle reads, together) are
+/// read through readers of each thread's own (`reopen_apart`). The readers' windows share
 /// `PACK_MAPPED_LIMIT`, and how much of a pack each touches decides whether they fit, so the
 /// bound is a measured one: on merge histories at 22 MB and 54 MB of pack the readers of
 /// their own made `guard check` 8-30% faster; at 174 MB they kept unmapping each other's
 /// windows, and 39 s became 59-78 s (30-42 s of system time).
 const APART_PACKS_UP_TO: u64 = (PACK_MAPPED_LIMIT as u64) * 2 / 3;
 
+/// The object directories a handle opened from git's environment reads, in the order libgit2
+/// adds them: each of `GIT_ALTERNATE_OBJECT_DIRECTORIES` (colon-separated; empty entries
+/// name nothing), then `GIT_OBJECT_DIRECTORY`, or the repository's own `objects` without it.
+/// In a pre-receive hook these are the push's quarantine and the repository's objects.
+/// `object_dir` and `alternates` are those two variables' values.
+fn object_dirs(
+    repo: &Repository,
+    object_dir: Option<&std::ffi::OsStr>,
+    alternates: Option<&std::ffi::OsStr>,
+) -> Vec<std::path::PathBuf> {
+    let mut dirs: Vec<std::path::PathBuf> = alternates
+        .map(|list| {
+            std::env::split_paths(list)
+                .filter(|dir| !dir.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.push(match object_dir {
+        Some(dir) => dir.into(),
+        None => repo.commondir().join("objects"),
+    });
+    dirs
+}
+
 /// Whether the repository's pack files are small enough to be read through readers of each
-/// thread's own (`APART_PACKS_UP_TO`). A pack directory that cannot be listed is not.
+/// thread's own (`APART_PACKS_UP_TO`): those of every object directory git's environment
+/// names for it, or of its own. A pack directory that cannot be listed is not (one that does
+/// not exist holds nothing).
 pub fn packs_fit_apart(repo: &Repository) -> bool {
-    let packs = repo.commondir().join("objects").join("pack");
-    let Ok(entries) = std::fs::read_dir(packs) else {
-        return false;
-    };
+    let dirs = object_dirs(
+        repo,
+        std::env::var_os("GIT_OBJECT_DIRECTORY").as_deref(),
+        std::env::var_os("GIT_ALTERNATE_OBJECT_DIRECTORIES").as_deref(),
+    );
+    packs_up_to(&dirs, APART_PACKS_UP_TO)
+}
+
+/// Whether the `.pack` files in the `pack` directories of `dirs` total at most `bound` bytes.
+fn packs_up_to(dirs: &[std::path::PathBuf], bound: u64) -> bool {
     let mut total = 0u64;
-    for entry in entries {
-        let Ok(entry) = entry else {
-            return false;
+    for dir in dirs {
+        let entries = match std::fs::read_dir(dir.join("pack")) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(_) => return false,
         };
-        if entry.path().extension().is_some_and(|e| e == "pack") {
-            let Ok(meta) = entry.metadata() else {
+        for entry in entries {
+            let Ok(entry) = entry else {
                 return false;
             };
-            total += meta.len();
+            if entry.path().extension().is_some_and(|e| e == "pack") {
+                let Ok(meta) = entry.metadata() else {
+                    return false;
+                };
+                total = total.saturating_add(meta.len());
+            }
         }
     }
-    total <= APART_PACKS_UP_TO
+    total <= bound
 }
 
 /// A handle like [`reopen`]'s whose object reads wait on no other handle's. libgit2 keeps one
 /// reader per pack file path for the whole process (a lock held while it looks an object up
 /// in the pack's index, a cache of delta bases, the mapped windows), so threads reading
 /// through handles on the same path wait for each other at nearly every object. Handle `n`
-/// (1, 2, ...) spells the object directory with `n` more `./` components, which libgit2 takes
-/// for other pack files: the same files, read through readers of its own.
+/// (1, 2, ...) spells each object directory with `n` more `./` components, which libgit2
+/// takes for other pack files: the same files, read through readers of its own.
 ///
-/// Its object database is the repository's object directory and that directory's
-/// `info/alternates`, so it is `None` when git's environment names object directories (a
-/// hook's quarantine, `GIT_ALTERNATE_OBJECT_DIRECTORIES`): the two handles would not see the
-/// same objects, and a short id (unique among what a handle sees) could come out shorter
-/// through this one. A caller still takes what it reads as read, and a failure (a pack gone
-/// meanwhile) as a reason to read through the usual handle, not as an answer. `None` too
-/// when it cannot be opened, and when the pack files are larger than `APART_PACKS_UP_TO`
-/// (readers of their own share `PACK_MAPPED_LIMIT`).
+/// Its object database is made of the same object directories as [`reopen`]'s, from git's
+/// environment as libgit2 reads it (`object_dirs`: a hook's quarantine and the repository's
+/// objects), each with its `info/alternates`; so both handles see the same objects, and a
+/// short id (unique among what a handle sees) comes out the same through either. A caller
+/// still takes what it reads as read, and a failure (a pack gone meanwhile) as a reason to
+/// read through the usual handle, not as an answer. `None` when it cannot be opened, and
+/// when the pack files are larger than `APART_PACKS_UP_TO` (readers of their own share
+/// `PACK_MAPPED_LIMIT`).
 pub fn reopen_apart(git_dir: &std::path::Path, n: usize) -> Option<Repository> {
-    if ["GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"]
-        .iter()
-        .any(|var| std::env::var_os(var).is_some())
-    {
-        return None;
-    }
+    reopen_apart_from(
+        git_dir,
+        n,
+        std::env::var_os("GIT_OBJECT_DIRECTORY").as_deref(),
+        std::env::var_os("GIT_ALTERNATE_OBJECT_DIRECTORIES").as_deref(),
+    )
+}
+
+/// [`reopen_apart`] with git's two object-directory variables given.
+fn reopen_apart_from(
+    git_dir: &std::path::Path,
+    n: usize,
+    object_dir: Option<&std::ffi::OsStr>,
+    alternates: Option<&std::ffi::OsStr>,
+) -> Option<Repository> {
     let repo = reopen(git_dir)?;
-    if !packs_fit_apart(&repo) {
+    let dirs = object_dirs(&repo, object_dir, alternates);
+    if !packs_up_to(&dirs, APART_PACKS_UP_TO) {
         return None;
     }
-    let objects = repo.commondir().join("objects");
-    let spelled = format!("{}/{}", objects.to_str()?, "./".repeat(n));
     let odb = git2::Odb::new().ok()?;
-    odb.add_disk_alternate(&spelled).ok()?;
+    for dir in &dirs {
+        let spelled = format!("{}/{}", dir.to_str()?, "./".repeat(n));
+        odb.add_disk_alternate(&spelled).ok()?;
+    }
     repo.set_odb(&odb).ok()?;
     Some(repo)
 }
@@ -432,5 +482,47 @@ mod tests {
         assert!(!packs_fit_apart(&repo));
         assert!(reopen_apart(repo.path(), 1).is_none());
         assert!(reopen(repo.path()).is_some());
+    }
+
+    /// A hook's handles read the push's quarantine and the repository's objects, which git
+    /// names in its environment: a handle with readers of its own reads the same directories
+    /// (and gives the same short ids), and their packs count against the bound.
+    #[test]
+    fn readers_apart_read_the_object_directories_gits_environment_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path().join("repo.git")).unwrap();
+        let own = repo.blob(b"in the repository\n").unwrap();
+        let elsewhere = |name: &str, contents: &[u8]| {
+            let other = Repository::init_bare(dir.path().join(name)).unwrap();
+            let id = other.blob(contents).unwrap();
+            (dir.path().join(name).join("objects"), id)
+        };
+        let (quarantine, pushed) = elsewhere("quarantine.git", b"pushed\n");
+        let (alternate, borrowed) = elsewhere("alternate.git", b"borrowed\n");
+        let alternates =
+            std::env::join_paths([alternate.as_path(), std::path::Path::new("")]).unwrap();
+        let apart = reopen_apart_from(
+            repo.path(),
+            1,
+            Some(quarantine.as_os_str()),
+            Some(&alternates),
+        )
+        .unwrap();
+        for id in [pushed, borrowed] {
+            assert!(apart.find_blob(id).is_ok(), "{id}");
+        }
+        // GIT_OBJECT_DIRECTORY stands for the repository's own objects, as it does for git.
+        assert!(apart.find_blob(own).is_err());
+        let plain = reopen_apart_from(repo.path(), 1, None, None).unwrap();
+        assert!(plain.find_blob(own).is_ok());
+        assert!(plain.find_blob(pushed).is_err());
+
+        // A quarantined pack over the bound sends the handle back to the shared readers.
+        let packs = quarantine.join("pack");
+        std::fs::create_dir_all(&packs).unwrap();
+        let file = std::fs::File::create(packs.join("pack-q.pack")).unwrap();
+        file.set_len(APART_PACKS_UP_TO + 1).unwrap();
+        assert!(reopen_apart_from(repo.path(), 1, Some(quarantine.as_os_str()), None).is_none());
+        assert!(reopen_apart_from(repo.path(), 1, None, None).is_some());
     }
 }

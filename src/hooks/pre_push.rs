@@ -235,7 +235,7 @@ fn judge_line(
         artifacts,
         allowed_signers: None,
         describe_all: true,
-        two_threads: false,
+        two_threads: true,
         policy_revision,
         signatures_valid_at: Some(jiff::Timestamp::now()),
         trust_base_fixtures: true,

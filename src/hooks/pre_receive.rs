@@ -595,7 +595,7 @@ fn judge_ref(
         artifacts,
         allowed_signers: config.allowed_signers.clone(),
         describe_all: true,
-        two_threads: false,
+        two_threads: true,
         policy_revision: ctx.policy_ref.1,
         // A key retired before the push signs nothing new, whatever date a commit claims.
         signatures_valid_at: Some(ctx.now),

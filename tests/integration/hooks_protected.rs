@@ -51,6 +51,38 @@ fn fixtures_are_hashed_again_after_a_break_glass_push() {
 }
 
 #[test]
+fn a_long_push_is_judged_in_full_on_two_threads_from_quarantine() {
+    // 300 commits: the hook compares a push of 256 commits or more on two threads, each
+    // reading through pack readers of its own over the object directories git names for the
+    // hook (the push's quarantine, the repository's objects). The agent's edits at both ends
+    // of the push are found, and nothing lands.
+    let s = Server::new("");
+    let first = s.agent_edits_freeze("Park the flaky parser test\n");
+    for k in 0..298 {
+        s.human_change(&format!("notes/n{}.md", k % 7), &format!("Note {k}\n"));
+    }
+    let last = s.agent_edits_freeze("Park another test\n");
+    assert_eq!(
+        s.git(&["rev-list", "--count", &format!("{}..main", s.base)]),
+        "300"
+    );
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
+    for id in [&first, &last] {
+        let short = s.short(id);
+        assert!(
+            pushed
+                .lines()
+                .iter()
+                .any(|line| line.contains("[agent_edit_protected]") && line.contains(&short)),
+            "{short}: {}",
+            pushed.stderr
+        );
+    }
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+}
+
+#[test]
 fn a_push_of_many_fixtures_is_hashed_from_quarantine_on_every_core() {
     // 200 fixtures of about 8 KiB (1.6 MB: hashed on every core, each thread through its own
     // repository handle, which must see the push's quarantined objects), in one push with
