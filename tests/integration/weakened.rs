@@ -495,6 +495,41 @@ fn an_agent_push_that_loosens_an_assertion_is_rejected_by_the_pre_receive_hook()
 }
 
 #[test]
+fn a_test_file_with_a_long_commented_out_block_is_judged_within_the_hook_timeout() {
+    // 20,000 commented-out lines inside a test: tree-sitter's Python scanner looked past the
+    // rest of the run at each of them (minutes, past the hook's default 4 s), so the push was
+    // rejected for taking too long. Read as blank lines, the agent's loosened assertion is
+    // found, and the block alone lands. The tests' servers allow 300 s for a debug build;
+    // this one 20 s (the push takes well under a second).
+    let s = Server::new("");
+    s.config("guard.timeout", "20");
+    write_in(&s.work, "tests/test_calc.py", CALC);
+    s.commit("Add the calc tests\n");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    let parked =
+        "    # assert total([3, 4]) == 7  (parked until the rounding fix)\n".repeat(20_000);
+    let with_block = CALC.replace(
+        "    assert total([]) == 0\n",
+        &format!("    assert total([]) == 0\n{parked}"),
+    );
+    write_in(&s.work, "tests/test_calc.py", &with_block);
+    s.agent_commit("Park the rounding cases\n");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    write_in(
+        &s.work,
+        "tests/test_calc.py",
+        &with_block.replace("rel=1e-9", "rel=0.5"),
+    );
+    let commit = s.agent_commit("Make test_ratio pass\n");
+    s.push(&["origin", "main"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [weakened_test] {} \"Make test_ratio pass\" tests/test_calc.py:20012: widens a tolerance in test tests/test_calc.py::test_ratio",
+        s.short(&commit)
+    ));
+}
+
+#[test]
 fn weakenings_in_both_halves_of_a_long_range_are_each_found() {
     // `guard check` compares a range of 256 commits or more on two threads, in blocks of 64
     // commits, each thread judging its blocks' weakened tests: a weakening at either end is

@@ -305,7 +305,10 @@ pub fn parse(path: &str, text: &[u8]) -> Option<TestFile> {
             parser
         });
         // Parsing fails only when cancelled or without a language.
-        parser.parse(text, None)
+        match language {
+            Language::Python => python::parse(parser, text),
+            Language::Rust => parser.parse(text, None),
+        }
     })?;
     let source = Source { text };
     Some(match language {

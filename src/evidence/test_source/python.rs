@@ -28,6 +28,102 @@ const UNITTEST_SKIPS: &[&str] = &["skip", "skipIf", "skipUnless", "expectedFailu
 /// Calls that skip or expect failure from where they stand.
 const SKIP_CALLS: &[&str] = &["pytest.skip", "pytest.xfail", "pytest.importorskip"];
 
+/// How many times `parse` parses with fewer lines read as blank before it parses the text
+/// as it is.
+const MASK_ROUNDS: usize = 4;
+
+/// Parses Python `text`, its comment-only lines read as blank ones (they are, to Python's
+/// tokenizer, and no comment is read here). tree-sitter-python's scanner looks past every
+/// comment line that follows a line end, to the next line of code, to decide whether the
+/// block ends there; it does so at each of them, so a run of comment lines cost its length
+/// squared: 5,000 commented-out lines inside a test took 4 s, 10,000 after one 19 s.
+///
+/// A line is taken for a comment only if it still is in the parse: a line that starts with
+/// `#` may be inside a triple-quoted string. The lines read as blank are the same length,
+/// so every node spans the same bytes of `text` (and the same lines) as it would in the
+/// text itself. The parse is kept when it has no error and none of those lines lies inside
+/// a string: then, read from the start, the first such line begins outside any string in
+/// the text itself too (the text before it is the same), so it is a comment there, which
+/// Python reads as a blank line, and so on for the next. Lines found inside strings are
+/// read as they are and the text parsed again; after `MASK_ROUNDS`, or on a parse error,
+/// the text is parsed as it is.
+///
+/// Below `MASK_FROM_LINES` comment lines the text is parsed as it is: they cost little.
+pub(super) fn parse(parser: &mut tree_sitter::Parser, text: &[u8]) -> Option<tree_sitter::Tree> {
+    parse_masked(parser, text, MASK_FROM_LINES)
+}
+
+/// Comment lines a Python file has before `parse` reads them as blank: a run of 64 lines of
+/// 40 characters costs the scanner about 80,000 steps (a fraction of a millisecond).
+const MASK_FROM_LINES: usize = 64;
+
+/// `parse`, reading comment lines as blank from `from_lines` of them.
+fn parse_masked(
+    parser: &mut tree_sitter::Parser,
+    text: &[u8],
+    from_lines: usize,
+) -> Option<tree_sitter::Tree> {
+    let mut blank = comment_lines(text);
+    if blank.len() < from_lines {
+        blank.clear();
+    }
+    for _ in 0..MASK_ROUNDS {
+        if blank.is_empty() {
+            break;
+        }
+        let mut masked = text.to_vec();
+        for line in &blank {
+            masked[line.clone()].fill(b' ');
+        }
+        let tree = parser.parse(&masked, None)?;
+        let root = tree.root_node();
+        if root.has_error() {
+            break;
+        }
+        let before = blank.len();
+        blank.retain(|line| !inside_string(root, line.start));
+        if blank.len() == before {
+            return Some(tree);
+        }
+    }
+    parser.parse(text, None)
+}
+
+/// The byte ranges of the comments that fill a line of `text` (from the `#` to the line's
+/// end, without `\r`), past its indentation; not on a line that a backslash continues.
+fn comment_lines(text: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut continued = false;
+    while start < text.len() {
+        let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |at| start + at);
+        let line = &text[start..end];
+        let content = line.strip_suffix(b"\r").unwrap_or(line);
+        let indent = content
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t' | b'\x0c'))
+            .count();
+        if !continued && content.get(indent) == Some(&b'#') {
+            lines.push(start + indent..start + content.len());
+        }
+        continued = content.ends_with(b"\\");
+        start = end + 1;
+    }
+    lines
+}
+
+/// Whether the byte at `at` lies inside a string literal of the tree under `root`.
+fn inside_string(root: Node, at: usize) -> bool {
+    let mut node = root.descendant_for_byte_range(at, at + 1);
+    while let Some(n) = node {
+        if n.kind() == "string" {
+            return true;
+        }
+        node = n.parent();
+    }
+    false
+}
+
 pub(super) fn read(src: &Source, root: Node) -> TestFile {
     let (mut tests, mut helpers) = (Vec::new(), Vec::new());
     let module_skips = scope_skips(src, root);
@@ -225,7 +321,7 @@ fn function(
             "function_definition" | "lambda" | "class_definition" => inner_nested = true,
             "assert_statement" => {
                 inner_asserted = true;
-                let expr = node.named_child(0);
+                let expr = first_named(node);
                 if let Some(strength) = expr.and_then(|e| strength(src, e)) {
                     assertions.push((node.start_byte(), assertion(src, node, strength)));
                 }
@@ -308,7 +404,7 @@ fn strength_within(src: &Source, mut node: Node, depth: usize) -> Option<Strengt
         return Some(Strength::Weak);
     }
     while node.kind() == "parenthesized_expression" {
-        node = node.named_child(0)?;
+        node = first_named(node)?;
     }
     let strength = |n: Node| strength_within(src, n, depth + 1);
     match node.kind() {
@@ -419,8 +515,16 @@ fn truthy(src: &Source, node: Node) -> bool {
         "integer" | "float" => number(&src.text(node)).is_none_or(|v| v != 0.0),
         "string" => descendants(node).any(|n| n.kind() == "string_content"),
         "concatenated_string" => descendants(node).any(|n| n.kind() == "string_content"),
-        _ => node.named_child_count() > 0,
+        _ => first_named(node).is_some(),
     }
+}
+
+/// The first named child of `node` that is not a comment (one may stand first in brackets:
+/// `(  # why` on the line before the expression).
+fn first_named(node: Node) -> Option<Node> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor)
+        .find(|child| child.kind() != "comment")
 }
 
 /// The positional arguments and the keyword arguments (name, value) of a call.
@@ -702,6 +806,119 @@ mod tests {
     fn strengths(file: &TestFile, name: &str) -> Vec<Strength> {
         let f = file.functions.iter().find(|f| f.name == name).unwrap();
         f.assertions.iter().map(|a| a.strength).collect()
+    }
+
+    /// The text parsed as it is, without reading comment lines as blank.
+    fn read_unmasked(text: &str) -> TestFile {
+        read_masked_from(text, usize::MAX)
+    }
+
+    /// The text read with its comment lines read as blank, however few.
+    fn read_masked(text: &str) -> TestFile {
+        read_masked_from(text, 1)
+    }
+
+    fn read_masked_from(text: &str, from_lines: usize) -> TestFile {
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&tree_sitter_python::LANGUAGE.into())
+            .unwrap();
+        let tree = super::parse_masked(&mut parser, text.as_bytes(), from_lines).unwrap();
+        let src = crate::evidence::test_source::Source {
+            text: text.as_bytes(),
+        };
+        super::read(&src, tree.root_node())
+    }
+
+    fn assertion_texts(file: &TestFile, name: &str) -> Vec<(u64, String)> {
+        let f = file.functions.iter().find(|f| f.name == name).unwrap();
+        f.assertions
+            .iter()
+            .map(|a| (a.line, a.text.clone()))
+            .collect()
+    }
+
+    /// 20,000 commented-out lines between two assertions: read as blank lines, they cost
+    /// their length, not its square (parsed as they are, this takes minutes).
+    #[test]
+    fn a_long_run_of_comment_lines_is_read_in_one_pass() {
+        let text = format!(
+            "def test_a(x, y):\n    assert x == 1\n{}    assert y == 2\n\n\ndef test_b():\n    assert f() == 3\n",
+            "    # assert x == 2  (the old expectation)\n".repeat(20_000)
+        );
+        let file = read(&text);
+        assert_eq!(
+            assertion_texts(&file, "test_a"),
+            [
+                (2, "assert x == 1".to_string()),
+                (20_003, "assert y == 2".to_string())
+            ]
+        );
+        assert_eq!(
+            assertion_texts(&file, "test_b"),
+            [(20_007, "assert f() == 3".to_string())]
+        );
+    }
+
+    /// Comments everywhere a test file has them: the file reads the same as when parsed as
+    /// it is, comments and all.
+    #[test]
+    fn comment_lines_read_as_blank_change_nothing_read() {
+        let text = "# module comment\nimport pytest\n\n#: marks\npytestmark = pytest.mark.slow\n\n\nclass TestA:\n    # a class comment\n    def test_one(self, x):\n        # before\n        assert x == 1  # after code\n        #\n        assert f(\n            # inside a call\n            x,\n        ) == 2\n\n    # between methods\n\n    @pytest.mark.skip  # why\n    def test_two(self):\n        return\n        # commented out\n        assert g() == 3\n# dedented comment\n\ndef test_three():\r\n    # a CRLF line\r\n    assert h() == 4\r\n\tx = 1\n";
+        assert_eq!(read_masked(text), read_unmasked(text));
+        let file = read_masked(text);
+        assert_eq!(
+            file.functions
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>(),
+            ["TestA::test_one", "TestA::test_two", "test_three"]
+        );
+    }
+
+    /// A line that starts with `#` inside a triple-quoted string is the string's text, also
+    /// when it holds quotes or ends the string.
+    #[test]
+    fn lines_like_comments_inside_strings_are_read_as_written() {
+        let text = "def test_report(out):\n    assert out == \"\"\"\n# header\n# \"quoted\" 'too'\n\"\"\"\n    assert out != f\"\"\"{\n# a comment in a field\nout}\"\"\"\n\n\ndef test_closing():\n    s = \"\"\"text\n# closes the string \"\"\"; assert s == 1\n    assert t == 2\n";
+        assert_eq!(read_masked(text), read_unmasked(text));
+        let file = read_masked(text);
+        let report = assertion_texts(&file, "test_report");
+        assert_eq!(report.len(), 2, "{report:?}");
+        assert!(report[0].1.contains("# header"), "{report:?}");
+        assert!(report[0].1.contains("\"quoted\""), "{report:?}");
+        assert_eq!(
+            assertion_texts(&file, "test_closing"),
+            [
+                (13, "assert s == 1".to_string()),
+                (14, "assert t == 2".to_string())
+            ]
+        );
+
+        // Read as blank, the line that ends the string would leave it open to the quotes in
+        // the comment below, with the first assertion inside it; and that parses.
+        let text = "def test_hidden(s, t):\n    s = \"\"\"\n# ends here \"\"\"\n    assert s == 1  # \"\"\"\n    assert t == 2\n";
+        assert_eq!(read_masked(text), read_unmasked(text));
+        assert_eq!(
+            assertion_texts(&read_masked(text), "test_hidden"),
+            [
+                (4, "assert s == 1".to_string()),
+                (5, "assert t == 2".to_string())
+            ]
+        );
+    }
+
+    /// In brackets a comment may stand before the expression: the expression is graded, and
+    /// a list of nothing but a comment is empty (a deliberate failure, like `assert []`).
+    #[test]
+    fn a_comment_first_in_brackets_is_not_the_assertion() {
+        let file = read(
+            "def test_a(x):\n    assert (  # the total\n        x == 1\n    )\n    assert [  # nothing\n    ]\n    assert (  # anything\n        x\n    )\n",
+        );
+        assert_eq!(
+            strengths(&file, "test_a"),
+            [Strength::Strong, Strength::Strong, Strength::Weak]
+        );
     }
 
     #[test]
