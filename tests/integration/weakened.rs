@@ -495,6 +495,33 @@ fn an_agent_push_that_loosens_an_assertion_is_rejected_by_the_pre_receive_hook()
 }
 
 #[test]
+fn a_test_file_with_old_macintosh_line_ends_is_read_line_by_line() {
+    // Python reads a carriage return alone as a line end; tree-sitter's grammar did not, and
+    // read such a file as one line holding no test, so any weakening in it went unseen.
+    let p = project();
+    let mac = |text: &str| text.replace('\n', "\r");
+    p.write("tests/test_mac.py", mac(CALC));
+    p.commit_as(HUMAN, "Add the calc tests, as the old editor saves them\n");
+    let run = commit_and_check(
+        &p,
+        AGENT,
+        &[(
+            "tests/test_mac.py",
+            &mac(&CALC.replace("assert total([1, 2]) == 3", "assert total([1, 2])")),
+        )],
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(
+        weakened(&run),
+        [(
+            "tests/test_mac.py".to_string(),
+            7,
+            "tests/test_mac.py::test_total".to_string()
+        )]
+    );
+}
+
+#[test]
 fn a_test_file_with_a_long_commented_out_block_is_judged_within_the_hook_timeout() {
     // 20,000 commented-out lines inside a test: tree-sitter's Python scanner looked past the
     // rest of the run at each of them (minutes, past the hook's default 4 s), so the push was

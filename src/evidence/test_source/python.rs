@@ -49,6 +49,7 @@ const MASK_ROUNDS: usize = 4;
 /// the text is parsed as it is.
 ///
 /// Below `MASK_FROM_LINES` comment lines the text is parsed as it is: they cost little.
+/// Either way a line that ends in a carriage return alone ends there (`lf_line_ends`).
 pub(super) fn parse(parser: &mut tree_sitter::Parser, text: &[u8]) -> Option<tree_sitter::Tree> {
     parse_masked(parser, text, MASK_FROM_LINES)
 }
@@ -63,6 +64,7 @@ fn parse_masked(
     text: &[u8],
     from_lines: usize,
 ) -> Option<tree_sitter::Tree> {
+    let text = &lf_line_ends(text);
     let mut blank = comment_lines(text);
     if blank.len() < from_lines {
         blank.clear();
@@ -87,6 +89,22 @@ fn parse_masked(
         }
     }
     parser.parse(text, None)
+}
+
+/// `text` with each carriage return that ends a line alone (the old Macintosh line end, which
+/// Python reads as one, and tree-sitter's grammar does not) made a line feed: the same
+/// length, so every node spans the same bytes of `text`. Python reads a carriage return
+/// inside a string as a line feed too.
+fn lf_line_ends(text: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let lone = |at: usize| text.get(at + 1) != Some(&b'\n');
+    if !memchr::memchr_iter(b'\r', text).any(lone) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut lf = text.to_vec();
+    for at in memchr::memchr_iter(b'\r', text).filter(|&at| lone(at)) {
+        lf[at] = b'\n';
+    }
+    std::borrow::Cow::Owned(lf)
 }
 
 /// The byte ranges of the comments that fill a line of `text` (from the `#` to the line's
@@ -906,6 +924,34 @@ mod tests {
                 (5, "assert t == 2".to_string())
             ]
         );
+    }
+
+    /// Python reads a carriage return alone as a line end (the old Macintosh one): a file
+    /// written so reads as the same file with line feeds, lines and all, masked or not
+    /// (tree-sitter's grammar read it as one line, and found no test in it).
+    #[test]
+    fn carriage_returns_alone_end_lines() {
+        let lf = "# header\ndef test_a(x):\n    assert x == 1\n    s = \"\"\"a\nb\"\"\"\n\n\ndef test_b():\r\n    assert f() == 2\r\n";
+        let cr = lf
+            .replace("\r\n", "\u{1}")
+            .replace('\n', "\r")
+            .replace('\u{1}', "\r\n");
+        assert_eq!(cr.matches('\r').count(), 9);
+        let expected = [(3, "assert x == 1".to_string())];
+        for file in [read(&cr), read_masked(&cr), read_unmasked(&cr)] {
+            assert_eq!(
+                file.functions
+                    .iter()
+                    .map(|f| (f.name.as_str(), f.line))
+                    .collect::<Vec<_>>(),
+                [("test_a", 2), ("test_b", 8)]
+            );
+            assert_eq!(assertion_texts(&file, "test_a"), expected);
+            assert_eq!(
+                assertion_texts(&file, "test_b"),
+                [(9, "assert f() == 2".to_string())]
+            );
+        }
     }
 
     /// In brackets a comment may stand before the expression: the expression is graded, and
