@@ -167,12 +167,21 @@ impl<'a> Judge<'a> {
     }
 }
 
-/// Test files read, by blob and by whether the path was in `[tests] paths`. Along a range
-/// each commit's new version of a file is the next commit's old one: it is parsed once.
+/// Test files read, by blob, by whether the path was in `[tests] paths` and by the language
+/// its path names (the same blob at `a.rs` and at `test_a.py` reads differently: a decoy
+/// copy at a Rust path, read first, must not stand for the Python file). Along a range each
+/// commit's new version of a file is the next commit's old one: it is parsed once.
 /// Bounded: emptied when full.
 #[derive(Default)]
 struct Parsed {
-    files: HashMap<(Oid, bool), Option<Rc<TestFile>>>,
+    files: HashMap<ParsedKey, Option<Rc<TestFile>>>,
+}
+
+/// What a parsed version is held by: its blob, whether its path is listed, its language.
+type ParsedKey = (Oid, bool, Option<Language>);
+
+fn parsed_key(id: Oid, path: &str, listed: bool) -> ParsedKey {
+    (id, listed, Language::of(path))
 }
 
 /// Versions of test files held at once, at most.
@@ -195,16 +204,17 @@ impl Parsed {
         id: Oid,
         listed: bool,
     ) -> anyhow::Result<Option<Rc<TestFile>>> {
-        if let Some(known) = self.files.get(&(id, listed)) {
+        let key = parsed_key(id, path, listed);
+        if let Some(known) = self.files.get(&key) {
             return Ok(known.clone());
         }
         let bytes = changed::blob(repo, id)?;
         let file = read_test_file(path, &bytes, listed).map(Rc::new);
-        self.hold((id, listed), file.clone());
+        self.hold(key, file.clone());
         Ok(file)
     }
 
-    fn hold(&mut self, key: (Oid, bool), file: Option<Rc<TestFile>>) {
+    fn hold(&mut self, key: ParsedKey, file: Option<Rc<TestFile>>) {
         if self.files.len() >= PARSED_HELD {
             self.files.clear();
         }
@@ -220,9 +230,9 @@ impl Parsed {
         repo: &Repository,
         wanted: &[(Oid, &str, bool)],
     ) -> anyhow::Result<()> {
-        let mut todo: Vec<((Oid, bool), &str)> = Vec::new();
+        let mut todo: Vec<(ParsedKey, &str)> = Vec::new();
         for &(id, path, listed) in wanted {
-            let key = (id, listed);
+            let key = parsed_key(id, path, listed);
             if !self.files.contains_key(&key) && !todo.iter().any(|(k, _)| *k == key) {
                 todo.push((key, path));
             }
@@ -235,7 +245,7 @@ impl Parsed {
             return Ok(());
         }
         let (mut texts, mut held): (Vec<Vec<u8>>, usize) = (Vec::new(), 0);
-        for &((id, _), _) in &todo {
+        for &((id, _, _), _) in &todo {
             if held >= READ_AHEAD_BYTES {
                 break;
             }
@@ -256,7 +266,7 @@ impl Parsed {
             threads,
             || Some(()),
             |(), i| {
-                let ((_, listed), path) = todo[i];
+                let ((_, listed, _), path) = todo[i];
                 read_test_file(path, &texts[i], listed)
             },
         );

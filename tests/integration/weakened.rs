@@ -495,6 +495,34 @@ fn an_agent_push_that_loosens_an_assertion_is_rejected_by_the_pre_receive_hook()
 }
 
 #[test]
+fn copies_of_a_test_file_at_rust_paths_do_not_stand_for_it() {
+    // The same blob at a Rust path and at a Python path reads differently. The agent adds
+    // copies of the test file's old and new text at Rust paths (read first: they sort
+    // first), where they hold no `fn` and so no test; those readings, held by blob, stood
+    // for the Python file's too, and the removed assertion went unseen.
+    let p = project();
+    let weakened_calc = CALC.replace("    assert total([]) == 0\n", "");
+    let run = commit_and_check(
+        &p,
+        AGENT,
+        &[
+            ("tests/a1.rs", CALC),
+            ("tests/a2.rs", &weakened_calc),
+            ("tests/test_calc.py", &weakened_calc),
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(
+        weakened(&run),
+        [(
+            "tests/test_calc.py".to_string(),
+            6,
+            "tests/test_calc.py::test_total".to_string()
+        )]
+    );
+}
+
+#[test]
 fn a_test_file_with_old_macintosh_line_ends_is_read_line_by_line() {
     // Python reads a carriage return alone as a line end; tree-sitter's grammar did not, and
     // read such a file as one line holding no test, so any weakening in it went unseen.

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use tree_sitter::Node;
 
 /// The languages whose tests are read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Language {
     Python,
     Rust,
