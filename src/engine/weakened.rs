@@ -125,23 +125,22 @@ impl<'a> Judge<'a> {
         } else {
             parents.iter().copied().map(Some).collect()
         };
-        let mut per_parent = Vec::with_capacity(sides.len());
-        for parent in sides {
-            per_parent.push(test_files(
-                repo,
-                trees,
-                tree,
-                parent,
-                who,
-                &mut self.parsed,
-            )?);
-        }
-        if per_parent.iter().all(Vec::is_empty) {
-            return Ok(());
-        }
+        let per_parent: anyhow::Result<Vec<Vec<FileVersions>>> = sides
+            .into_iter()
+            .map(|parent| test_files(repo, trees, tree, parent, who, &mut self.parsed))
+            .collect();
+        // A test file that cannot be read (an encoding guard does not read) stops the check
+        // for an agent's commit only: a human's is not judged here.
+        let per_parent = match per_parent {
+            Ok(per_parent) if per_parent.iter().all(Vec::is_empty) => return Ok(()),
+            Ok(per_parent) => Ok(per_parent),
+            Err(e) => Err(e),
+        };
         let Some(agent) = by_pattern.or_else(|| who.agent(&commit)) else {
             return Ok(());
         };
+        let per_parent = per_parent
+            .map_err(|e| e.context(format!("commit {} by an agent", commit.short_id())))?;
         let found = if per_parent.len() == 1 {
             weakened::weakenings(&per_parent[0])
         } else {
@@ -209,7 +208,7 @@ impl Parsed {
             return Ok(known.clone());
         }
         let bytes = changed::blob(repo, id)?;
-        let file = read_test_file(path, &bytes, listed).map(Rc::new);
+        let file = read_test_file(path, &bytes, listed)?.map(Rc::new);
         self.hold(key, file.clone());
         Ok(file)
     }
@@ -277,7 +276,7 @@ impl Parsed {
                     "reading the test files a commit changed failed: a parser thread panicked"
                 );
             };
-            read.push((i, file));
+            read.push((i, file?));
         }
         if self.files.len() + read.len() > PARSED_HELD {
             self.files.clear();
@@ -290,13 +289,20 @@ impl Parsed {
 }
 
 /// The test functions of `text` at `path`; a file outside the test paths whose text cannot
-/// hold a test (no `test` in it) holds none, unparsed.
-fn read_test_file(path: &str, text: &[u8], listed: bool) -> Option<TestFile> {
-    if listed || memchr::memmem::find(text, b"test").is_some() {
+/// hold a test (no `test` in it) holds none, unparsed. A Python file that declares a source
+/// encoding guard does not read as Python does is an error: what its tests assert cannot be
+/// told, and an agent's commit is not judged without it.
+fn read_test_file(path: &str, text: &[u8], listed: bool) -> anyhow::Result<Option<TestFile>> {
+    if let Some((encoding, line)) = test_source::unread_encoding(path, text) {
+        anyhow::bail!(
+            "{path}:{line}: declares the source encoding {encoding:?}, which Python decodes the file from and guard does not read, so what its tests assert cannot be told; save the file as UTF-8 and drop the coding line"
+        );
+    }
+    Ok(if listed || memchr::memmem::find(text, b"test").is_some() {
         test_source::parse(path, text)
     } else {
         Some(TestFile::default())
-    }
+    })
 }
 
 /// The test files `tree` changed against `parent`, read on both sides: files the ledger's

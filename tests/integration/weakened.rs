@@ -523,6 +523,42 @@ fn copies_of_a_test_file_at_rust_paths_do_not_stand_for_it() {
 }
 
 #[test]
+fn an_agent_test_file_in_an_encoding_guard_does_not_read_is_not_let_through() {
+    // Python decodes a file from the encoding its first lines declare. In UTF-7 `+AAo-` is a
+    // line feed, so the comment below ends there and the test returns before its assertion;
+    // read as UTF-8 it is one comment line. An agent's commit with such a file is not judged
+    // blind: the push is rejected and says why. A human's lands (humans' tests are not read).
+    let s = Server::new("");
+    write_in(&s.work, "tests/test_calc.py", CALC);
+    s.commit("Add the calc tests\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    let landed = s.server_ref("refs/heads/main");
+
+    let utf7 = CALC
+        .replace("import pytest\n", "# coding: utf-7\nimport pytest\n")
+        .replace(
+            "def test_total():\n",
+            "def test_total():\n    # see the tracker +AAo-    return\n",
+        );
+    write_in(&s.work, "tests/test_calc.py", &utf7);
+    s.agent_commit("Note the tracker issue\n");
+    let pushed = s.push(&["origin", "main"]);
+    assert!(
+        pushed
+            .stderr
+            .contains("tests/test_calc.py:1: declares the source encoding \"utf-7\"")
+            && pushed.stderr.contains("save the file as UTF-8"),
+        "{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), landed);
+
+    s.git(&["reset", "-q", "--soft", "HEAD~"]);
+    s.commit("Note the tracker issue\n");
+    s.push(&["origin", "main"]).assert_accepted();
+}
+
+#[test]
 fn a_test_file_with_old_macintosh_line_ends_is_read_line_by_line() {
     // Python reads a carriage return alone as a line end; tree-sitter's grammar did not, and
     // read such a file as one line holding no test, so any weakening in it went unseen.

@@ -274,6 +274,15 @@ fn finish(tests: Vec<Draft>, helpers: Vec<Draft>) -> TestFile {
     }
 }
 
+/// For a Python file, the source encoding its first lines declare when guard does not read
+/// it as Python does (`python::unread_encoding`): the encoding's name and the line.
+pub fn unread_encoding(path: &str, text: &[u8]) -> Option<(String, usize)> {
+    match Language::of(path)? {
+        Language::Python => python::unread_encoding(text),
+        Language::Rust => None,
+    }
+}
+
 /// The test functions of `text`, read as the language of `path`; `None` for a file in no
 /// language read here.
 pub fn parse(path: &str, text: &[u8]) -> Option<TestFile> {

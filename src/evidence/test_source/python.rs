@@ -28,6 +28,46 @@ const UNITTEST_SKIPS: &[&str] = &["skip", "skipIf", "skipUnless", "expectedFailu
 /// Calls that skip or expect failure from where they stand.
 const SKIP_CALLS: &[&str] = &["pytest.skip", "pytest.xfail", "pytest.importorskip"];
 
+/// The source encoding the first two lines of Python `text` declare (PEP 263's
+/// `# -*- coding: NAME -*-`), with its 1-based line, when it is one guard does not read as
+/// Python does. Python decodes the whole file from it before reading it, and guard reads
+/// UTF-8: in UTF-7 `+AAo-` is a line feed, in Shift JIS `\x83\x5c` is one character whose
+/// second byte is a backslash, so a `return` or a string's end that Python reads is not
+/// where guard reads one. UTF-8, ASCII and the ASCII-compatible single-byte encodings
+/// (Latin-1, ISO 8859, Windows' code pages) read the same. Both lines are looked at
+/// whatever the first holds: a declaration Python would not take refuses nothing it reads.
+pub(super) fn unread_encoding(text: &[u8]) -> Option<(String, usize)> {
+    static DECLARATION: std::sync::OnceLock<regex::bytes::Regex> = std::sync::OnceLock::new();
+    static READ_ALIKE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let declaration = DECLARATION.get_or_init(|| {
+        regex::bytes::Regex::new(r"^[ \t\x0c]*#.*?coding[:=][ \t]*([-_.a-zA-Z0-9]+)")
+            .expect("PEP 263's pattern compiles")
+    });
+    let read_alike = READ_ALIKE.get_or_init(|| {
+        regex::Regex::new(
+            r"^(utf-?8(-.*)?|(us-)?ascii|646|latin-?[0-9]+|l[0-9]+|iso-?8859-[0-9]+|iso-latin-[0-9]+|cp(819|125[0-8])|windows-125[0-8])$",
+        )
+        .expect("the pattern compiles")
+    });
+    let mut start = 0;
+    for number in 1..=2 {
+        let rest = text.get(start..)?;
+        let len = memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len());
+        if let Some(name) = declaration.captures(&rest[..len]).and_then(|c| c.get(1)) {
+            let name = String::from_utf8_lossy(name.as_bytes()).to_ascii_lowercase();
+            let normal = name.replace('_', "-");
+            return (!read_alike.is_match(&normal)).then_some((name, number));
+        }
+        start += len
+            + if rest[len..].starts_with(b"\r\n") {
+                2
+            } else {
+                1
+            };
+    }
+    None
+}
+
 /// How many times `parse` parses with fewer lines read as blank before it parses the text
 /// as it is.
 const MASK_ROUNDS: usize = 4;
@@ -951,6 +991,46 @@ mod tests {
                 assertion_texts(&file, "test_b"),
                 [(9, "assert f() == 2".to_string())]
             );
+        }
+    }
+
+    /// PEP 263 declarations on the first two lines, as Python finds them: those of encodings
+    /// that read unlike UTF-8 are named, with their line; the others are not.
+    #[test]
+    fn source_encodings_read_unlike_utf8_are_named() {
+        use super::unread_encoding;
+        let named = |text: &str| unread_encoding(text.as_bytes());
+        assert_eq!(named("# coding: utf-7\n"), Some(("utf-7".into(), 1)));
+        assert_eq!(
+            named("#!/usr/bin/env python\n# -*- coding: Shift_JIS -*-\n"),
+            Some(("shift_jis".into(), 2))
+        );
+        assert_eq!(
+            named("#!/usr/bin/env python\r\n# vim: set fileencoding=unicode_escape :\r\n"),
+            Some(("unicode_escape".into(), 2))
+        );
+        assert_eq!(
+            named("#!python\r# coding=euc-jp\r"),
+            Some(("euc-jp".into(), 2))
+        );
+        assert_eq!(
+            named("  \x0c# coding: utf_16\n"),
+            Some(("utf_16".into(), 1))
+        );
+        for read_alike in [
+            "# -*- coding: utf-8 -*-\n",
+            "# coding: UTF8\n",
+            "# coding: utf-8-sig\n",
+            "# coding: latin-1\n",
+            "# coding: iso8859_15\n",
+            "# coding: cp1252\n",
+            "# coding: ascii\n",
+            "import os\n\n# coding: utf-7\n",
+            "x = 1  # coding: utf-7\n",
+            "def test_a():\n    assert True\n",
+            "",
+        ] {
+            assert_eq!(named(read_alike), None, "{read_alike:?}");
         }
     }
 
