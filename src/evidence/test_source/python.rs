@@ -468,11 +468,25 @@ fn strength_within(src: &Source, mut node: Node, depth: usize) -> Option<Strengt
     match node.kind() {
         "comparison_operator" => {
             let mut cursor = node.walk();
-            let operands: Vec<Node> = node.named_children(&mut cursor).collect();
+            let operands: Vec<Node> = node
+                .named_children(&mut cursor)
+                .filter(|o| o.kind() != "comment")
+                .collect();
             if operands.iter().all(|o| is_constant(*o)) {
                 return None;
             }
-            if operands.len() == 2 && src.normal(operands[0]) == src.normal(operands[1]) {
+            // `x == (x)` compares a thing with itself as surely as `x == x`.
+            let bare = |o: Node| {
+                let mut o = o;
+                while o.kind() == "parenthesized_expression" {
+                    match first_named(o) {
+                        Some(inner) => o = inner,
+                        None => break,
+                    }
+                }
+                src.normal(o)
+            };
+            if operands.len() == 2 && bare(operands[0]) == bare(operands[1]) {
                 return None;
             }
             let operators: String = {
@@ -560,7 +574,13 @@ fn is_constant(node: Node) -> bool {
             || is_literal(n.kind())
             || matches!(
                 n.kind(),
-                "string_start" | "string_content" | "string_end" | "escape_sequence" | "pair"
+                "string_start"
+                    | "string_content"
+                    | "string_end"
+                    | "escape_sequence"
+                    | "pair"
+                    | "parenthesized_expression"
+                    | "comment"
             )
     })
 }
@@ -1032,6 +1052,18 @@ mod tests {
         ] {
             assert_eq!(named(read_alike), None, "{read_alike:?}");
         }
+    }
+
+    /// Brackets and comments do not make a comparison that cannot fail into one that can.
+    #[test]
+    fn comparisons_that_cannot_fail_in_brackets_are_not_assertions() {
+        let file = read(
+            "def test_a(x):\n    assert 1 == (1)\n    assert x == (x)\n    assert ((x)) == x\n    assert (  # c\n        1, 2) == (1, 2)\n    assert x == (  # the same\n        x\n    )\n    assert x == (y)\n",
+        );
+        assert_eq!(
+            assertion_texts(&file, "test_a"),
+            [(10, "assert x == (y)".to_string())]
+        );
     }
 
     /// In brackets a comment may stand before the expression: the expression is graded, and
