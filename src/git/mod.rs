@@ -211,6 +211,10 @@ fn reopen_apart_from(
     object_dir: Option<&std::ffi::OsStr>,
     alternates: Option<&std::ffi::OsStr>,
 ) -> Option<Repository> {
+    // An empty GIT_OBJECT_DIRECTORY names no directory (spelled apart it would name `/`).
+    if object_dir.is_some_and(|dir| dir.is_empty()) {
+        return None;
+    }
     let repo = reopen(git_dir)?;
     let dirs = object_dirs(&repo, object_dir, alternates);
     if !packs_up_to(&dirs, APART_PACKS_UP_TO) {
@@ -524,5 +528,7 @@ mod tests {
         file.set_len(APART_PACKS_UP_TO + 1).unwrap();
         assert!(reopen_apart_from(repo.path(), 1, Some(quarantine.as_os_str()), None).is_none());
         assert!(reopen_apart_from(repo.path(), 1, None, None).is_some());
+        // An empty GIT_OBJECT_DIRECTORY would be `/` spelled apart: no such handle.
+        assert!(reopen_apart_from(repo.path(), 1, Some(std::ffi::OsStr::new("")), None).is_none());
     }
 }
