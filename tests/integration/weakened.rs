@@ -495,6 +495,89 @@ fn an_agent_push_that_loosens_an_assertion_is_rejected_by_the_pre_receive_hook()
 }
 
 #[test]
+fn an_assertion_moved_where_it_may_not_run_is_loosened() {
+    // The assertion's text is unchanged, but it no longer always runs: under `if False:`, in
+    // a loop over nothing, or in a `try` whose handler swallows its failure.
+    for (wrapped, header) in [
+        (
+            "    if False:\n        assert total([1, 2]) == 3\n",
+            "if False:",
+        ),
+        (
+            "    for _ in []:\n        assert total([1, 2]) == 3\n",
+            "for _ in []:",
+        ),
+        (
+            "    while False:\n        assert total([1, 2]) == 3\n",
+            "while False:",
+        ),
+        (
+            "    try:\n        assert total([1, 2]) == 3\n    except AssertionError:\n        pass\n",
+            "try:",
+        ),
+    ] {
+        let p = project();
+        let calc = CALC.replace("    assert total([1, 2]) == 3\n", wrapped);
+        let run = commit_and_check(&p, AGENT, &[("tests/test_calc.py", &calc)]);
+        assert_eq!(run.code, 1, "{header}: {}", run.stdout);
+        assert_eq!(
+            weakened(&run),
+            [(
+                "tests/test_calc.py".to_string(),
+                8,
+                "tests/test_calc.py::test_total".to_string()
+            )],
+            "{header}"
+        );
+        let shown = format!("`+assert total([1, 2]) == 3 [only under: {header}]`");
+        assert!(
+            messages(&run)
+                .iter()
+                .any(|m| m.contains("loosens an assertion") && m.contains(&shown)),
+            "{header}: {:?}",
+            messages(&run)
+        );
+    }
+
+    // An assertion that already ran in a loop, left as it was, is no finding.
+    let p = project();
+    let looped = CALC.replace(
+        "    assert total([]) == 0\n",
+        "    for rows in ([], [0]):\n        assert total(rows) == 0\n",
+    );
+    p.write("tests/test_calc.py", &looped);
+    p.commit_as(HUMAN, "Check the empty totals in a loop\n");
+    let run = commit_and_check(
+        &p,
+        AGENT,
+        &[(
+            "tests/test_calc.py",
+            &format!("{looped}\n\ndef test_more():\n    assert total([2]) == 2\n"),
+        )],
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+
+    // Through the pre-receive hook.
+    let s = Server::new("");
+    write_in(&s.work, "tests/test_calc.py", CALC);
+    s.commit("Add the calc tests\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    write_in(
+        &s.work,
+        "tests/test_calc.py",
+        &CALC.replace(
+            "    assert total([1, 2]) == 3\n",
+            "    if False:\n        assert total([1, 2]) == 3\n",
+        ),
+    );
+    let commit = s.agent_commit("Tidy test_total\n");
+    s.push(&["origin", "main"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [weakened_test] {} \"Tidy test_total\" tests/test_calc.py:8: loosens an assertion",
+        s.short(&commit)
+    ));
+}
+
+#[test]
 fn copies_of_a_test_file_at_rust_paths_do_not_stand_for_it() {
     // The same blob at a Rust path and at a Python path reads differently. The agent adds
     // copies of the test file's old and new text at Rust paths (read first: they sort

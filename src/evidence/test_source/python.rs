@@ -6,7 +6,7 @@ use tree_sitter::Node;
 
 use super::{
     Assertion, Call, Draft, Looser, Site, Source, Strength, TestFile, TestFunction, Tolerance,
-    descendants, finish, line, normal_text, number,
+    descendants, finish, line, normal_text, number, shorten,
 };
 
 /// Statements whose blocks may hold definitions that pytest still collects.
@@ -342,6 +342,28 @@ fn raises_skip(src: &Source, raise: Node) -> bool {
     text.contains("SkipTest") || text.contains("skip.Exception")
 }
 
+/// Statements whose body may not run, or whose failures may be caught: an assertion moved
+/// into one (`if False:`, `for _ in []:`, `try: .. except AssertionError: pass`) checks
+/// less than one the test always runs.
+const MAY_SKIP: &[&str] = &[
+    "if_statement",
+    "for_statement",
+    "while_statement",
+    "try_statement",
+    "match_statement",
+];
+
+/// `a` as it stands inside `statement` (one of `MAY_SKIP`): weak, and named with the
+/// statement's first line, so that the same assertion moved into or out of it is another.
+fn conditional(src: &Source, mut a: Assertion, statement: Node) -> Assertion {
+    let text = src.text(statement);
+    let first = text.lines().next().unwrap_or_default();
+    a.strength = Strength::Weak;
+    let first = first.split_whitespace().collect::<Vec<_>>().join(" ");
+    a.text = format!("{} [only under: {}]", a.text, shorten(&first));
+    a
+}
+
 fn site(src: &Source, node: Node) -> Site {
     Site {
         line: line(node),
@@ -370,18 +392,29 @@ fn function(
     let mut returns: Vec<(usize, Site)> = Vec::new();
     let mut calls: Vec<(usize, Call)> = Vec::new();
     let body = def.child_by_field_name("body");
-    // (node, inside a nested function or class, inside an assertion)
-    let mut stack: Vec<(Node, bool, bool)> = body.into_iter().map(|b| (b, false, false)).collect();
-    while let Some((node, nested, asserted)) = stack.pop() {
+    // (node, inside a nested function or class, inside an assertion, the innermost statement
+    // that may leave it unrun)
+    let mut stack: Vec<(Node, bool, bool, Option<Node>)> =
+        body.into_iter().map(|b| (b, false, false, None)).collect();
+    while let Some((node, nested, asserted, under)) = stack.pop() {
         let mut inner_nested = nested;
         let mut inner_asserted = asserted;
+        let mut inner_under = under;
+        let only_under = |a: Assertion| match under {
+            Some(statement) => conditional(src, a, statement),
+            None => a,
+        };
         match node.kind() {
             "function_definition" | "lambda" | "class_definition" => inner_nested = true,
+            kind if MAY_SKIP.contains(&kind) => inner_under = Some(node),
             "assert_statement" => {
                 inner_asserted = true;
                 let expr = first_named(node);
                 if let Some(strength) = expr.and_then(|e| strength(src, e)) {
-                    assertions.push((node.start_byte(), assertion(src, node, strength)));
+                    assertions.push((
+                        node.start_byte(),
+                        only_under(assertion(src, node, strength)),
+                    ));
                 }
             }
             "call" => {
@@ -407,7 +440,11 @@ fn function(
                     } else {
                         inner_asserted = true;
                     }
-                    assertions.extend(found.into_iter().map(|a| (node.start_byte(), a)));
+                    assertions.extend(
+                        found
+                            .into_iter()
+                            .map(|a| (node.start_byte(), only_under(a))),
+                    );
                 }
                 tolerances.extend(call_tolerances(src, node));
             }
@@ -419,7 +456,7 @@ fn function(
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children.into_iter().rev() {
-            stack.push((child, inner_nested, inner_asserted));
+            stack.push((child, inner_nested, inner_asserted, inner_under));
         }
     }
     Draft {
