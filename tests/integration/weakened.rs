@@ -497,7 +497,8 @@ fn an_agent_push_that_loosens_an_assertion_is_rejected_by_the_pre_receive_hook()
 #[test]
 fn an_assertion_moved_where_it_may_not_run_is_loosened() {
     // The assertion's text is unchanged, but it no longer always runs: under `if False:`, in
-    // a loop over nothing, or in a `try` whose handler swallows its failure.
+    // a loop over nothing, or in a `try` whose handler swallows its failure (and in Rust
+    // under `if false`).
     for (wrapped, header) in [
         (
             "    if False:\n        assert total([1, 2]) == 3\n",
@@ -556,6 +557,23 @@ fn an_assertion_moved_where_it_may_not_run_is_loosened() {
         )],
     );
     assert_eq!(run.code, 0, "{}", run.stdout);
+
+    // Rust: the same under `if false`.
+    let p = project();
+    let lib = LIB.replace(
+        "        assert_eq!(add(1, 2), 3);\n",
+        "        if false {\n            assert_eq!(add(1, 2), 3);\n        }\n",
+    );
+    let run = commit_and_check(&p, AGENT, &[("src/lib.rs", &lib)]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(
+        weakened(&run),
+        [(
+            "src/lib.rs".to_string(),
+            12,
+            "src/lib.rs::tests::adds".to_string()
+        )]
+    );
 
     // Through the pre-receive hook.
     let s = Server::new("");

@@ -326,6 +326,18 @@ pub fn parse(path: &str, text: &[u8]) -> Option<TestFile> {
     })
 }
 
+/// Assertion `a` as it stands inside `statement`, whose body may not run or whose failures
+/// may be caught (`if False:`, `for _ in []:`, `if false { .. }`): weak, and named with the
+/// statement's first line, so that the same assertion moved into or out of it is another.
+fn conditional(src: &Source, mut a: Assertion, statement: Node) -> Assertion {
+    let text = src.text(statement);
+    let first = text.lines().next().unwrap_or_default();
+    let first = first.split_whitespace().collect::<Vec<_>>().join(" ");
+    a.strength = Strength::Weak;
+    a.text = format!("{} [only under: {}]", a.text, shorten(&first));
+    a
+}
+
 /// The text being read, for node texts.
 struct Source<'t> {
     text: &'t [u8],

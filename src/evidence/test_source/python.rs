@@ -6,7 +6,7 @@ use tree_sitter::Node;
 
 use super::{
     Assertion, Call, Draft, Looser, Site, Source, Strength, TestFile, TestFunction, Tolerance,
-    descendants, finish, line, normal_text, number, shorten,
+    descendants, finish, line, normal_text, number,
 };
 
 /// Statements whose blocks may hold definitions that pytest still collects.
@@ -353,17 +353,6 @@ const MAY_SKIP: &[&str] = &[
     "match_statement",
 ];
 
-/// `a` as it stands inside `statement` (one of `MAY_SKIP`): weak, and named with the
-/// statement's first line, so that the same assertion moved into or out of it is another.
-fn conditional(src: &Source, mut a: Assertion, statement: Node) -> Assertion {
-    let text = src.text(statement);
-    let first = text.lines().next().unwrap_or_default();
-    a.strength = Strength::Weak;
-    let first = first.split_whitespace().collect::<Vec<_>>().join(" ");
-    a.text = format!("{} [only under: {}]", a.text, shorten(&first));
-    a
-}
-
 fn site(src: &Source, node: Node) -> Site {
     Site {
         line: line(node),
@@ -401,7 +390,7 @@ fn function(
         let mut inner_asserted = asserted;
         let mut inner_under = under;
         let only_under = |a: Assertion| match under {
-            Some(statement) => conditional(src, a, statement),
+            Some(statement) => super::conditional(src, a, statement),
             None => a,
         };
         match node.kind() {

@@ -102,6 +102,15 @@ fn site(src: &Source, node: Node) -> Site {
     }
 }
 
+/// Expressions whose body may not run: an assertion moved into one (`if false { .. }`,
+/// `for _ in [] { .. }`) checks less than one the test always runs.
+const MAY_SKIP: &[&str] = &[
+    "if_expression",
+    "for_expression",
+    "while_expression",
+    "match_expression",
+];
+
 fn function(src: &Source, def: Node, attributes: &[Node], name: String) -> Draft {
     let skips = attributes
         .iter()
@@ -113,15 +122,23 @@ fn function(src: &Source, def: Node, attributes: &[Node], name: String) -> Draft
     let mut tolerances = Vec::new();
     let mut calls: Vec<(usize, Call)> = Vec::new();
     let body = def.child_by_field_name("body");
-    // (node, inside a closure or nested function)
-    let mut stack: Vec<(Node, bool)> = body.into_iter().map(|b| (b, false)).collect();
-    while let Some((node, nested)) = stack.pop() {
+    // (node, inside a closure or nested function, the innermost expression that may leave it
+    // unrun)
+    let mut stack: Vec<(Node, bool, Option<Node>)> =
+        body.into_iter().map(|b| (b, false, None)).collect();
+    while let Some((node, nested, under)) = stack.pop() {
         let mut inner_nested = nested;
+        let mut inner_under = under;
         match node.kind() {
             "closure_expression" | "function_item" => inner_nested = true,
+            kind if MAY_SKIP.contains(&kind) => inner_under = Some(node),
             "macro_invocation" => {
                 let read = assertion_macro(src, node);
-                assertions.extend(read.assertion.map(|a| (node.start_byte(), a)));
+                let only_under = |a: Assertion| match under {
+                    Some(expression) => super::conditional(src, a, expression),
+                    None => a,
+                };
+                assertions.extend(read.assertion.map(|a| (node.start_byte(), only_under(a))));
                 tolerances.extend(read.tolerances);
                 continue;
             }
@@ -153,7 +170,7 @@ fn function(src: &Source, def: Node, attributes: &[Node], name: String) -> Draft
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children.into_iter().rev() {
-            stack.push((child, inner_nested));
+            stack.push((child, inner_nested, inner_under));
         }
     }
     Draft {
