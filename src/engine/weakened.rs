@@ -131,11 +131,12 @@ impl<'a> Judge<'a> {
             .collect();
         // A test file that cannot be read (an encoding guard does not read) stops the check
         // for an agent's commit only: a human's is not judged here.
-        let per_parent = match per_parent {
-            Ok(per_parent) if per_parent.iter().all(Vec::is_empty) => return Ok(()),
-            Ok(per_parent) => Ok(per_parent),
-            Err(e) => Err(e),
-        };
+        if per_parent
+            .as_ref()
+            .is_ok_and(|p| p.iter().all(Vec::is_empty))
+        {
+            return Ok(());
+        }
         let Some(agent) = by_pattern.or_else(|| who.agent(&commit)) else {
             return Ok(());
         };

@@ -596,6 +596,27 @@ fn an_assertion_moved_where_it_may_not_run_is_loosened() {
 }
 
 #[test]
+fn a_block_of_many_assertions_under_one_statement_is_read_once() {
+    // Each assertion under a statement that may not run is named by the statement's first
+    // line. Read from the whole statement's text, 20,000 assertions under one `if` copied it
+    // 20,000 times (8.7 s in a release build, past the hooks' default timeout); 40,000 here,
+    // with 15 s allowed (the whole test takes about 4 s when the first line alone is read,
+    // in a debug build, and runs out of time without).
+    let s = Server::new("");
+    s.config("guard.timeout", "15");
+    write_in(&s.work, "tests/test_calc.py", CALC);
+    s.commit("Add the calc tests\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    let many: String = (0..40_000)
+        .map(|i| format!("        assert total([{i}]) == {i}\n"))
+        .collect();
+    let calc = format!("{CALC}\n\ndef test_each(rows):\n    if rows:\n{many}");
+    write_in(&s.work, "tests/test_calc.py", &calc);
+    s.agent_commit("Check every single-row total\n");
+    s.push(&["origin", "main"]).assert_accepted();
+}
+
+#[test]
 fn copies_of_a_test_file_at_rust_paths_do_not_stand_for_it() {
     // The same blob at a Rust path and at a Python path reads differently. The agent adds
     // copies of the test file's old and new text at Rust paths (read first: they sort

@@ -329,9 +329,12 @@ pub fn parse(path: &str, text: &[u8]) -> Option<TestFile> {
 /// Assertion `a` as it stands inside `statement`, whose body may not run or whose failures
 /// may be caught (`if False:`, `for _ in []:`, `if false { .. }`): weak, and named with the
 /// statement's first line, so that the same assertion moved into or out of it is another.
+/// Only the statement's first line is read: a block of thousands of assertions is not
+/// copied once for each of them.
 fn conditional(src: &Source, mut a: Assertion, statement: Node) -> Assertion {
-    let text = src.text(statement);
-    let first = text.lines().next().unwrap_or_default();
+    let text = src.text.get(statement.byte_range()).unwrap_or_default();
+    let first = &text[..memchr::memchr2(b'\n', b'\r', text).unwrap_or(text.len())];
+    let first = String::from_utf8_lossy(first);
     let first = first.split_whitespace().collect::<Vec<_>>().join(" ");
     a.strength = Strength::Weak;
     a.text = format!("{} [only under: {}]", a.text, shorten(&first));

@@ -487,9 +487,7 @@ fn strength_within(src: &Source, mut node: Node, depth: usize) -> Option<Strengt
     if depth > MAX_CONDITION_DEPTH {
         return Some(Strength::Weak);
     }
-    while node.kind() == "parenthesized_expression" {
-        node = first_named(node)?;
-    }
+    node = unparenthesized(node)?;
     let strength = |n: Node| strength_within(src, n, depth + 1);
     match node.kind() {
         "comparison_operator" => {
@@ -502,16 +500,7 @@ fn strength_within(src: &Source, mut node: Node, depth: usize) -> Option<Strengt
                 return None;
             }
             // `x == (x)` compares a thing with itself as surely as `x == x`.
-            let bare = |o: Node| {
-                let mut o = o;
-                while o.kind() == "parenthesized_expression" {
-                    match first_named(o) {
-                        Some(inner) => o = inner,
-                        None => break,
-                    }
-                }
-                src.normal(o)
-            };
+            let bare = |o: Node| unparenthesized(o).map(|o| src.normal(o));
             if operands.len() == 2 && bare(operands[0]) == bare(operands[1]) {
                 return None;
             }
@@ -621,6 +610,14 @@ fn truthy(src: &Source, node: Node) -> bool {
         "concatenated_string" => descendants(node).any(|n| n.kind() == "string_content"),
         _ => first_named(node).is_some(),
     }
+}
+
+/// `node` without the brackets around it; `None` for empty brackets.
+fn unparenthesized(mut node: Node) -> Option<Node> {
+    while node.kind() == "parenthesized_expression" {
+        node = first_named(node)?;
+    }
+    Some(node)
 }
 
 /// The first named child of `node` that is not a comment (one may stand first in brackets:
