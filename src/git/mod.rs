@@ -12,6 +12,7 @@ mod date_walk;
 pub mod fsck;
 pub mod graph;
 pub mod lineage;
+pub mod pack_blob;
 pub mod path_variants;
 pub mod protected;
 pub mod range;
@@ -141,6 +142,20 @@ fn object_dirs(
         None => repo.commondir().join("objects"),
     });
     dirs
+}
+
+/// The object directories a handle opened from git's environment reads ([`object_dirs`]),
+/// or `None` when `GIT_OBJECT_DIRECTORY` is set but empty (it names no directory).
+pub fn env_object_dirs(repo: &Repository) -> Option<Vec<std::path::PathBuf>> {
+    let object_dir = std::env::var_os("GIT_OBJECT_DIRECTORY");
+    if object_dir.as_ref().is_some_and(|dir| dir.is_empty()) {
+        return None;
+    }
+    Some(object_dirs(
+        repo,
+        object_dir.as_deref(),
+        std::env::var_os("GIT_ALTERNATE_OBJECT_DIRECTORIES").as_deref(),
+    ))
 }
 
 /// Whether the repository's pack files are small enough to be read through readers of each
@@ -401,6 +416,27 @@ pub fn trailers(message: &[u8]) -> Vec<(String, String)> {
             .collect(),
         Err(_) => Vec::new(),
     }
+}
+
+/// `git` run in `dir` for unit tests: no system or user configuration, one identity and
+/// date; its output, trimmed.
+#[cfg(test)]
+pub(crate) fn test_git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "A")
+        .env("GIT_AUTHOR_EMAIL", "a@example.com")
+        .env("GIT_COMMITTER_NAME", "A")
+        .env("GIT_COMMITTER_EMAIL", "a@example.com")
+        .env("GIT_AUTHOR_DATE", "2025-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2025-01-01T00:00:00Z")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
 #[cfg(test)]

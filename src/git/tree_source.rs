@@ -15,15 +15,18 @@ use crate::error::InputError;
 use crate::evidence::fixtures::FixtureState;
 use crate::evidence::fixtures::{cores, parallel, sha256_bytes};
 use crate::git::fsck::{self, MalformedTree};
+use crate::git::pack_blob::PackBlobs;
 use crate::git::raw_tree::RawTree;
 use crate::source::{Listing, Source};
 use crate::workspace::check_relative;
+use sha2::{Digest, Sha256};
 
 const SYMLINK_MODE: i32 = 0o120000;
 
-/// Below this many bytes of blobs to hash, one thread hashes them sooner than a handle per
-/// core is opened (about a millisecond of SHA-256).
-const PARALLEL_MIN_BYTES: usize = 1 << 20;
+/// Below this many bytes of blobs to hash, the calling thread reads them through `repo`
+/// sooner than threads open pack indexes and handles of their own (about a millisecond of
+/// SHA-256).
+const PARALLEL_MIN_BYTES: u64 = 1 << 20;
 
 /// The tree of one commit.
 pub struct GitTree<'r> {
@@ -268,30 +271,37 @@ impl<'r> GitTree<'r> {
 }
 
 /// The SHA-256 of each blob of `ids`, in order. Above [`PARALLEL_MIN_BYTES`], on every core,
-/// largest first, each thread reading through its own handle on the repository (inflating
-/// from the pack costs about as much as hashing, so both run in parallel). A blob no thread
-/// could read is read again through `repo`: only its own error counts.
+/// largest first, each thread streaming blobs out of the packs itself (`PackBlobs`) and
+/// reading the others through a handle of its own on the repository. A blob no thread could
+/// read is read again through `repo`: only its own error counts.
 fn hash_blobs(repo: &Repository, ids: &[Oid]) -> Vec<Result<String, git2::Error>> {
     let mut hashed: Vec<Option<String>> = vec![None; ids.len()];
-    let threads = cores();
-    if ids.len() > 1 && threads > 1 {
-        // The object headers give the sizes without reading the blobs.
-        let sizes: Vec<usize> = match repo.odb() {
-            Ok(odb) => ids
-                .iter()
-                .map(|&id| odb.read_header(id).map_or(0, |(size, _)| size))
-                .collect(),
-            Err(_) => vec![0; ids.len()],
-        };
-        if sizes.iter().sum::<usize>() >= PARALLEL_MIN_BYTES {
+    // The object headers give the sizes without reading the blobs.
+    let sizes: Vec<u64> = match repo.odb() {
+        Ok(odb) => ids
+            .iter()
+            .map(|&id| odb.read_header(id).map_or(0, |(size, _)| size as u64))
+            .collect(),
+        Err(_) => vec![0; ids.len()],
+    };
+    if sizes.iter().sum::<u64>() >= PARALLEL_MIN_BYTES {
+        if let Some(dirs) = crate::git::env_object_dirs(repo) {
             let mut order: Vec<usize> = (0..ids.len()).collect();
             order.sort_by_key(|&i| std::cmp::Reverse(sizes[i]));
             let git_dir = repo.path().to_path_buf();
             let done = parallel(
                 order.len(),
-                threads,
-                || crate::git::reopen(&git_dir),
-                |handle, k| hash_blob(handle, ids[order[k]]).ok(),
+                cores(),
+                || Some((PackBlobs::open(&dirs), None::<Option<Repository>>)),
+                |(packs, handle), k| {
+                    let i = order[k];
+                    let mut hasher = Sha256::new();
+                    if packs.stream(ids[i], sizes[i], |piece| hasher.update(piece)) {
+                        return Some(hex::encode(hasher.finalize()));
+                    }
+                    let handle = handle.get_or_insert_with(|| crate::git::reopen(&git_dir));
+                    hash_blob(handle.as_ref()?, ids[i]).ok()
+                },
             );
             for (k, digest) in done.into_iter().enumerate() {
                 hashed[order[k]] = digest.flatten();

@@ -1340,18 +1340,33 @@ fn fixture_and_lockfile_updated_together_by_a_human_merge() {
     );
 }
 
+/// Writes `corpus` into `repo()`'s fixtures and the lockfile coreutils gives for all of them;
+/// the fixtures' paths.
+fn write_locked<'c>(p: &Project, corpus: &'c [(String, Vec<u8>)]) -> Vec<&'c str> {
+    for (path, bytes) in corpus {
+        p.write(path, bytes);
+    }
+    let mut rels: Vec<&str> = vec!["tests/fixtures/batch.ndjson", "tests/fixtures/invoice.json"];
+    rels.extend(corpus.iter().map(|(path, _)| path.as_str()));
+    p.write("qa/fixtures.lock.json", sha256sum_lockfile(p.root(), &rels));
+    rels
+}
+
+/// The run's one `fixture_digest` finding is `drifted`'s, naming the digest of `bytes`.
+fn assert_drifted(run: &Run, drifted: &str, bytes: &[u8]) {
+    let f = only(&run.json(), "fixture_digest");
+    assert_eq!(f["path"], drifted);
+    let message = f["message"].as_str().unwrap();
+    assert!(message.contains(&sha256sum(bytes)), "{message}");
+}
+
 #[test]
 fn many_fixtures_hashed_on_every_core_name_the_one_that_drifted() {
     let (p, base) = repo();
     // 200 fixtures of 8 KiB, 1.6 MB in all: past the size where guard hashes the tip's blobs
     // on every core, each thread through its own repository handle. Two hold the same bytes.
     let corpus = fixture_corpus("tests/fixtures/many", 200, 8192);
-    for (path, bytes) in &corpus {
-        p.write(path, bytes);
-    }
-    let mut rels: Vec<&str> = vec!["tests/fixtures/batch.ndjson", "tests/fixtures/invoice.json"];
-    rels.extend(corpus.iter().map(|(path, _)| path.as_str()));
-    p.write("qa/fixtures.lock.json", sha256sum_lockfile(p.root(), &rels));
+    let rels = write_locked(&p, &corpus);
     // One fixture regenerated after the lockfile was written.
     let drifted = "tests/fixtures/many/f_137.bin";
     let new_bytes = vec![b'x'; 8192];
@@ -1360,12 +1375,8 @@ fn many_fixtures_hashed_on_every_core_name_the_one_that_drifted() {
 
     let run = check(&p, &since(&base));
     expect(&run, 1, &["fixture_digest"]);
-    let json = run.json();
-    assert_eq!(json["fixture_digest_delta"], 1);
-    let f = only(&json, "fixture_digest");
-    assert_eq!(f["path"], drifted);
-    let message = f["message"].as_str().unwrap();
-    assert!(message.contains(&sha256sum(&new_bytes)), "{message}");
+    assert_eq!(run.json()["fixture_digest_delta"], 1);
+    assert_drifted(&run, drifted, &new_bytes);
 
     // The lockfile made again: every digest matches.
     p.write("qa/fixtures.lock.json", sha256sum_lockfile(p.root(), &rels));
@@ -1376,6 +1387,44 @@ fn many_fixtures_hashed_on_every_core_name_the_one_that_drifted() {
     let run = check(&p, &since(&base));
     expect(&run, 0, &[]);
     assert_eq!(run.json()["fixture_digest_delta"], 0);
+}
+
+#[test]
+fn fixtures_packed_by_git_are_hashed_as_sha256sum_hashes_them() {
+    // Blobs in a pack are streamed out of it by guard itself: stored whole (noise, which zlib
+    // cannot shrink, over several of the reader's 256 KiB pieces), compressed (text), and as
+    // deltas of one another (a near copy), which libgit2 reads.
+    let (p, base) = repo();
+    let mut corpus = fixture_corpus("tests/fixtures/big", 3, 1_000_000);
+    let mut near = corpus[0].1.clone();
+    near[400_000] ^= 0x55;
+    corpus.push(("tests/fixtures/big/near.bin".into(), near));
+    let text: String = (0..30_000)
+        .map(|i| format!("{i},a row of a golden table that compresses well\n"))
+        .collect();
+    corpus.push(("tests/fixtures/big/table.csv".into(), text.into_bytes()));
+    let rels = write_locked(&p, &corpus);
+    // One regenerated after the lockfile was written: a byte far into it.
+    let drifted = "tests/fixtures/big/f_001.bin";
+    let mut new_bytes = corpus[1].1.clone();
+    new_bytes[450_000] ^= 0x01;
+    p.write(drifted, &new_bytes);
+    p.commit_as(HUMAN, "Add the big fixtures\n\nFixture-Lock: human\n");
+    p.git_cmd(&["repack", "-adfq"]);
+    let packed = p.git_cmd(&["count-objects", "-v"]);
+    assert!(packed.starts_with("count: 0\n"), "{packed}");
+
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["fixture_digest"]);
+    assert_drifted(&run, drifted, &new_bytes);
+
+    p.write("qa/fixtures.lock.json", sha256sum_lockfile(p.root(), &rels));
+    p.commit_as(
+        HUMAN,
+        "Lock the regenerated fixture\n\nFixture-Lock: human\n",
+    );
+    p.git_cmd(&["repack", "-adfq"]);
+    expect(&check(&p, &since(&base)), 0, &[]);
 }
 
 #[test]
