@@ -516,6 +516,16 @@ fn an_assertion_moved_where_it_may_not_run_is_loosened() {
             "    try:\n        assert total([1, 2]) == 3\n    except AssertionError:\n        pass\n",
             "try:",
         ),
+        // A function the test defines and never calls, and a context manager that swallows
+        // the failure.
+        (
+            "    def _later():\n        assert total([1, 2]) == 3\n",
+            "def _later():",
+        ),
+        (
+            "    with contextlib.suppress(AssertionError):\n        assert total([1, 2]) == 3\n",
+            "with contextlib.suppress(AssertionError):",
+        ),
     ] {
         let p = project();
         let calc = CALC.replace("    assert total([1, 2]) == 3\n", wrapped);
@@ -558,41 +568,45 @@ fn an_assertion_moved_where_it_may_not_run_is_loosened() {
     );
     assert_eq!(run.code, 0, "{}", run.stdout);
 
-    // Rust: the same under `if false`.
-    let p = project();
-    let lib = LIB.replace(
-        "        assert_eq!(add(1, 2), 3);\n",
+    // Rust: the same under `if false`, and in a closure the test never calls.
+    for wrapped in [
         "        if false {\n            assert_eq!(add(1, 2), 3);\n        }\n",
-    );
-    let run = commit_and_check(&p, AGENT, &[("src/lib.rs", &lib)]);
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    assert_eq!(
-        weakened(&run),
-        [(
-            "src/lib.rs".to_string(),
-            12,
-            "src/lib.rs::tests::adds".to_string()
-        )]
-    );
+        "        let _later = || {\n            assert_eq!(add(1, 2), 3);\n        };\n",
+    ] {
+        let p = project();
+        let lib = LIB.replace("        assert_eq!(add(1, 2), 3);\n", wrapped);
+        let run = commit_and_check(&p, AGENT, &[("src/lib.rs", &lib)]);
+        assert_eq!(run.code, 1, "{wrapped}: {}", run.stdout);
+        assert_eq!(
+            weakened(&run),
+            [(
+                "src/lib.rs".to_string(),
+                12,
+                "src/lib.rs::tests::adds".to_string()
+            )]
+        );
+    }
 
     // Through the pre-receive hook.
-    let s = Server::new("");
-    write_in(&s.work, "tests/test_calc.py", CALC);
-    s.commit("Add the calc tests\n");
-    s.push(&["origin", "main"]).assert_accepted();
-    write_in(
-        &s.work,
-        "tests/test_calc.py",
-        &CALC.replace(
-            "    assert total([1, 2]) == 3\n",
-            "    if False:\n        assert total([1, 2]) == 3\n",
-        ),
-    );
-    let commit = s.agent_commit("Tidy test_total\n");
-    s.push(&["origin", "main"]).assert_rejected_with(&format!(
-        "remote: error: refs/heads/main: [weakened_test] {} \"Tidy test_total\" tests/test_calc.py:8: loosens an assertion",
-        s.short(&commit)
-    ));
+    for wrapped in [
+        "    if False:\n        assert total([1, 2]) == 3\n",
+        "    def _later():\n        assert total([1, 2]) == 3\n",
+    ] {
+        let s = Server::new("");
+        write_in(&s.work, "tests/test_calc.py", CALC);
+        s.commit("Add the calc tests\n");
+        s.push(&["origin", "main"]).assert_accepted();
+        write_in(
+            &s.work,
+            "tests/test_calc.py",
+            &CALC.replace("    assert total([1, 2]) == 3\n", wrapped),
+        );
+        let commit = s.agent_commit("Tidy test_total\n");
+        s.push(&["origin", "main"]).assert_rejected_with(&format!(
+            "remote: error: refs/heads/main: [weakened_test] {} \"Tidy test_total\" tests/test_calc.py:8: loosens an assertion",
+            s.short(&commit)
+        ));
+    }
 }
 
 #[test]

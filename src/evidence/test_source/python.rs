@@ -342,16 +342,30 @@ fn raises_skip(src: &Source, raise: Node) -> bool {
     text.contains("SkipTest") || text.contains("skip.Exception")
 }
 
-/// Statements whose body may not run, or whose failures may be caught: an assertion moved
-/// into one (`if False:`, `for _ in []:`, `try: .. except AssertionError: pass`) checks
-/// less than one the test always runs.
-const MAY_SKIP: &[&str] = &[
-    "if_statement",
-    "for_statement",
-    "while_statement",
-    "try_statement",
-    "match_statement",
-];
+/// Whether `child` of `node` may not run, or may have its failure swallowed, when `node`
+/// runs: an assertion moved there (`if False:`, `for _ in []:`, `try: .. except
+/// AssertionError: pass`, `with suppress(AssertionError):`, `[self.assertTrue(x) for _ in
+/// ()]`, `ok or self.fail()`) checks less than one the test always runs. The parts that
+/// always run (conditions, what a loop iterates, a `with`'s context managers, `finally`, the
+/// left of `and` and `or`) are not. Nested functions and lambdas are marked whole (below):
+/// their body runs only if they are called.
+fn may_skip(node: Node, child: Node) -> bool {
+    let field_is = |name| node.child_by_field_name(name) == Some(child);
+    match node.kind() {
+        "if_statement" | "while_statement" => !field_is("condition"),
+        "for_statement" => !field_is("left") && !field_is("right"),
+        "match_statement" => field_is("body"),
+        "try_statement" => child.kind() != "finally_clause",
+        "with_statement" => child.kind() != "with_clause",
+        "list_comprehension"
+        | "set_comprehension"
+        | "dictionary_comprehension"
+        | "generator_expression" => field_is("body"),
+        "conditional_expression" => node.named_child(1) != Some(child),
+        "boolean_operator" => field_is("right"),
+        _ => false,
+    }
+}
 
 fn site(src: &Source, node: Node) -> Site {
     Site {
@@ -394,8 +408,12 @@ fn function(
             None => a,
         };
         match node.kind() {
-            "function_definition" | "lambda" | "class_definition" => inner_nested = true,
-            kind if MAY_SKIP.contains(&kind) => inner_under = Some(node),
+            "function_definition" | "lambda" => {
+                inner_nested = true;
+                inner_under = Some(node);
+            }
+            // A class body runs where it stands; its methods are functions (above).
+            "class_definition" => inner_nested = true,
             "assert_statement" => {
                 inner_asserted = true;
                 let expr = first_named(node);
@@ -445,7 +463,11 @@ fn function(
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children.into_iter().rev() {
-            stack.push((child, inner_nested, inner_asserted, inner_under));
+            let under = match may_skip(node, child) {
+                true => Some(node),
+                false => inner_under,
+            };
+            stack.push((child, inner_nested, inner_asserted, under));
         }
     }
     Draft {
@@ -1171,6 +1193,67 @@ mod tests {
                 ("test_e", vec![2, 20]),
             ]
         );
+    }
+
+    /// Which assertions stand where they may not run, and under what: bodies of statements
+    /// and of nested functions, the parts of expressions that may be skipped; not the parts
+    /// that always run (conditions, iterables, context managers, `finally`, the left of
+    /// `or`).
+    #[test]
+    fn assertions_that_may_not_run_are_named_by_what_they_stand_under() {
+        let file = read(concat!(
+            "def test_a(x):\n",
+            "    assert x == 1\n",
+            "    if self.assertTrue(x):\n",
+            "        assert x == 2\n",
+            "    for y in check(x):\n",
+            "        assert y == 3\n",
+            "    with pytest.raises(ValueError):\n",
+            "        assert x == 4\n",
+            "    try:\n",
+            "        assert x == 5\n",
+            "    finally:\n",
+            "        assert x == 6\n",
+            "    def later():\n",
+            "        assert x == 7\n",
+            "    f = lambda: self.assertEqual(x, 8)\n",
+            "    [self.assertEqual(x, 9) for _ in ()]\n",
+            "    self.assertTrue(x) or self.assertEqual(x, 10)\n",
+            "    self.assertEqual(x, 11) if x else None\n",
+            "    class Inline:\n",
+            "        assert x == 12\n",
+        ));
+        let under: Vec<(u64, String)> = assertion_texts(&file, "test_a")
+            .into_iter()
+            .map(|(line, text)| {
+                let under = text.split_once(" [only under: ").map(|(_, u)| u);
+                let under = under.map(|u| u.strip_suffix(']').unwrap());
+                (line, under.unwrap_or("").to_string())
+            })
+            .collect();
+        assert_eq!(
+            under,
+            [
+                (2, ""),
+                (3, ""),
+                (4, "if self.assertTrue(x):"),
+                (6, "for y in check(x):"),
+                (7, ""),
+                (8, "with pytest.raises(ValueError):"),
+                (10, "try:"),
+                (12, ""),
+                (14, "def later():"),
+                (15, "lambda: self.assertEqual(x, 8)"),
+                (16, "[self.assertEqual(x, 9) for _ in ()]"),
+                (17, ""),
+                (17, "self.assertTrue(x) or self.assertEqual(x, 10)"),
+                (18, "self.assertEqual(x, 11) if x else None"),
+                (20, ""),
+            ]
+            .map(|(line, under)| (line, under.to_string()))
+        );
+        let weak = strengths(&file, "test_a");
+        assert_eq!(weak[2], Strength::Weak);
     }
 
     #[test]

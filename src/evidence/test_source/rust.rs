@@ -102,14 +102,23 @@ fn site(src: &Source, node: Node) -> Site {
     }
 }
 
-/// Expressions whose body may not run: an assertion moved into one (`if false { .. }`,
-/// `for _ in [] { .. }`) checks less than one the test always runs.
-const MAY_SKIP: &[&str] = &[
-    "if_expression",
-    "for_expression",
-    "while_expression",
-    "match_expression",
-];
+/// Whether `child` of `node` may not run when `node` runs: an assertion moved there (`if
+/// false { .. }`, `for _ in [] { .. }`, `ok || { assert!(..); true }`) checks less than one
+/// the test always runs. Conditions, what a loop iterates and the left of `&&` and `||`
+/// always run. Closures and nested functions are marked whole (below): their body runs only
+/// if they are called.
+fn may_skip(node: Node, child: Node) -> bool {
+    let field_is = |name| node.child_by_field_name(name) == Some(child);
+    match node.kind() {
+        "if_expression" | "while_expression" => !field_is("condition"),
+        "for_expression" | "match_expression" => field_is("body"),
+        "binary_expression" => {
+            let operator = node.child_by_field_name("operator").map(|o| o.kind());
+            field_is("right") && matches!(operator, Some("&&" | "||"))
+        }
+        _ => false,
+    }
+}
 
 fn function(src: &Source, def: Node, attributes: &[Node], name: String) -> Draft {
     let skips = attributes
@@ -130,8 +139,10 @@ fn function(src: &Source, def: Node, attributes: &[Node], name: String) -> Draft
         let mut inner_nested = nested;
         let mut inner_under = under;
         match node.kind() {
-            "closure_expression" | "function_item" => inner_nested = true,
-            kind if MAY_SKIP.contains(&kind) => inner_under = Some(node),
+            "closure_expression" | "function_item" => {
+                inner_nested = true;
+                inner_under = Some(node);
+            }
             "macro_invocation" => {
                 let read = assertion_macro(src, node);
                 let only_under = |a: Assertion| match under {
@@ -170,7 +181,11 @@ fn function(src: &Source, def: Node, attributes: &[Node], name: String) -> Draft
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children.into_iter().rev() {
-            stack.push((child, inner_nested, inner_under));
+            let under = match may_skip(node, child) {
+                true => Some(node),
+                false => inner_under,
+            };
+            stack.push((child, inner_nested, under));
         }
     }
     Draft {
@@ -434,6 +449,56 @@ mod tests {
 
     fn read(text: &str) -> TestFile {
         parse("src/lib.rs", text.as_bytes()).unwrap()
+    }
+
+    /// Assertions in closures, nested functions, bodies of `if`, `for`, `while` and `match`
+    /// and the right of `&&` and `||` may not run; conditions and iterables always do.
+    #[test]
+    fn assertions_that_may_not_run_are_named_by_what_they_stand_under() {
+        let file = read(concat!(
+            "#[test]\n",
+            "fn t() {\n",
+            "    assert_eq!(a, 1);\n",
+            "    if { assert!(b); c } {\n",
+            "        assert_eq!(a, 2);\n",
+            "    }\n",
+            "    let f = || assert_eq!(a, 3);\n",
+            "    fn later() { assert_eq!(a, 4); }\n",
+            "    let _ = ok || { assert_eq!(a, 5); true };\n",
+            "    let _ = { assert!(d); true } && e;\n",
+            "    for x in { assert!(g); v } {\n",
+            "        assert_eq!(x, 6);\n",
+            "    }\n",
+            "}\n",
+        ));
+        let under: Vec<(u64, Option<String>)> = file.functions[0]
+            .assertions
+            .iter()
+            .map(|a| {
+                let under = a.text.split_once(" [only under: ").map(|(_, u)| u);
+                (
+                    a.line,
+                    under.map(|u| u.strip_suffix(']').unwrap().to_string()),
+                )
+            })
+            .collect();
+        let under_if = Some("if { assert!(b); c } {".to_string());
+        let under_for = Some("for x in { assert!(g); v } {".to_string());
+        assert_eq!(
+            under,
+            [
+                (3, None),
+                (4, None),
+                (5, under_if),
+                (7, Some("|| assert_eq!(a, 3)".to_string())),
+                (8, Some("fn later() { assert_eq!(a, 4); }".to_string())),
+                (9, Some("ok || { assert_eq!(a, 5); true }".to_string())),
+                (10, None),
+                (11, None),
+                (12, under_for),
+            ]
+        );
+        assert!(file.functions[0].assertions[2].strength == Strength::Weak);
     }
 
     #[test]
