@@ -495,6 +495,115 @@ fn an_agent_push_that_loosens_an_assertion_is_rejected_by_the_pre_receive_hook()
 }
 
 #[test]
+fn skips_gained_without_a_new_skip_line_are_found() {
+    // Each an agent's edit that makes a test skip (or pass whatever it asserts) without
+    // adding a skip of the kinds above: a skip's condition made always true, the test
+    // defined only under `if False:`, `#[should_panic]`, a `cfg` that leaves the test (or
+    // its module) out of the build. (base, agent's edit, path, line, excerpt)
+    let skipif = CALC.replace(
+        "def test_total():",
+        "@pytest.mark.skipif(sys.platform == \"win32\", reason=\"posix\")\ndef test_total():",
+    );
+    let cases = [
+        (
+            skipif.clone(),
+            skipif.replace("sys.platform == \"win32\"", "True"),
+            "tests/test_calc.py",
+            6,
+            "`+@pytest.mark.skipif(True, reason=\"posix\")`",
+        ),
+        (
+            CALC.to_string(),
+            CALC.replace(
+                "def test_total():\n    assert total([1, 2]) == 3\n    assert total([]) == 0\n",
+                "if False:\n    def test_total():\n        assert total([1, 2]) == 3\n        assert total([]) == 0\n",
+            ),
+            "tests/test_calc.py",
+            6,
+            "`+defined only under: if False:`",
+        ),
+        (
+            LIB.to_string(),
+            LIB.replace("    #[test]\n", "    #[test]\n    #[should_panic]\n"),
+            "src/lib.rs",
+            10,
+            "`+#[should_panic]`",
+        ),
+        (
+            LIB.to_string(),
+            LIB.replace("    #[test]\n", "    #[test]\n    #[cfg(any())]\n"),
+            "src/lib.rs",
+            10,
+            "`+#[cfg(any())]`",
+        ),
+        (
+            LIB.to_string(),
+            LIB.replace("#[cfg(test)]\nmod tests", "#[cfg(all(test, any()))]\nmod tests"),
+            "src/lib.rs",
+            5,
+            "`+#[cfg(all(test, any()))]`",
+        ),
+    ];
+    for (base, edited, path, line, excerpt) in cases {
+        let p = project();
+        p.write(path, &base);
+        p.commit_as(HUMAN, "Set the tests up\n");
+        let run = commit_and_check(&p, AGENT, &[(path, &edited)]);
+        assert_eq!(run.code, 1, "{excerpt}: {}", run.stdout);
+        let test = match path {
+            "src/lib.rs" => "src/lib.rs::tests::adds",
+            _ => "tests/test_calc.py::test_total",
+        };
+        assert_eq!(
+            weakened(&run),
+            [(path.to_string(), line, test.to_string())],
+            "{excerpt}"
+        );
+        let message = &messages(&run)[0];
+        assert!(
+            message.contains("adds a skip or expected failure") && message.contains(excerpt),
+            "{message}"
+        );
+    }
+
+    // The same skip only reformatted (one argument a line, a trailing comma) is no finding.
+    let p = project();
+    p.write("tests/test_calc.py", &skipif);
+    p.commit_as(HUMAN, "Skip on Windows\n");
+    let reformatted = skipif.replace(
+        "@pytest.mark.skipif(sys.platform == \"win32\", reason=\"posix\")",
+        "@pytest.mark.skipif(\n    sys.platform==\"win32\",\n    reason=\"posix\",\n)",
+    );
+    let run = commit_and_check(&p, AGENT, &[("tests/test_calc.py", &reformatted)]);
+    assert_eq!((run.code, weakened(&run)), (0, vec![]), "{}", run.stdout);
+
+    // Through the pre-receive hook.
+    for (base, edited, path) in [
+        (
+            skipif.clone(),
+            skipif.replace("sys.platform == \"win32\"", "True"),
+            "tests/test_calc.py",
+        ),
+        (
+            LIB.to_string(),
+            LIB.replace("    #[test]\n", "    #[test]\n    #[should_panic]\n"),
+            "src/lib.rs",
+        ),
+    ] {
+        let s = Server::new("");
+        write_in(&s.work, path, &base);
+        s.commit("Add the tests\n");
+        s.push(&["origin", "main"]).assert_accepted();
+        write_in(&s.work, path, &edited);
+        let commit = s.agent_commit("Tidy the tests\n");
+        s.push(&["origin", "main"]).assert_rejected_with(&format!(
+            "remote: error: refs/heads/main: [weakened_test] {} \"Tidy the tests\" {path}:",
+            s.short(&commit)
+        ));
+    }
+}
+
+#[test]
 fn an_assertion_moved_where_it_may_not_run_is_loosened() {
     // The assertion's text is unchanged, but it no longer always runs: under `if False:`, in
     // a loop over nothing, or in a `try` whose handler swallows its failure (and in Rust

@@ -159,6 +159,10 @@ pub struct TestFunction {
 pub struct Site {
     pub line: u64,
     pub text: String,
+    /// All of what it says, the same for code only reformatted: what tells two sites apart
+    /// (`text` is cut short, and `skipif(sys.platform == "win32")` made `skipif(True)` is
+    /// another skip).
+    pub key: String,
 }
 
 /// How much an assertion checks.
@@ -332,12 +336,12 @@ pub fn parse(path: &str, text: &[u8]) -> Option<TestFile> {
 /// Only the statement's first line is read: a block of thousands of assertions is not
 /// copied once for each of them.
 fn conditional(src: &Source, mut a: Assertion, statement: Node) -> Assertion {
-    let text = src.text.get(statement.byte_range()).unwrap_or_default();
-    let first = &text[..memchr::memchr2(b'\n', b'\r', text).unwrap_or(text.len())];
-    let first = String::from_utf8_lossy(first);
-    let first = first.split_whitespace().collect::<Vec<_>>().join(" ");
     a.strength = Strength::Weak;
-    a.text = format!("{} [only under: {}]", a.text, shorten(&first));
+    a.text = format!(
+        "{} [only under: {}]",
+        a.text,
+        shorten(&src.first_line(statement))
+    );
     a
 }
 
@@ -359,6 +363,24 @@ impl Source<'_> {
         normal_text(&self.text(node))
     }
 
+    /// Where `node` is, as a site.
+    fn site(&self, node: Node) -> Site {
+        Site {
+            line: line(node),
+            text: self.shown(node),
+            key: self.tokens(node),
+        }
+    }
+
+    /// The first line of `node`'s text, whitespace runs made one space. Only that line is
+    /// read: a statement of thousands of lines is not copied for each assertion in it.
+    fn first_line(&self, node: Node) -> String {
+        let text = self.text.get(node.byte_range()).unwrap_or_default();
+        let first = &text[..memchr::memchr2(b'\n', b'\r', text).unwrap_or(text.len())];
+        let first = String::from_utf8_lossy(first);
+        first.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
     /// The text of `node` as shown in a message: whitespace runs made one space, cut to a
     /// readable length.
     fn shown(&self, node: Node) -> String {
@@ -370,18 +392,39 @@ impl Source<'_> {
     /// only reformatted. A comma before a closing bracket is left out too: formatters add
     /// and remove it (black's "magic trailing comma", rustfmt's vertical lists).
     fn tokens(&self, node: Node) -> String {
-        let leaves: Vec<String> = descendants(node)
-            .filter(|n| n.child_count() == 0 && !n.kind().contains("comment"))
-            .map(|n| self.text(n))
-            .collect();
-        let mut out = String::new();
-        for (i, leaf) in leaves.iter().enumerate() {
-            let closes = leaves
-                .get(i + 1)
-                .is_some_and(|next| matches!(next.as_str(), ")" | "]" | "}"));
-            if leaf == "," && closes {
+        self.tokens_without(node, |_| false)
+    }
+
+    /// [`Source::tokens`] of `node` without the parts `left_out` names (and what is in them).
+    fn tokens_without(&self, node: Node, left_out: impl Fn(Node) -> bool) -> String {
+        let mut leaves: Vec<String> = Vec::new();
+        let mut stack = vec![node];
+        while let Some(next) = stack.pop() {
+            if left_out(next) {
                 continue;
             }
+            if next.child_count() == 0 {
+                if !next.kind().contains("comment") {
+                    leaves.push(self.text(next));
+                }
+                continue;
+            }
+            let mut cursor = next.walk();
+            let children: Vec<Node> = next.children(&mut cursor).collect();
+            stack.extend(children.into_iter().rev());
+        }
+        let mut out = String::new();
+        let mut last = "";
+        for (i, leaf) in leaves.iter().enumerate() {
+            // A comma is left out before a closing bracket, and where a part left out leaves
+            // it beside another comma or an opening bracket.
+            let closes = leaves
+                .get(i + 1)
+                .is_some_and(|next| matches!(next.as_str(), ")" | "]" | "}" | ","));
+            if leaf == "," && (closes || matches!(last, "(" | "[" | "{")) {
+                continue;
+            }
+            last = leaf;
             if !out.is_empty() {
                 out.push(' ');
             }
@@ -395,6 +438,18 @@ impl Source<'_> {
 /// collapsed as formatting would change it.
 pub fn normal_key(text: &str) -> String {
     normal_text(text)
+}
+
+/// Each test's name and its skips' lines and texts, for tests of the readers.
+#[cfg(test)]
+fn skip_sites(file: &TestFile) -> Vec<(&str, Vec<(u64, &str)>)> {
+    file.functions
+        .iter()
+        .map(|f| {
+            let sites = f.skips.iter().map(|s| (s.line, s.text.as_str())).collect();
+            (f.name.as_str(), sites)
+        })
+        .collect()
 }
 
 /// 1-based line of `node`.

@@ -229,7 +229,25 @@ pub(super) fn read(src: &Source, root: Node) -> TestFile {
             }
             "function_definition" => helpers.push(function(src, def, &[], name, &[])),
             kind if COMPOUND.contains(&kind) => {
-                push_statements(&mut stack, def, &classes, &skips);
+                // A test defined in the body of an `if` or a `try` may not be defined at all
+                // (`if False:`): as good as skipped, named by the statement's first line.
+                let under = matches!(kind, "if_statement" | "try_statement").then(|| {
+                    let first = src.first_line(def);
+                    Site {
+                        line: line(def),
+                        text: format!("defined only under: {first}"),
+                        key: first,
+                    }
+                });
+                let mut cursor = def.walk();
+                let children: Vec<Node> = def.named_children(&mut cursor).collect();
+                for child in children.into_iter().rev() {
+                    let mut inner = skips.clone();
+                    if child.kind() != "finally_clause" {
+                        inner.extend(under.clone());
+                    }
+                    stack.push((child, classes.clone(), inner));
+                }
             }
             _ => {}
         }
@@ -272,12 +290,12 @@ fn scope_skips(src: &Source, scope: Node) -> Vec<Site> {
                                     }
                                 }
                             }
-                            "call" if is_skip_call(&callee(src, n)) => out.push(site(src, n)),
+                            "call" if is_skip_call(&callee(src, n)) => out.push(skip_site(src, n)),
                             _ => {}
                         }
                     }
                 }
-                "raise_statement" if raises_skip(src, child) => out.push(site(src, child)),
+                "raise_statement" if raises_skip(src, child) => out.push(skip_site(src, child)),
                 kind if COMPOUND.contains(&kind) => stack.push(child),
                 _ => {}
             }
@@ -297,7 +315,16 @@ fn mark_sites(src: &Source, node: Node) -> Vec<Site> {
                 .iter()
                 .any(|m| text == *m || text.ends_with(&format!(".{m}")))
         })
-        .map(|n| site(src, n))
+        .map(|n| {
+            // Named by the mark, told apart by its arguments too (`skipif(True)`).
+            let call = n
+                .parent()
+                .filter(|p| p.kind() == "call" && p.child_by_field_name("function") == Some(n));
+            Site {
+                key: skip_key(src, call.unwrap_or(n)),
+                ..src.site(n)
+            }
+        })
         .collect()
 }
 
@@ -314,15 +341,60 @@ fn decorator_skips(src: &Source, decorator: Node) -> Vec<Site> {
     let text = src.normal(target);
     let last = text.rsplit('.').next().unwrap_or(&text);
     if UNITTEST_SKIPS.contains(&last) && (text.starts_with("unittest.") || !text.contains('.')) {
-        return vec![site(src, decorator)];
+        return vec![skip_site(src, decorator)];
     }
     mark_sites(src, decorator)
         .into_iter()
         .map(|s| Site {
             line: s.line,
             text: src.shown(decorator),
+            key: skip_key(src, decorator),
         })
         .collect()
+}
+
+/// A skip's site, told apart from others by what it says (`skip_key`).
+fn skip_site(src: &Source, node: Node) -> Site {
+    Site {
+        key: skip_key(src, node),
+        ..src.site(node)
+    }
+}
+
+/// What a skip says, without what only explains it: rewording a reason skips nothing more,
+/// but a condition made `True`, or `strict=False` added, does.
+fn skip_key(src: &Source, node: Node) -> String {
+    // `py.test` is pytest's old name for itself: moving off it changes no skip.
+    src.tokens_without(node, |n| explains(src, n))
+        .replace("py . test .", "pytest .")
+}
+
+/// Whether `node` only explains a skip: a `reason=` or `msg=` argument, the message of a
+/// skip that has no condition (`pytest.skip("..")`, `pytest.xfail("..")`,
+/// `self.skipTest("..")`, `@unittest.skip("..")`; not a mark's, whose first argument is its
+/// condition), or the reason of `@unittest.skipIf(cond, "..")`.
+fn explains(src: &Source, node: Node) -> bool {
+    if node.kind() == "keyword_argument" {
+        let name = node.child_by_field_name("name").map(|n| src.text(n));
+        return matches!(name.as_deref(), Some("reason" | "msg"));
+    }
+    let Some(args) = node.parent().filter(|p| p.kind() == "argument_list") else {
+        return false;
+    };
+    let Some(call) = args.parent().filter(|c| c.kind() == "call") else {
+        return false;
+    };
+    let mut cursor = args.walk();
+    let position = args
+        .named_children(&mut cursor)
+        .filter(|a| a.kind() != "keyword_argument" && !a.kind().contains("comment"))
+        .position(|a| a == node);
+    let name = callee(src, call);
+    match name.rsplit('.').next().unwrap_or(&name) {
+        "skip" | "xfail" | "skipTest" if !name.contains("mark.") => position.is_some(),
+        "skipIf" | "skipUnless" => position == Some(1),
+        _ => false,
+    }
 }
 
 /// The normalised text of a call's callee (`self.assertEqual`, `pytest.raises`).
@@ -364,13 +436,6 @@ fn may_skip(node: Node, child: Node) -> bool {
         "conditional_expression" => node.named_child(1) != Some(child),
         "boolean_operator" => field_is("right"),
         _ => false,
-    }
-}
-
-fn site(src: &Source, node: Node) -> Site {
-    Site {
-        line: line(node),
-        text: src.shown(node),
     }
 }
 
@@ -427,7 +492,7 @@ fn function(
             "call" => {
                 let name = callee(src, node);
                 if is_skip_call(&name) {
-                    skips.push(site(src, node));
+                    skips.push(skip_site(src, node));
                 } else {
                     let found = assertion_call(src, node, &name);
                     if found.is_empty() {
@@ -455,8 +520,8 @@ fn function(
                 }
                 tolerances.extend(call_tolerances(src, node));
             }
-            "raise_statement" if raises_skip(src, node) => skips.push(site(src, node)),
-            "return_statement" if !nested => returns.push((node.start_byte(), site(src, node))),
+            "raise_statement" if raises_skip(src, node) => skips.push(skip_site(src, node)),
+            "return_statement" if !nested => returns.push((node.start_byte(), src.site(node))),
             "comparison_operator" if asserted => tolerances.extend(bound(src, node)),
             _ => {}
         }
@@ -1254,6 +1319,123 @@ mod tests {
         );
         let weak = strengths(&file, "test_a");
         assert_eq!(weak[2], Strength::Weak);
+    }
+
+    /// A test defined in the body of an `if` or a `try` (not its `finally`) may not be
+    /// defined at all: as good as skipped. One in a `with` block always is.
+    #[test]
+    fn tests_defined_under_a_condition_are_as_good_as_skipped() {
+        let file = read(concat!(
+            "if False:\n",
+            "    def test_a():\n",
+            "        assert 1\n",
+            "else:\n",
+            "    class TestB:\n",
+            "        def test_c(self):\n",
+            "            assert 1\n",
+            "try:\n",
+            "    import numpy\n",
+            "    def test_d():\n",
+            "        assert 1\n",
+            "finally:\n",
+            "    def test_e():\n",
+            "        assert 1\n",
+            "with context():\n",
+            "    def test_f():\n",
+            "        assert 1\n",
+        ));
+        let skips = crate::evidence::test_source::skip_sites(&file);
+        let under_if = vec![(1, "defined only under: if False:")];
+        assert_eq!(
+            skips,
+            [
+                ("test_a", under_if.clone()),
+                ("TestB::test_c", under_if),
+                ("test_d", vec![(8, "defined only under: try:")]),
+                ("test_e", vec![]),
+                ("test_f", vec![]),
+            ]
+        );
+    }
+
+    /// A skip is told apart from another by all it says (not by its text cut short, and not
+    /// by how it is laid out), except what only explains it: its reason or message.
+    #[test]
+    fn skips_are_keyed_by_what_they_say() {
+        let key = |text: &str| read(text).functions[0].skips[0].key.clone();
+        let decorated = |skip: &str| format!("{skip}\ndef test_a():\n    pass\n");
+        let called = |skip: &str| format!("def test_a():\n    {skip}\n");
+        let long = "x".repeat(200);
+        let same = [
+            // reformatted
+            (
+                decorated("@pytest.mark.skipif(sys.platform == 'win32', reason='r')"),
+                decorated("@pytest.mark.skipif(\n    sys.platform=='win32',\n    reason='r',\n)"),
+            ),
+            // a reason or message reworded
+            (
+                decorated("@pytest.mark.skipif(X, reason='posix only')"),
+                decorated("@pytest.mark.skipif(X, reason='needs POSIX paths')"),
+            ),
+            (called("pytest.skip('a')"), called("pytest.skip(msg='b')")),
+            (called("self.skipTest('a')"), called("self.skipTest('b')")),
+            (
+                decorated("@unittest.skipIf(X, 'a')"),
+                decorated("@unittest.skipIf(X, 'b')"),
+            ),
+            (
+                decorated("@unittest.skip('a')"),
+                decorated("@unittest.skip('b')"),
+            ),
+            // pytest's old name for itself
+            (
+                decorated("@py.test.mark.xfail(reason='a')"),
+                decorated("@pytest.mark.xfail(reason='a')"),
+            ),
+        ];
+        for (a, b) in &same {
+            assert_eq!(key(a), key(b), "{a} / {b}");
+        }
+        let other = [
+            // a condition changed, also past the part of the text shown
+            (
+                decorated("@pytest.mark.skipif(sys.platform == 'win32', reason='r')"),
+                decorated("@pytest.mark.skipif(True, reason='r')"),
+            ),
+            (
+                decorated(&format!("@pytest.mark.skipif('{long}' == 'a')")),
+                decorated(&format!("@pytest.mark.skipif('{long}' == 'b')")),
+            ),
+            // a mark's first argument is its condition, not a message
+            (
+                decorated("@pytest.mark.xfail('sys.platform == \"win32\"')"),
+                decorated("@pytest.mark.xfail('True')"),
+            ),
+            (
+                decorated("@pytest.mark.xfail(reason='r')"),
+                decorated("@pytest.mark.xfail(reason='r', strict=False)"),
+            ),
+            (
+                decorated("@unittest.skipIf(X, 'a')"),
+                decorated("@unittest.skipIf(True, 'a')"),
+            ),
+            (
+                called("pytest.importorskip('numpy')"),
+                called("pytest.importorskip('numpy', minversion='99')"),
+            ),
+        ];
+        for (a, b) in &other {
+            assert_ne!(key(a), key(b), "{a} / {b}");
+        }
+        // pytestmark's marks are shown by the mark, and told apart by its arguments.
+        let marked = |cond: &str| {
+            format!("pytestmark = pytest.mark.skipif({cond})\n\ndef test_a():\n    pass\n")
+        };
+        assert_eq!(
+            read(&marked("X")).functions[0].skips[0].text,
+            "pytest.mark.skipif"
+        );
+        assert_ne!(key(&marked("X")), key(&marked("True")));
     }
 
     #[test]

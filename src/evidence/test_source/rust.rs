@@ -13,9 +13,9 @@ use super::{
 
 pub(super) fn read(src: &Source, root: Node) -> TestFile {
     let (mut tests, mut helpers) = (Vec::new(), Vec::new());
-    // (a list of items, the module path it is in)
-    let mut stack: Vec<(Node, Vec<String>)> = vec![(root, Vec::new())];
-    while let Some((items, path)) = stack.pop() {
+    // (a list of items, the module path it is in, the build conditions of its modules)
+    let mut stack: Vec<(Node, Vec<String>, Vec<Site>)> = vec![(root, Vec::new(), Vec::new())];
+    while let Some((items, path, conditions)) = stack.pop() {
         let mut attributes: Vec<Node> = Vec::new();
         let mut cursor = items.walk();
         for item in items.named_children(&mut cursor) {
@@ -32,12 +32,19 @@ pub(super) fn read(src: &Source, root: Node) -> TestFile {
                     ) {
                         let mut inner = path.clone();
                         inner.push(src.text(name));
-                        stack.push((body, inner));
+                        let mut within = conditions.clone();
+                        within.extend(
+                            attributes
+                                .iter()
+                                .filter(|a| is_build_condition(src, **a))
+                                .map(|a| src.site(*a)),
+                        );
+                        stack.push((body, inner, within));
                     }
                 }
                 "impl_item" | "trait_item" => {
                     if let Some(body) = item.child_by_field_name("body") {
-                        stack.push((body, path.clone()));
+                        stack.push((body, path.clone(), conditions.clone()));
                     }
                 }
                 "function_item" => {
@@ -51,9 +58,9 @@ pub(super) fn read(src: &Source, root: Node) -> TestFile {
                             qualified.push_str("::");
                         }
                         qualified.push_str(&name);
-                        tests.push(function(src, item, &attributes, qualified));
+                        tests.push(function(src, item, &attributes, qualified, &conditions));
                     } else {
-                        helpers.push(function(src, item, &[], name));
+                        helpers.push(function(src, item, &[], name, &[]));
                     }
                 }
                 _ => {}
@@ -84,22 +91,24 @@ fn is_test_attribute(src: &Source, item: Node) -> bool {
     })
 }
 
-/// `#[ignore]`, `#[ignore = "..."]` and `#[cfg_attr(cond, ignore)]`.
+/// `#[ignore]`, `#[ignore = "..."]`, `#[should_panic]` (a failing assertion then passes),
+/// `#[cfg_attr(cond, ignore)]` and the like, and a `#[cfg(..)]` that may leave the test out
+/// of the build (any but `cfg(test)`).
 fn is_skip_attribute(src: &Source, item: Node) -> bool {
     match attribute_path(src, item).as_deref() {
-        Some("ignore") => true,
-        Some("cfg_attr") => {
-            descendants(item).any(|n| n.kind() == "identifier" && src.text(n) == "ignore")
-        }
+        Some("ignore" | "should_panic") => true,
+        Some("cfg_attr") => descendants(item).any(|n| {
+            n.kind() == "identifier" && matches!(src.text(n).as_str(), "ignore" | "should_panic")
+        }),
+        Some("cfg") => is_build_condition(src, item),
         _ => false,
     }
 }
 
-fn site(src: &Source, node: Node) -> Site {
-    Site {
-        line: line(node),
-        text: src.shown(node),
-    }
+/// A `#[cfg(..)]` other than `#[cfg(test)]`: what it names may be left out of the build.
+fn is_build_condition(src: &Source, item: Node) -> bool {
+    attribute_path(src, item).as_deref() == Some("cfg")
+        && src.tokens(item).split_whitespace().collect::<String>() != "#[cfg(test)]"
 }
 
 /// Whether `child` of `node` may not run when `node` runs: an assertion moved there (`if
@@ -120,12 +129,22 @@ fn may_skip(node: Node, child: Node) -> bool {
     }
 }
 
-fn function(src: &Source, def: Node, attributes: &[Node], name: String) -> Draft {
-    let skips = attributes
-        .iter()
-        .filter(|a| is_skip_attribute(src, **a))
-        .map(|a| site(src, *a))
-        .collect();
+/// The facts of one function: `attributes` are its own, `inherited` the skips of the
+/// modules it is in.
+fn function(
+    src: &Source,
+    def: Node,
+    attributes: &[Node],
+    name: String,
+    inherited: &[Site],
+) -> Draft {
+    let mut skips = inherited.to_vec();
+    skips.extend(
+        attributes
+            .iter()
+            .filter(|a| is_skip_attribute(src, **a))
+            .map(|a| src.site(*a)),
+    );
     let mut assertions: Vec<(usize, Assertion)> = Vec::new();
     let mut returns: Vec<(usize, Site)> = Vec::new();
     let mut tolerances = Vec::new();
@@ -153,7 +172,7 @@ fn function(src: &Source, def: Node, attributes: &[Node], name: String) -> Draft
                 tolerances.extend(read.tolerances);
                 continue;
             }
-            "return_expression" if !nested => returns.push((node.start_byte(), site(src, node))),
+            "return_expression" if !nested => returns.push((node.start_byte(), src.site(node))),
             "call_expression" => {
                 tolerances.extend(duration(src, node));
                 // A function or method of the file (`expect(&run, 0)`, `Daemon::start(..)`,
@@ -499,6 +518,51 @@ mod tests {
             ]
         );
         assert!(file.functions[0].assertions[2].strength == Strength::Weak);
+    }
+
+    /// What may keep a test from failing: `ignore`, `should_panic` (also under `cfg_attr`),
+    /// and a build condition other than `cfg(test)`, on the test or a module around it.
+    #[test]
+    fn skips_and_build_conditions_on_tests_and_their_modules() {
+        let file = read(concat!(
+            "#[cfg(test)]\n",
+            "mod tests {\n",
+            "    #[test]\n",
+            "    #[cfg(test)]\n",
+            "    fn plain() {}\n",
+            "    #[test]\n",
+            "    #[should_panic(expected = \"boom\")]\n",
+            "    fn panics() {}\n",
+            "    #[test]\n",
+            "    #[cfg_attr(unix, should_panic)]\n",
+            "    fn panics_on_unix() {}\n",
+            "    #[cfg(unix)]\n",
+            "    mod unix {\n",
+            "        #[test]\n",
+            "        #[cfg(not(miri))]\n",
+            "        fn both() {}\n",
+            "    }\n",
+            "}\n",
+        ));
+        let skips = crate::evidence::test_source::skip_sites(&file);
+        assert_eq!(
+            skips,
+            [
+                ("tests::plain", vec![]),
+                (
+                    "tests::panics",
+                    vec![(7, "#[should_panic(expected = \"boom\")]")]
+                ),
+                (
+                    "tests::panics_on_unix",
+                    vec![(10, "#[cfg_attr(unix, should_panic)]")]
+                ),
+                (
+                    "tests::unix::both",
+                    vec![(12, "#[cfg(unix)]"), (15, "#[cfg(not(miri))]")]
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -372,22 +372,28 @@ fn compare(
             strong(&removed) - strong(&added) - 1,
         ));
     }
-    if new.skips.len() > old.skips.len() {
-        let fresh: Vec<_> = new
-            .skips
-            .iter()
-            .filter(|s| !old.skips.iter().any(|o| o.text == s.text))
-            .collect();
-        let shown = fresh.first().copied().or(new.skips.last());
-        if let Some(skip) = shown {
-            out.push(found(
-                Kind::SkipAdded,
-                skip.line,
-                None,
-                Some(skip.text.clone()),
-                new.skips.len() - old.skips.len() - 1,
-            ));
-        }
+    // Skips are matched one for one by what they say: one made to say more
+    // (`skipif(sys.platform == "win32")` made `skipif(True)`) is one gained.
+    let mut unmatched: Vec<&str> = old.skips.iter().map(|s| s.key.as_str()).collect();
+    let fresh: Vec<_> = new
+        .skips
+        .iter()
+        .filter(|s| match unmatched.iter().position(|k| *k == s.key) {
+            Some(i) => {
+                unmatched.swap_remove(i);
+                false
+            }
+            None => true,
+        })
+        .collect();
+    if let Some(skip) = fresh.first() {
+        out.push(found(
+            Kind::SkipAdded,
+            skip.line,
+            None,
+            Some(skip.text.clone()),
+            fresh.len() - 1,
+        ));
     }
     if new.early_returns.len() > old.early_returns.len() {
         let at = &new.early_returns[0];
