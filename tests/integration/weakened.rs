@@ -33,6 +33,33 @@ fn commit_and_check(p: &Project, who: (&str, &str), files: &[(&str, &str)]) -> R
     p.guard(&["check", "HEAD~1..HEAD", "--format", "json"])
 }
 
+/// `commit_and_check` of an agent's commit that writes `edited` over `test_total`'s first
+/// assertion (line 7), in a new project.
+fn agent_rewrites_first_total(edited: &str) -> Run {
+    let p = project();
+    let calc = CALC.replace("    assert total([1, 2]) == 3\n", edited);
+    commit_and_check(&p, AGENT, &[("tests/test_calc.py", &calc)])
+}
+
+/// The same edit pushed through the installed pre-receive hook: rejected with `finding` (the
+/// part after the file name) on tests/test_calc.py.
+fn hook_rejects_first_total_rewrite(edited: &str, finding: &str) {
+    let s = Server::new("");
+    write_in(&s.work, "tests/test_calc.py", CALC);
+    s.commit("Add the calc tests\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    write_in(
+        &s.work,
+        "tests/test_calc.py",
+        &CALC.replace("    assert total([1, 2]) == 3\n", edited),
+    );
+    let commit = s.agent_commit("Tidy test_total\n");
+    s.push(&["origin", "main"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [weakened_test] {} \"Tidy test_total\" tests/test_calc.py:{finding}",
+        s.short(&commit)
+    ));
+}
+
 /// (path, line, test) of each `weakened_test` finding, and the messages.
 fn weakened(run: &Run) -> Vec<(String, u64, String)> {
     run.json()["findings"]
@@ -495,6 +522,40 @@ fn an_agent_push_that_loosens_an_assertion_is_rejected_by_the_pre_receive_hook()
 }
 
 #[test]
+fn assertions_made_so_they_cannot_fail_are_found() {
+    // An f-string is never empty when it has text of its own, and `f"{x == 1}"` is "True" or
+    // "False": truthy whatever `x` is. A thing is always in a collection written to hold it.
+    for (edited, kind) in [
+        (
+            "    assert f\"{total([1, 2]) == 3}\"\n",
+            "loosens an assertion",
+        ),
+        (
+            "    assert f\"total: {total([1, 2])}\"\n",
+            "removes an assertion",
+        ),
+        (
+            "    assert total([1, 2]) in (3, total([1, 2]))\n",
+            "removes an assertion",
+        ),
+    ] {
+        let run = agent_rewrites_first_total(edited);
+        assert_eq!(run.code, 1, "{edited}: {}", run.stdout);
+        assert!(
+            messages(&run).iter().any(|m| m.starts_with(kind)),
+            "{edited}: {:?}",
+            messages(&run)
+        );
+    }
+
+    // Through the pre-receive hook.
+    hook_rejects_first_total_rewrite(
+        "    assert f\"{total([1, 2]) == 3}\"\n",
+        "7: loosens an assertion",
+    );
+}
+
+#[test]
 fn skips_gained_without_a_new_skip_line_are_found() {
     // Each an agent's edit that makes a test skip (or pass whatever it asserts) without
     // adding a skip of the kinds above: a skip's condition made always true, the test
@@ -636,9 +697,7 @@ fn an_assertion_moved_where_it_may_not_run_is_loosened() {
             "with contextlib.suppress(AssertionError):",
         ),
     ] {
-        let p = project();
-        let calc = CALC.replace("    assert total([1, 2]) == 3\n", wrapped);
-        let run = commit_and_check(&p, AGENT, &[("tests/test_calc.py", &calc)]);
+        let run = agent_rewrites_first_total(wrapped);
         assert_eq!(run.code, 1, "{header}: {}", run.stdout);
         assert_eq!(
             weakened(&run),
@@ -701,20 +760,7 @@ fn an_assertion_moved_where_it_may_not_run_is_loosened() {
         "    if False:\n        assert total([1, 2]) == 3\n",
         "    def _later():\n        assert total([1, 2]) == 3\n",
     ] {
-        let s = Server::new("");
-        write_in(&s.work, "tests/test_calc.py", CALC);
-        s.commit("Add the calc tests\n");
-        s.push(&["origin", "main"]).assert_accepted();
-        write_in(
-            &s.work,
-            "tests/test_calc.py",
-            &CALC.replace("    assert total([1, 2]) == 3\n", wrapped),
-        );
-        let commit = s.agent_commit("Tidy test_total\n");
-        s.push(&["origin", "main"]).assert_rejected_with(&format!(
-            "remote: error: refs/heads/main: [weakened_test] {} \"Tidy test_total\" tests/test_calc.py:8: loosens an assertion",
-            s.short(&commit)
-        ));
+        hook_rejects_first_total_rewrite(wrapped, "8: loosens an assertion");
     }
 }
 

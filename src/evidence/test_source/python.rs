@@ -599,6 +599,21 @@ fn strength_within(src: &Source, mut node: Node, depth: usize) -> Option<Strengt
                     .collect::<Vec<_>>()
                     .join(" ")
             };
+            // `x in (1, x)`: a thing is in a collection written to hold it.
+            if operands.len() == 2 && operators == "in" {
+                let holds = unparenthesized(operands[1])
+                    .filter(|c| matches!(c.kind(), "tuple" | "list" | "set"));
+                if let Some(collection) = holds {
+                    let mut cursor = collection.walk();
+                    let left = bare(operands[0]);
+                    if collection
+                        .named_children(&mut cursor)
+                        .any(|item| bare(item) == left)
+                    {
+                        return None;
+                    }
+                }
+            }
             let against_none = operands.iter().any(|o| o.kind() == "none");
             if against_none && (operators == "is not" || operators == "!=") {
                 Some(Strength::Weak)
@@ -622,6 +637,17 @@ fn strength_within(src: &Source, mut node: Node, depth: usize) -> Option<Strengt
             }
         }
         "false" | "none" => Some(Strength::Strong),
+        // An f-string with a part filled in checks only that the text it makes is not empty:
+        // weak (`f"{x == 1}"` is "True" or "False", never empty), and nothing at all when a
+        // part written out makes sure of it (`f"x: {x}"`).
+        "string" | "concatenated_string"
+            if descendants(node).any(|n| n.kind() == "interpolation") =>
+        {
+            match truthy(src, node) {
+                true => None,
+                false => Some(Strength::Weak),
+            }
+        }
         kind if is_literal(kind) => {
             if truthy(src, node) {
                 None
@@ -1165,6 +1191,38 @@ mod tests {
     }
 
     /// Brackets and comments do not make a comparison that cannot fail into one that can.
+    #[test]
+    fn assertions_of_text_or_membership_that_cannot_fail_are_none() {
+        let file = read(concat!(
+            "def test_a(x):\n",
+            "    assert f\"{x == 1}\"\n",
+            "    assert f\"x: {x}\"\n",
+            "    assert x in (1, x)\n",
+            "    assert x in [x]\n",
+            "    assert f\"{x}\"\n",
+            "    assert x in (1, 2)\n",
+            "    assert x not in (1, x)\n",
+        ));
+        assert_eq!(
+            assertion_texts(&file, "test_a"),
+            [
+                (2, "assert f\"{x == 1}\"".to_string()),
+                (6, "assert f\"{x}\"".to_string()),
+                (7, "assert x in (1, 2)".to_string()),
+                (8, "assert x not in (1, x)".to_string()),
+            ]
+        );
+        assert_eq!(
+            strengths(&file, "test_a"),
+            [
+                Strength::Weak,
+                Strength::Weak,
+                Strength::Strong,
+                Strength::Strong
+            ]
+        );
+    }
+
     #[test]
     fn comparisons_that_cannot_fail_in_brackets_are_not_assertions() {
         let file = read(
