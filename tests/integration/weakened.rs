@@ -525,6 +525,7 @@ fn an_agent_push_that_loosens_an_assertion_is_rejected_by_the_pre_receive_hook()
 fn assertions_made_so_they_cannot_fail_are_found() {
     // An f-string is never empty when it has text of its own, and `f"{x == 1}"` is "True" or
     // "False": truthy whatever `x` is. A thing is always in a collection written to hold it.
+    // `a || true` holds whatever `a` is, and `_` matches anything.
     for (edited, kind) in [
         (
             "    assert f\"{total([1, 2]) == 3}\"\n",
@@ -543,6 +544,24 @@ fn assertions_made_so_they_cannot_fail_are_found() {
         assert_eq!(run.code, 1, "{edited}: {}", run.stdout);
         assert!(
             messages(&run).iter().any(|m| m.starts_with(kind)),
+            "{edited}: {:?}",
+            messages(&run)
+        );
+    }
+
+    // Rust: a comparison `|| true` and a `matches!` of `_`.
+    for edited in [
+        "assert!(add(1, 2) == 3 || true);",
+        "assert!(matches!(add(1, 2), _));",
+    ] {
+        let p = project();
+        let lib = LIB.replace("assert_eq!(add(1, 2), 3);", edited);
+        let run = commit_and_check(&p, AGENT, &[("src/lib.rs", &lib)]);
+        assert_eq!(run.code, 1, "{edited}: {}", run.stdout);
+        assert!(
+            messages(&run)
+                .iter()
+                .any(|m| m.starts_with("removes an assertion")),
             "{edited}: {:?}",
             messages(&run)
         );

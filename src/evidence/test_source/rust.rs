@@ -369,9 +369,45 @@ fn comparison(tokens: &[Node]) -> Option<usize> {
         .position(|t| !t.is_named() && COMPARISONS.contains(&t.kind()))
 }
 
+/// How deep `!`, brackets, `&&` and `||` are followed: a condition nested deeper (written to
+/// make guard recurse) is read as weak.
+const MAX_CONDITION_DEPTH: usize = 32;
+
 /// How strong `assert!(cond)` is: a comparison or `matches!` is strong, a bare condition
-/// weak; `true`, or both sides of a comparison the same, cannot fail.
+/// weak; `true`, both sides of a comparison the same, or `matches!(x, _)` cannot fail. `a ||
+/// b` holds when the weaker holds (`x == 3 || true` cannot fail); `a && b` checks the
+/// stronger too. `!` and brackets are seen through.
 fn plain_strength(src: &Source, condition: &[Node]) -> Option<Strength> {
+    condition_strength(src, condition, 0)
+}
+
+fn condition_strength(src: &Source, condition: &[Node], depth: usize) -> Option<Strength> {
+    if depth > MAX_CONDITION_DEPTH {
+        return Some(Strength::Weak);
+    }
+    let strength = |part: &[Node]| condition_strength(src, part, depth + 1);
+    for (operator, weaker) in [("||", true), ("&&", false)] {
+        let parts: Vec<&[Node]> = condition.split(|t| t.kind() == operator).collect();
+        if parts.len() > 1 {
+            let strengths = parts.into_iter().map(strength);
+            return if weaker {
+                strengths.min().flatten()
+            } else {
+                strengths.max().flatten()
+            };
+        }
+    }
+    let inner = match condition {
+        [not, tree] if not.kind() == "!" && tree.kind() == "token_tree" => Some(*tree),
+        [tree] if tree.kind() == "token_tree" => Some(*tree),
+        _ => None,
+    };
+    if let Some(tree) = inner.filter(|t| src.text(*t).starts_with('(')) {
+        return match split_arguments(tree).as_slice() {
+            [only] => strength(only),
+            _ => Some(Strength::Weak),
+        };
+    }
     if let [only] = condition {
         if only.kind() == "boolean_literal" {
             return if src.text(*only) == "true" {
@@ -391,11 +427,31 @@ fn plain_strength(src: &Source, condition: &[Node]) -> Option<Strength> {
     let is_matches = condition.windows(2).any(|w| {
         w[0].kind() == "identifier" && src.text(w[0]) == "matches" && src.text(w[1]) == "!"
     });
+    if let [name, bang, tree] = condition {
+        if src.text(*name) == "matches" && src.text(*bang) == "!" && matches_anything(src, *tree) {
+            return None;
+        }
+    }
     Some(if is_matches {
         Strength::Strong
     } else {
         Strength::Weak
     })
+}
+
+/// Whether `matches!(x, pattern)`'s pattern matches anything: `_` alone, or as one of its
+/// alternatives (`3 | _`), with no `if` guard.
+fn matches_anything(src: &Source, tree: Node) -> bool {
+    let args = split_arguments(tree);
+    let Some(pattern) = args.get(1) else {
+        return false;
+    };
+    if pattern.iter().any(|t| src.text(*t) == "if") {
+        return false;
+    }
+    pattern
+        .split(|t| t.kind() == "|")
+        .any(|alternative| matches!(alternative, [only] if src.text(*only) == "_"))
 }
 
 /// The numeric bound of `assert!(x < 0.5)` (or `0.5 > x`).
@@ -601,6 +657,43 @@ mod tests {
         assert_eq!(
             got,
             [Strong, Strong, Weak, Strong, Strong, Strong, Strong, Strong]
+        );
+    }
+
+    #[test]
+    fn conditions_that_cannot_fail_are_seen_through_or_and_not_and_brackets() {
+        let file = read(concat!(
+            "#[test]\n",
+            "fn t() {\n",
+            "    assert!(add(1, 2) == 3 || true);\n",
+            "    assert!(true || add(1, 2) == 3);\n",
+            "    assert!(!(add(1, 2) != 3) || (1 == 1));\n",
+            "    assert!(matches!(add(1, 2), _));\n",
+            "    assert!(matches!(add(1, 2), 3 | _));\n",
+            "    assert!(add(1, 2) == 3 && true);\n",
+            "    assert!(add(1, 2) == 3 || ok);\n",
+            "    assert!(!(add(1, 2) != 3));\n",
+            "    assert!(matches!(add(1, 2), 3));\n",
+            "    assert!(matches!(add(1, 2), _ if false));\n",
+            "    assert!(v.iter().any(|x| x == 1 || true));\n",
+            "}\n",
+        ));
+        use Strength::*;
+        let got: Vec<(u64, Strength)> = file.functions[0]
+            .assertions
+            .iter()
+            .map(|a| (a.line, a.strength))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (8, Strong),
+                (9, Weak),
+                (10, Strong),
+                (11, Strong),
+                (12, Strong),
+                (13, Weak),
+            ]
         );
     }
 
