@@ -44,15 +44,20 @@ fn agent_rewrites_first_total(edited: &str) -> Run {
 /// The same edit pushed through the installed pre-receive hook: rejected with `finding` (the
 /// part after the file name) on tests/test_calc.py.
 fn hook_rejects_first_total_rewrite(edited: &str, finding: &str) {
+    hook_rejects_calc(
+        &CALC.replace("    assert total([1, 2]) == 3\n", edited),
+        finding,
+    );
+}
+
+/// An agent's commit that makes tests/test_calc.py `calc`, pushed through the installed
+/// pre-receive hook: rejected with `finding` (the part after the file name).
+fn hook_rejects_calc(calc: &str, finding: &str) {
     let s = Server::new("");
     write_in(&s.work, "tests/test_calc.py", CALC);
     s.commit("Add the calc tests\n");
     s.push(&["origin", "main"]).assert_accepted();
-    write_in(
-        &s.work,
-        "tests/test_calc.py",
-        &CALC.replace("    assert total([1, 2]) == 3\n", edited),
-    );
+    write_in(&s.work, "tests/test_calc.py", calc);
     let commit = s.agent_commit("Tidy test_total\n");
     s.push(&["origin", "main"]).assert_rejected_with(&format!(
         "remote: error: refs/heads/main: [weakened_test] {} \"Tidy test_total\" tests/test_calc.py:{finding}",
@@ -85,6 +90,17 @@ fn messages(run: &Run) -> Vec<String> {
         .filter(|f| f["code"] == "weakened_test")
         .map(|f| f["message"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// One of the run's `weakened_test` messages starts with `kind` and shows `shown`.
+fn assert_said(run: &Run, kind: &str, shown: &str) {
+    assert!(
+        messages(run)
+            .iter()
+            .any(|m| m.starts_with(kind) && m.contains(shown)),
+        "{kind} {shown}: {:?}",
+        messages(run)
+    );
 }
 
 /// One attack of issue 12 by an agent commit.
@@ -575,6 +591,53 @@ fn assertions_made_so_they_cannot_fail_are_found() {
 }
 
 #[test]
+fn a_test_unbound_after_its_definition_is_skipped() {
+    // pytest collects what a test's name holds once the module has run: a test defined again
+    // under the same name, its name bound to something else or deleted, or marked
+    // `__test__ = False`, is not run (each checked with pytest). CALC has 12 lines.
+    for (tail, line, shown) in [
+        ("\n\ndef test_total():\n    pass\n", 15, "def test_total():"),
+        ("\n\ntest_total = None\n", 15, "test_total = None"),
+        ("\n\ndel test_total\n", 15, "del test_total"),
+        (
+            "\n\ntest_total.__test__ = False\n",
+            15,
+            "test_total.__test__ = False",
+        ),
+        (
+            "\n\ntest_total = pytest.mark.skip(test_total)\n",
+            15,
+            "test_total = pytest.mark.skip(test_total)",
+        ),
+    ] {
+        let p = project();
+        let calc = format!("{CALC}{tail}");
+        let run = commit_and_check(&p, AGENT, &[("tests/test_calc.py", &calc)]);
+        assert_eq!(run.code, 1, "{tail}: {}", run.stdout);
+        let found = weakened(&run);
+        assert!(
+            found.contains(&(
+                "tests/test_calc.py".to_string(),
+                line,
+                "tests/test_calc.py::test_total".to_string()
+            )),
+            "{tail}: {found:?}"
+        );
+        assert_said(&run, "adds a skip", &format!("`+unbound later: {shown}`"));
+    }
+
+    // `__test__ = False` in the module: none of its tests is collected.
+    let p = project();
+    let calc = CALC.replace("import pytest\n", "import pytest\n__test__ = False\n");
+    let run = commit_and_check(&p, AGENT, &[("tests/test_calc.py", &calc)]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(weakened(&run).len(), 2, "{:?}", messages(&run));
+
+    // Through the pre-receive hook.
+    hook_rejects_calc(&format!("{CALC}\n\ntest_total = None\n"), "15: adds a skip");
+}
+
+#[test]
 fn skips_gained_without_a_new_skip_line_are_found() {
     // Each an agent's edit that makes a test skip (or pass whatever it asserts) without
     // adding a skip of the kinds above: a skip's condition made always true, the test
@@ -728,13 +791,7 @@ fn an_assertion_moved_where_it_may_not_run_is_loosened() {
             "{header}"
         );
         let shown = format!("`+assert total([1, 2]) == 3 [only under: {header}]`");
-        assert!(
-            messages(&run)
-                .iter()
-                .any(|m| m.contains("loosens an assertion") && m.contains(&shown)),
-            "{header}: {:?}",
-            messages(&run)
-        );
+        assert_said(&run, "loosens an assertion", &shown);
     }
 
     // An assertion that already ran in a loop, left as it was, is no finding.

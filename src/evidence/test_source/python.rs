@@ -2,6 +2,8 @@
 //! and `test*` methods of classes (also inside module-level `if`/`try` blocks), their
 //! decorators, their class's decorators and `pytestmark`, and the module's.
 
+use std::collections::HashMap;
+
 use tree_sitter::Node;
 
 use super::{
@@ -184,6 +186,7 @@ fn inside_string(root: Node, at: usize) -> bool {
 
 pub(super) fn read(src: &Source, root: Node) -> TestFile {
     let (mut tests, mut helpers) = (Vec::new(), Vec::new());
+    let unbound = unbound_later(src, root);
     let module_skips = scope_skips(src, root);
     // (statement, enclosing classes, the skips they and the module apply)
     let mut stack: Vec<(Node, Vec<String>, Vec<Site>)> = Vec::new();
@@ -225,6 +228,8 @@ pub(super) fn read(src: &Source, root: Node) -> TestFile {
                     qualified.push_str("::");
                 }
                 qualified.push_str(&name);
+                let mut skips = skips;
+                skips.extend(unbound.get(&def.id()).into_iter().flatten().cloned());
                 tests.push(function(src, def, &decorators, qualified, &skips));
             }
             "function_definition" => helpers.push(function(src, def, &[], name, &[])),
@@ -253,6 +258,130 @@ pub(super) fn read(src: &Source, root: Node) -> TestFile {
         }
     }
     finish(tests, helpers)
+}
+
+/// What keeps each test function of the file from being collected though it is written: the
+/// statements of its module or class, after it, that bind its name again (another `def
+/// test_x`, `test_x = None`, `test_x = pytest.mark.skip(test_x)`, `del test_x`), that set
+/// `test_x.__test__`, and a `__test__ = ...` of its module or class. pytest collects what the
+/// name holds when the module has run. By the id of each function's node.
+fn unbound_later(src: &Source, root: Node) -> HashMap<usize, Vec<Site>> {
+    let mut out: HashMap<usize, Vec<Site>> = HashMap::new();
+    // (a module or class body, the `__test__` settings of the scopes around it)
+    let mut scopes: Vec<(Node, Vec<Site>)> = vec![(root, Vec::new())];
+    while let Some((scope, around)) = scopes.pop() {
+        // (name bound, where, the function defined there)
+        let mut bindings: Vec<(String, usize, Site, Option<usize>)> = Vec::new();
+        let mut disabled = around.clone();
+        let mut classes = Vec::new();
+        let mut statements = vec![scope];
+        while let Some(node) = statements.pop() {
+            let mut cursor = node.walk();
+            let children: Vec<Node> = node.named_children(&mut cursor).collect();
+            for child in children {
+                let def = match child.kind() {
+                    "decorated_definition" => child.child_by_field_name("definition"),
+                    _ => Some(child),
+                };
+                let Some(def) = def else { continue };
+                match def.kind() {
+                    "function_definition" | "class_definition" => {
+                        let name = def.child_by_field_name("name").map(|n| src.text(n));
+                        // Named by its first line alone: what follows may change freely.
+                        let first = src.first_line(def);
+                        let site = Site {
+                            line: line(def),
+                            text: first.clone(),
+                            key: first,
+                        };
+                        let id = (def.kind() == "function_definition").then(|| def.id());
+                        bindings.extend(name.map(|n| (n, child.start_byte(), site, id)));
+                        if def.kind() == "class_definition" {
+                            classes.extend(def.child_by_field_name("body"));
+                        }
+                    }
+                    "expression_statement" | "delete_statement" => {
+                        for (name, test_attribute) in bound_names(src, child) {
+                            let site = src.site(child);
+                            if name == "__test__" && !test_attribute {
+                                disabled.push(site);
+                            } else {
+                                bindings.push((name, child.start_byte(), site, None));
+                            }
+                        }
+                    }
+                    kind if COMPOUND.contains(&kind) => statements.push(child),
+                    _ => {}
+                }
+            }
+        }
+        for (name, at, _, id) in &bindings {
+            let Some(id) = id else { continue };
+            let later = bindings
+                .iter()
+                .filter(|(other, after, _, _)| other == name && after > at)
+                .map(|(_, _, site, _)| Site {
+                    text: format!("unbound later: {}", site.text),
+                    ..site.clone()
+                });
+            let sites: Vec<Site> = disabled.iter().cloned().chain(later).collect();
+            if !sites.is_empty() {
+                out.insert(*id, sites);
+            }
+        }
+        scopes.extend(classes.into_iter().map(|body| (body, disabled.clone())));
+    }
+    out
+}
+
+/// The names an assignment or `del` statement binds or unbinds at its own level, each with
+/// whether it is a `name.__test__ = ...` (which tells pytest whether `name` is a test).
+fn bound_names(src: &Source, statement: Node) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut targets: Vec<Node> = Vec::new();
+    let mut cursor = statement.walk();
+    for child in statement.named_children(&mut cursor) {
+        match child.kind() {
+            // `a = b = c`: the right side of an assignment may be another assignment.
+            "assignment" | "augmented_assignment" => {
+                let mut node = Some(child);
+                while let Some(n) =
+                    node.filter(|n| matches!(n.kind(), "assignment" | "augmented_assignment"))
+                {
+                    targets.extend(n.child_by_field_name("left"));
+                    node = n.child_by_field_name("right");
+                }
+            }
+            _ if statement.kind() == "delete_statement" => targets.push(child),
+            _ => {}
+        }
+    }
+    while let Some(target) = targets.pop() {
+        match target.kind() {
+            "identifier" => out.push((src.text(target), false)),
+            "pattern_list"
+            | "tuple_pattern"
+            | "list_pattern"
+            | "expression_list"
+            | "tuple"
+            | "list"
+            | "parenthesized_expression" => {
+                let mut cursor = target.walk();
+                targets.extend(target.named_children(&mut cursor));
+            }
+            "attribute" => {
+                let attribute = target.child_by_field_name("attribute").map(|a| src.text(a));
+                let object = target.child_by_field_name("object");
+                if attribute.as_deref() == Some("__test__") {
+                    if let Some(object) = object.filter(|o| o.kind() == "identifier") {
+                        out.push((src.text(object), true));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Pushes the named children of `node` so that they pop in source order.
@@ -1494,6 +1623,58 @@ mod tests {
             "pytest.mark.skipif"
         );
         assert_ne!(key(&marked("X")), key(&marked("True")));
+    }
+
+    /// A test whose name the module or class binds again after it is not what pytest
+    /// collects: as good as skipped. So is every test of a module or class that sets
+    /// `__test__`.
+    #[test]
+    fn tests_unbound_after_their_definition_are_as_good_as_skipped() {
+        let file = read(concat!(
+            "def test_a():\n",
+            "    assert 1\n",
+            "def test_b():\n",
+            "    assert 1\n",
+            "def test_c():\n",
+            "    assert 1\n",
+            "def test_d():\n",
+            "    assert 1\n",
+            "def test_e():\n",
+            "    assert 1\n",
+            "test_a = None\n",
+            "del test_b\n",
+            "test_c.__test__ = False\n",
+            "def test_d():\n",
+            "    pass\n",
+            "if True:\n",
+            "    x, test_e = 1, pytest.mark.skip(test_e)\n",
+            "class TestF:\n",
+            "    __test__ = False\n",
+            "    def test_g(self):\n",
+            "        assert 1\n",
+            "test_h = test_i = 1\n",
+            "def test_h():\n",
+            "    assert 1\n",
+        ));
+        assert_eq!(
+            crate::evidence::test_source::skip_sites(&file),
+            [
+                ("test_a", vec![(11, "unbound later: test_a = None")]),
+                ("test_b", vec![(12, "unbound later: del test_b")]),
+                (
+                    "test_c",
+                    vec![(13, "unbound later: test_c.__test__ = False")]
+                ),
+                ("test_d", vec![(14, "unbound later: def test_d():")]),
+                (
+                    "test_e",
+                    vec![(17, "unbound later: x, test_e = 1, pytest.mark.skip(test_e)")]
+                ),
+                ("test_d", vec![]),
+                ("TestF::test_g", vec![(19, "__test__ = False")]),
+                ("test_h", vec![]),
+            ]
+        );
     }
 
     #[test]
