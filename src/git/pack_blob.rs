@@ -18,6 +18,7 @@
 //! Format: git's `Documentation/gitformat-pack.txt`. Like the commit-graph reader
 //! (`graph.rs`), the index is mapped read-only: git never rewrites one in place.
 
+use std::cell::OnceCell;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -48,7 +49,11 @@ pub struct PackBlobs {
 
 struct Pack {
     idx: Mmap,
-    pack: File,
+    /// The pack file, opened when first read: a repository may have hundreds of packs, and
+    /// each thread holding a descriptor for every one could run out of them (the index's
+    /// map needs none).
+    path: PathBuf,
+    pack: OnceCell<Option<File>>,
     count: usize,
     /// Where the 64-bit offsets start in the index, and how many there are.
     large: usize,
@@ -78,7 +83,7 @@ impl PackBlobs {
         }
     }
 
-    /// Whether any pack was opened.
+    /// Whether no pack index was opened.
     pub fn is_empty(&self) -> bool {
         self.packs.is_empty()
     }
@@ -134,19 +139,26 @@ impl Pack {
         if rest % 8 != 0 {
             return None;
         }
-        let mut pack = File::open(idx_path.with_extension("pack")).ok()?;
-        let mut header = [0u8; 12];
-        io::Read::read_exact(&mut pack, &mut header).ok()?;
-        if &header[..4] != b"PACK" || !matches!(be32(&header, 4), 2 | 3) {
-            return None;
-        }
         Some(Pack {
             idx,
-            pack,
+            path: idx_path.with_extension("pack"),
+            pack: OnceCell::new(),
             count,
             large,
             large_count: rest / 8,
         })
+    }
+
+    /// The pack file, if it opens and its header is a pack's (version 2 or 3).
+    fn file(&self) -> Option<&File> {
+        self.pack
+            .get_or_init(|| {
+                let mut file = File::open(&self.path).ok()?;
+                let mut header = [0u8; 12];
+                io::Read::read_exact(&mut file, &mut header).ok()?;
+                (&header[..4] == b"PACK" && matches!(be32(&header, 4), 2 | 3)).then_some(file)
+            })
+            .as_ref()
     }
 
     /// The offset of `id`'s entry in the pack.
@@ -198,8 +210,11 @@ impl Pack {
     ) -> io::Result<bool> {
         // The entry's header: the type in bits 4-6 of the first byte, the size in its low four
         // bits and seven more in each byte that follows while the top bit is set.
+        let Some(pack) = self.file() else {
+            return Ok(false);
+        };
         let mut head = [0u8; 16];
-        let got = read_at(&self.pack, &mut head, offset)?;
+        let got = read_at(pack, &mut head, offset)?;
         let mut byte = *head.first().filter(|_| got > 0).ok_or_else(truncated)?;
         if (byte >> 4) & 7 != OBJ_BLOB {
             return Ok(false);
@@ -227,7 +242,7 @@ impl Pack {
             // to end within the read, without copying much of the next entry.
             let left = size - zlib.total_out();
             let want = usize::try_from(left + left / 8192 + 64).map_or(CHUNK, |n| n.min(CHUNK));
-            let got = read_at(&self.pack, &mut input[..want], at)?;
+            let got = read_at(pack, &mut input[..want], at)?;
             if got == 0 {
                 return Err(truncated());
             }
@@ -474,6 +489,7 @@ mod tests {
             .unwrap();
         let pack = pack_indexes(dir.path()).remove(0).with_extension("pack");
         let mut bytes = std::fs::read(&pack).unwrap();
+        let good_pack = bytes.clone();
         let mut packs = PackBlobs::open(&[dir.path().join(".git/objects")]);
         assert!(streamed(&mut packs, id, size).is_some());
         // One byte of the stored noise, far into the entry: only the checksum tells.
@@ -485,6 +501,12 @@ mod tests {
         let mut seen = 0u64;
         assert!(!packs.stream(id, size, |piece| seen += piece.len() as u64));
         assert!(seen > 2 * CHUNK as u64, "read up to the damage: {seen}");
+        // A pack file whose header is not a pack's.
+        let mut unpacked = good_pack.clone();
+        unpacked[..4].copy_from_slice(b"KCAP");
+        std::fs::write(&pack, &unpacked).unwrap();
+        let mut packs = PackBlobs::open(&[dir.path().join(".git/objects")]);
+        assert_eq!(streamed(&mut packs, id, size), None);
         // The pack cut short inside the entry.
         std::fs::write(&pack, &bytes[..offset as usize + CHUNK]).unwrap();
         let mut packs = PackBlobs::open(&[dir.path().join(".git/objects")]);
