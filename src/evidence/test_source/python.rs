@@ -315,11 +315,18 @@ fn unbound_later(src: &Source, root: Node) -> HashMap<usize, Vec<Site>> {
                 }
             }
         }
+        // Each name's bindings together: a module of thousands of tests is not read once for
+        // each of them.
+        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, (name, ..)) in bindings.iter().enumerate() {
+            by_name.entry(name.as_str()).or_default().push(i);
+        }
         for (name, at, _, id) in &bindings {
             let Some(id) = id else { continue };
-            let later = bindings
+            let later = by_name[name.as_str()]
                 .iter()
-                .filter(|(other, after, _, _)| other == name && after > at)
+                .map(|&i| &bindings[i])
+                .filter(|(_, after, _, _)| after > at)
                 .map(|(_, _, site, _)| Site {
                     text: format!("unbound later: {}", site.text),
                     ..site.clone()
