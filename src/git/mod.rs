@@ -161,14 +161,10 @@ pub fn env_object_dirs(repo: &Repository) -> Option<Vec<std::path::PathBuf>> {
 /// Whether the repository's pack files are small enough to be read through readers of each
 /// thread's own (`APART_PACKS_UP_TO`): those of every object directory git's environment
 /// names for it, or of its own. A pack directory that cannot be listed is not (one that does
-/// not exist holds nothing).
+/// not exist holds nothing), and neither is an empty `GIT_OBJECT_DIRECTORY`, which names no
+/// directory (`reopen_apart` opens no handle for it).
 pub fn packs_fit_apart(repo: &Repository) -> bool {
-    let dirs = object_dirs(
-        repo,
-        std::env::var_os("GIT_OBJECT_DIRECTORY").as_deref(),
-        std::env::var_os("GIT_ALTERNATE_OBJECT_DIRECTORIES").as_deref(),
-    );
-    packs_up_to(&dirs, APART_PACKS_UP_TO)
+    env_object_dirs(repo).is_some_and(|dirs| packs_up_to(&dirs, APART_PACKS_UP_TO))
 }
 
 /// Whether the `.pack` files in the `pack` directories of `dirs` total at most `bound` bytes.

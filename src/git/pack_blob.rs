@@ -84,7 +84,8 @@ impl PackBlobs {
     }
 
     /// Whether no pack index was opened.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
         self.packs.is_empty()
     }
 
@@ -119,7 +120,7 @@ fn be32(m: &[u8], at: usize) -> u32 {
 }
 
 impl Pack {
-    /// Maps and checks one index, and opens its pack.
+    /// Maps and checks one index (its pack is opened when first read).
     fn open(idx_path: &Path) -> Option<Pack> {
         let file = File::open(idx_path).ok()?;
         // SAFETY: the map is read-only and private. git writes an index once, under a temporary
@@ -208,11 +209,11 @@ impl Pack {
         output: &mut [u8],
         sink: &mut impl FnMut(&[u8]),
     ) -> io::Result<bool> {
-        // The entry's header: the type in bits 4-6 of the first byte, the size in its low four
-        // bits and seven more in each byte that follows while the top bit is set.
         let Some(pack) = self.file() else {
             return Ok(false);
         };
+        // The entry's header: the type in bits 4-6 of the first byte, the size in its low four
+        // bits and seven more in each byte that follows while the top bit is set.
         let mut head = [0u8; 16];
         let got = read_at(pack, &mut head, offset)?;
         let mut byte = *head.first().filter(|_| got > 0).ok_or_else(truncated)?;

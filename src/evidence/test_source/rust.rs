@@ -33,12 +33,7 @@ pub(super) fn read(src: &Source, root: Node) -> TestFile {
                         let mut inner = path.clone();
                         inner.push(src.text(name));
                         let mut within = conditions.clone();
-                        within.extend(
-                            attributes
-                                .iter()
-                                .filter(|a| is_build_condition(src, **a))
-                                .map(|a| src.site(*a)),
-                        );
+                        within.extend(sites_of(src, &attributes, is_build_condition));
                         stack.push((body, inner, within));
                     }
                 }
@@ -105,6 +100,18 @@ fn is_skip_attribute(src: &Source, item: Node) -> bool {
     }
 }
 
+/// The sites of the attributes `keep` picks.
+fn sites_of<'a>(
+    src: &'a Source,
+    attributes: &'a [Node],
+    keep: fn(&Source, Node) -> bool,
+) -> impl Iterator<Item = Site> + 'a {
+    attributes
+        .iter()
+        .filter(move |a| keep(src, **a))
+        .map(|a| src.site(*a))
+}
+
 /// A `#[cfg(..)]` other than `#[cfg(test)]`: what it names may be left out of the build.
 fn is_build_condition(src: &Source, item: Node) -> bool {
     attribute_path(src, item).as_deref() == Some("cfg")
@@ -139,12 +146,7 @@ fn function(
     inherited: &[Site],
 ) -> Draft {
     let mut skips = inherited.to_vec();
-    skips.extend(
-        attributes
-            .iter()
-            .filter(|a| is_skip_attribute(src, **a))
-            .map(|a| src.site(*a)),
-    );
+    skips.extend(sites_of(src, attributes, is_skip_attribute));
     let mut assertions: Vec<(usize, Assertion)> = Vec::new();
     let mut returns: Vec<(usize, Site)> = Vec::new();
     let mut tolerances = Vec::new();
