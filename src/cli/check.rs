@@ -3,7 +3,7 @@
 use crate::cli::args::{CheckArgs, FormatArg};
 use crate::cli::print_report;
 use crate::cli::score::artifacts;
-use crate::engine::audit::{CheckOptions, check};
+use crate::engine::audit::{CheckOptions, Describe, check};
 use crate::git;
 use crate::policy::freeze::today_utc;
 
@@ -16,7 +16,11 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         artifacts: artifacts(&args.artifacts, false),
         allowed_signers: None,
         // The JSON report and --verbose list every commit; the text report only counts them.
-        describe_all: args.verbose || args.format == FormatArg::Json,
+        describe: if args.verbose || args.format == FormatArg::Json {
+            Describe::All
+        } else {
+            Describe::Changed
+        },
         two_threads: true,
         // An audit reads the policy, and verifies signatures, as of the range's base.
         policy_revision: None,

@@ -15,7 +15,7 @@ use crate::engine::weakened;
 use crate::error::{ErrorReport, InputError};
 use crate::git::commit::{self, Commit, Signature};
 use crate::git::lineage::Lineage;
-use crate::git::protected::{ProtectedSet, Trees};
+use crate::git::protected::{PackReader, ProtectedSet, Trees};
 use crate::git::range::{self, Commits};
 use crate::git::tree_source::GitTree;
 use crate::git::{self, Oid, Repository};
@@ -45,11 +45,9 @@ pub struct CheckOptions {
     /// An allowed-signers file from the server's config (`guard.allowedSigners`), which
     /// overrides the ledger's `[humans] allowed_signers`.
     pub allowed_signers: Option<std::path::PathBuf>,
-    /// Describe every judged commit in the report (who made it, whether an agent, its
-    /// signature). Otherwise only commits that change protected paths are described: the
-    /// others cannot break a rule, and describing them means reading every commit object of
-    /// the range, which costs more than judging it.
-    pub describe_all: bool,
+    /// Which judged commits the report describes (who made it, whether an agent, its
+    /// signature).
+    pub describe: Describe,
     /// The revision the policy was read from, when it is not the range's base (hooks: the
     /// default branch's tip). The freeze file's lease rule and the allowed signers come from
     /// it too, so a branch made at an old commit brings none of them back.
@@ -69,6 +67,21 @@ pub struct CheckOptions {
     /// pre-receive hook took 0.43 s of guard's time on one thread and 0.25 s on two, each
     /// thread reading the quarantine through pack readers of its own (12% more CPU).
     pub two_threads: bool,
+}
+
+/// Which judged commits a report describes. Commits that change no protected path cannot
+/// break a rule, and describing them means reading every commit object of the range, which
+/// costs more than judging it (a third of a 1,000-commit push's hook).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Describe {
+    /// Those that change protected paths.
+    #[default]
+    Changed,
+    /// Every one.
+    All,
+    /// Every one when signatures are checked (the hooks name each commit's signer), else
+    /// as `Changed`.
+    AllWhenSigned,
 }
 
 /// The commits a judgement covers: `commits` (oldest first) lead from `base` to `tip`; `spec`
@@ -226,7 +239,11 @@ fn judge_ahead(
         signers: signers.as_ref(),
         pusher: opts.pusher.as_deref(),
         restore_from: &restore_from,
-        describe_all: opts.describe_all,
+        describe_all: match opts.describe {
+            Describe::Changed => false,
+            Describe::All => true,
+            Describe::AllWhenSigned => signers.is_some(),
+        },
         signatures_valid_at: opts.signatures_valid_at,
         two_threads: opts.two_threads,
     };
@@ -533,10 +550,11 @@ fn walk_commits_on(
         threads,
         || {
             let n = handles.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            git::reopen_apart(git_dir, n + 1).or_else(|| git::reopen(git_dir))
+            let repo = git::reopen_apart(git_dir, n + 1).or_else(|| git::reopen(git_dir))?;
+            Some((repo, PackReader::default()))
         },
-        |repo, b| {
-            let trees = Trees::new(repo).map_err(anyhow::Error::new);
+        |(repo, packs), b| {
+            let trees = Trees::with_packs(repo, packs).map_err(anyhow::Error::new);
             let mut judge = judging.map(|parts| weakened::Judge::from_parts(repo, parts));
             let mut walked = Vec::with_capacity(block);
             for k in span(b).rev() {
@@ -1051,14 +1069,21 @@ fn test_file_candidates(id: &str) -> Vec<String> {
 /// re-applies a protected change is judged through its new commits.) Who made the new tip's
 /// content is `Lineage`'s answer, not a merge base's: a merge of two old commits has two
 /// bases, and against the wrong one an old content taken back looks brought.
+///
+/// `listed`: the commits `new` brings over `old`, when the caller has listed them already.
+/// One of them with `old` as a parent shows a fast-forward without asking libgit2, which
+/// walks the commits again for it (a tenth of a 1,000-commit push's hook).
 pub fn rewind_findings(
     repo: &Repository,
     policy: &Policy,
-    old: Oid,
-    new: Oid,
+    (old, new): (Oid, Oid),
     ledger: Option<&str>,
+    listed: Option<&Commits>,
 ) -> anyhow::Result<Vec<Finding>> {
-    if old == new || commit::descends_from(repo, new, old)? {
+    if old == new
+        || listed.is_some_and(|commits| commits.has_parent_outside(old))
+        || commit::descends_from(repo, new, old)?
+    {
         return Ok(Vec::new());
     }
     let protected = ProtectedSet::new(policy, ledger.unwrap_or(DEFAULT_LEDGER_PATH));

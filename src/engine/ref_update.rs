@@ -40,7 +40,13 @@ pub fn judge(repo: &Repository, update: Update) -> anyhow::Result<Report> {
     let commits = range::commits(repo, update.new, &update.known)?;
     let ledger = update.options.ledger.as_deref();
     let mut findings = match update.old {
-        Some(old) => rewind_findings(repo, update.policy, old, update.new, ledger)?,
+        Some(old) => rewind_findings(
+            repo,
+            update.policy,
+            (old, update.new),
+            ledger,
+            Some(&commits),
+        )?,
         None => Vec::new(),
     };
     findings.extend(update.prior);

@@ -127,7 +127,7 @@ impl<'a> Judge<'a> {
         };
         let per_parent: anyhow::Result<Vec<Vec<FileVersions>>> = sides
             .into_iter()
-            .map(|parent| test_files(repo, trees, tree, parent, who, &mut self.parsed))
+            .map(|parent| test_files(trees, tree, parent, who, &mut self.parsed))
             .collect();
         // A test file that cannot be read (an encoding guard does not read) stops the check
         // for an agent's commit only: a human's is not judged here.
@@ -199,7 +199,7 @@ impl Parsed {
     /// only) whose text cannot hold a test is not parsed: it holds none.
     fn get(
         &mut self,
-        repo: &Repository,
+        trees: &Trees,
         path: &str,
         id: Oid,
         listed: bool,
@@ -208,7 +208,7 @@ impl Parsed {
         if let Some(known) = self.files.get(&key) {
             return Ok(known.clone());
         }
-        let bytes = changed::blob(repo, id)?;
+        let bytes = trees.blob(id)?;
         let file = read_test_file(path, &bytes, listed)?.map(Rc::new);
         self.hold(key, file.clone());
         Ok(file)
@@ -225,11 +225,7 @@ impl Parsed {
     /// when there are several: a commit that reformats many test files (a bot's, on a real
     /// history) then costs about its files' parsing divided by the cores, not their sum.
     /// What is not parsed here, `get` parses as before.
-    fn read_ahead(
-        &mut self,
-        repo: &Repository,
-        wanted: &[(Oid, &str, bool)],
-    ) -> anyhow::Result<()> {
+    fn read_ahead(&mut self, trees: &Trees, wanted: &[(Oid, &str, bool)]) -> anyhow::Result<()> {
         let mut todo: Vec<(ParsedKey, &str)> = Vec::new();
         for &(id, path, listed) in wanted {
             let key = parsed_key(id, path, listed);
@@ -249,7 +245,7 @@ impl Parsed {
             if held >= READ_AHEAD_BYTES {
                 break;
             }
-            let text = changed::blob(repo, id)?;
+            let text = trees.blob(id)?;
             held += text.len();
             texts.push(text);
         }
@@ -309,7 +305,6 @@ fn read_test_file(path: &str, text: &[u8], listed: bool) -> anyhow::Result<Optio
 /// The test files `tree` changed against `parent`, read on both sides: files the ledger's
 /// `[tests] paths` name, and Rust files anywhere that hold test functions on either side.
 fn test_files(
-    repo: &Repository,
     trees: &Trees,
     tree: Oid,
     parent: Option<Oid>,
@@ -333,12 +328,12 @@ fn test_files(
                 .map(move |id| (id, f.path.as_str(), listed))
         })
         .collect();
-    parsed.read_ahead(repo, &versions)?;
+    parsed.read_ahead(trees, &versions)?;
     let mut files = Vec::new();
     for ChangedFile { path, old, new } in changed {
         let listed = tests.is_test_file(&path);
         let mut read = |id: Option<Oid>| match id {
-            Some(id) => parsed.get(repo, &path, id, listed),
+            Some(id) => parsed.get(trees, &path, id, listed),
             None => Ok(None),
         };
         let (old, new) = (read(old)?, read(new)?);

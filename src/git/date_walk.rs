@@ -22,6 +22,7 @@ use std::collections::{HashMap, VecDeque};
 
 use git2::{ObjectType, Odb, Oid, Repository};
 
+use super::pack::PackObjects;
 use super::range::OidHash;
 
 /// Reached before: not queued again by an interesting child.
@@ -54,6 +55,8 @@ struct Node {
 /// One walk over a repository's object database.
 pub struct DateWalk<'r> {
     odb: Odb<'r>,
+    /// Commits read out of the pack files where it can, the rest through `odb`.
+    packs: Option<PackObjects>,
     nodes: Vec<Node>,
     edges: Vec<u32>,
     by_id: HashMap<Oid, usize, OidHash>,
@@ -63,6 +66,7 @@ impl<'r> DateWalk<'r> {
     pub fn new(repo: &'r Repository) -> Result<DateWalk<'r>, git2::Error> {
         Ok(DateWalk {
             odb: repo.odb()?,
+            packs: super::env_object_dirs(repo).map(|dirs| PackObjects::open(&dirs)),
             nodes: Vec::new(),
             edges: Vec::new(),
             by_id: HashMap::default(),
@@ -144,12 +148,20 @@ impl<'r> DateWalk<'r> {
         if self.nodes[i].flags & PARSED != 0 {
             return Ok(());
         }
-        let header = {
-            let object = self.odb.read(self.nodes[i].id).map_err(|_| GaveUp)?;
-            if object.kind() != ObjectType::Commit {
-                return Err(GaveUp);
+        let id = self.nodes[i].id;
+        let header = match self
+            .packs
+            .as_mut()
+            .and_then(|p| p.read(id, ObjectType::Commit))
+        {
+            Some(data) => Header::parse(&data).ok_or(GaveUp)?,
+            None => {
+                let object = self.odb.read(id).map_err(|_| GaveUp)?;
+                if object.kind() != ObjectType::Commit {
+                    return Err(GaveUp);
+                }
+                Header::parse(object.data()).ok_or(GaveUp)?
             }
-            Header::parse(object.data()).ok_or(GaveUp)?
         };
         // libgit2 keeps a commit's parent count in 16 bits and refuses more.
         if header.parents.len() > usize::from(u16::MAX) {

@@ -12,7 +12,7 @@ mod date_walk;
 pub mod fsck;
 pub mod graph;
 pub mod lineage;
-pub mod pack_blob;
+pub mod pack;
 pub mod path_variants;
 pub mod protected;
 pub mod range;

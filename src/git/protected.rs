@@ -26,6 +26,7 @@ use globset::GlobSet;
 
 use crate::changes::{Change, ChangeKind, Class};
 use crate::git::fsck::{self, MalformedTree};
+use crate::git::pack::PackObjects;
 use crate::git::path_variants::{self, Component, Match, match_name};
 use crate::git::raw_tree::{RawEntry, RawTree};
 use crate::policy::caseless::CaselessGlobSet;
@@ -583,6 +584,8 @@ impl<'r> FsckWalk<'_, 'r> {
 pub struct Trees<'r> {
     repo: &'r Repository,
     odb: Odb<'r>,
+    /// Trees read out of the pack files here, the rest through `odb`.
+    packs: Readers<'r>,
     held: RefCell<Held>,
     /// `RawTree::differing_indices` of the last pairs of trees (new, old) compared: the rules
     /// that share a directory (four under a busy `tests/`) and the malformed-tree walk
@@ -597,6 +600,27 @@ pub struct Trees<'r> {
 struct Held {
     by_id: HashMap<Oid, Rc<RawTree>, foldhash::fast::FixedState>,
     order: VecDeque<Oid>,
+}
+
+/// A [`PackObjects`] for the object directories git's environment names, opened when first
+/// read (`None` inside: the environment names none).
+#[derive(Default)]
+pub struct PackReader(RefCell<Option<Option<PackObjects>>>);
+
+impl PackReader {
+    fn read(&self, repo: &Repository, id: Oid, kind: ObjectType) -> Option<Box<[u8]>> {
+        let mut packs = self.0.borrow_mut();
+        let packs = packs.get_or_insert_with(|| {
+            crate::git::env_object_dirs(repo).map(|dirs| PackObjects::open(&dirs))
+        });
+        packs.as_mut()?.read(id, kind)
+    }
+}
+
+/// The pack reader a [`Trees`] reads through.
+enum Readers<'r> {
+    Own(Box<PackReader>),
+    Lent(&'r PackReader),
 }
 
 /// The indices of the entries of two trees that can differ, for each tree.
@@ -622,10 +646,22 @@ impl<'r> Trees<'r> {
         Ok(Trees {
             repo,
             odb: repo.odb()?,
+            packs: Readers::Own(Box::default()),
             held: RefCell::new(Held::default()),
             differing: RefCell::default(),
             reads: Cell::new(0),
         })
+    }
+
+    /// Like [`Trees::new`], reading packs through `packs`, which a thread keeps across the
+    /// blocks of commits it walks (its mapped packs and the objects it rebuilt stay).
+    pub fn with_packs(
+        repo: &'r Repository,
+        packs: &'r PackReader,
+    ) -> Result<Trees<'r>, git2::Error> {
+        let mut trees = Trees::new(repo)?;
+        trees.packs = Readers::Lent(packs);
+        Ok(trees)
     }
 
     /// How many trees were read from the object database so far (the unit tests hold the
@@ -641,7 +677,7 @@ impl<'r> Trees<'r> {
         if let Some(tree) = held.by_id.get(&id) {
             return Ok(Rc::clone(tree));
         }
-        let tree = Rc::new(RawTree::read(&self.odb, id)?);
+        let tree = Rc::new(self.read(id)?);
         self.reads.set(self.reads.get() + 1);
         if held.order.len() == HELD_TREES {
             if let Some(oldest) = held.order.pop_front() {
@@ -651,6 +687,34 @@ impl<'r> Trees<'r> {
         held.order.push_back(id);
         held.by_id.insert(id, Rc::clone(&tree));
         Ok(tree)
+    }
+
+    /// Reads tree `id` out of a pack here when it can, else through libgit2 (which also words
+    /// every error).
+    fn read(&self, id: Oid) -> Result<RawTree, git2::Error> {
+        if let Some(data) = self.packed(id, ObjectType::Tree) {
+            if let Ok(tree) = RawTree::from_bytes(id, data) {
+                return Ok(tree);
+            }
+        }
+        RawTree::read(&self.odb, id)
+    }
+
+    /// The bytes of the blob `id`, out of a pack here when it can, else through libgit2.
+    pub fn blob(&self, id: Oid) -> Result<Vec<u8>, git2::Error> {
+        match self.packed(id, ObjectType::Blob) {
+            Some(data) => Ok(data.into_vec()),
+            None => crate::git::changed::blob(self.repo, id),
+        }
+    }
+
+    /// Object `id`, if it is a `kind` the pack reader reads (`PackObjects::read`).
+    fn packed(&self, id: Oid, kind: ObjectType) -> Option<Box<[u8]>> {
+        let packs: &PackReader = match &self.packs {
+            Readers::Own(packs) => packs,
+            Readers::Lent(packs) => packs,
+        };
+        packs.read(self.repo, id, kind)
     }
 
     /// The indices of the entries of `new` and of `old` that can differ

@@ -132,6 +132,12 @@ impl Commits {
         &self.parents[start..end]
     }
 
+    /// Whether a commit of the range has `id`, a commit outside it, as a parent (so that `id`
+    /// is an ancestor of the range's tips).
+    pub fn has_parent_outside(&self, id: Oid) -> bool {
+        self.parents.contains(&Parent::Outside(id))
+    }
+
     /// The commits the range was hidden by: every commit outside the range that a commit of
     /// the range reaches is reachable from one of them.
     pub fn hidden(&self) -> &[Oid] {

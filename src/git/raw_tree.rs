@@ -61,13 +61,15 @@ impl RawTree {
                 object.kind()
             )));
         }
-        let entries = parse(object.data())
+        RawTree::from_bytes(id, object.data().into())
+    }
+
+    /// Parses `data` as the content of tree `id` (read by other means than libgit2's). A tree
+    /// git could not read is an error that names it.
+    pub fn from_bytes(id: Oid, data: Box<[u8]>) -> Result<RawTree, git2::Error> {
+        let entries = parse(&data)
             .map_err(|why| git2::Error::from_str(&format!("malformed tree {id}: {why}")))?;
-        Ok(RawTree {
-            id,
-            data: object.data().into(),
-            entries,
-        })
+        Ok(RawTree { id, data, entries })
     }
 
     /// A tree libgit2 has already read, re-encoded (modes as libgit2 parsed them: a

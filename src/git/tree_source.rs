@@ -15,7 +15,7 @@ use crate::error::InputError;
 use crate::evidence::fixtures::FixtureState;
 use crate::evidence::fixtures::{cores, parallel, sha256_bytes};
 use crate::git::fsck::{self, MalformedTree};
-use crate::git::pack_blob::PackBlobs;
+use crate::git::pack::PackBlobs;
 use crate::git::raw_tree::RawTree;
 use crate::source::{Listing, Source};
 use crate::workspace::check_relative;

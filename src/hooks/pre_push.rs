@@ -5,7 +5,7 @@ use std::io::{BufRead, Write as _};
 
 use jiff::civil::Date;
 
-use crate::engine::audit::{CheckOptions, policy_at};
+use crate::engine::audit::{CheckOptions, Describe, policy_at};
 use crate::engine::ref_update::{self, Update};
 use crate::engine::score::Artifacts;
 use crate::exit;
@@ -234,7 +234,7 @@ fn judge_line(
         pusher: None,
         artifacts,
         allowed_signers: None,
-        describe_all: true,
+        describe: Describe::AllWhenSigned,
         two_threads: true,
         policy_revision,
         signatures_valid_at: Some(jiff::Timestamp::now()),

@@ -15,7 +15,7 @@ use std::sync::mpsc;
 use anyhow::{Context as _, anyhow, bail};
 use jiff::civil::Date;
 
-use crate::engine::audit::{CheckOptions, policy_at, rewind_findings};
+use crate::engine::audit::{CheckOptions, Describe, policy_at, rewind_findings};
 use crate::engine::ref_update::{self, Update};
 use crate::engine::score::Artifacts;
 use crate::exit;
@@ -544,7 +544,9 @@ fn judge_ref(
         // protected change the ref held.
         let mut v = verdict(Vec::new(), 0, None);
         match (old, ctx.deleted.get(&update.name)) {
-            (Some(old), _) => v.findings = rewind_findings(repo, policy, old, new, ledger)?,
+            (Some(old), _) => {
+                v.findings = rewind_findings(repo, policy, (old, new), ledger, None)?;
+            }
             (None, Some(deleted)) => {
                 v.findings =
                     recreation_findings(repo, policy, deleted, new, ledger, &mut v.warnings)?;
@@ -594,7 +596,7 @@ fn judge_ref(
         pusher: pusher.cloned(),
         artifacts,
         allowed_signers: config.allowed_signers.clone(),
-        describe_all: true,
+        describe: Describe::AllWhenSigned,
         two_threads: true,
         policy_revision: ctx.policy_ref.1,
         // A key retired before the push signs nothing new, whatever date a commit claims.
@@ -676,7 +678,7 @@ fn recreation_findings(
         return Ok(Vec::new());
     };
     let short = git::short_id(repo, old);
-    Ok(rewind_findings(repo, policy, old, new, ledger)?
+    Ok(rewind_findings(repo, policy, (old, new), ledger, None)?
         .into_iter()
         .map(|f| crate::rules::history::recreated_rewind(f, &short))
         .collect())

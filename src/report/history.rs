@@ -41,8 +41,8 @@ pub struct History {
     /// How many commits the range brings (all were judged).
     #[serde(skip)]
     pub judged: usize,
-    /// The judged commits, oldest first: all of them with `CheckOptions::describe_all`, else
-    /// those that change protected paths.
+    /// The judged commits, oldest first: all of them or those that change protected paths
+    /// (`CheckOptions::describe`).
     pub commits: Vec<CommitSummary>,
     pub policy_changes: Vec<FileChanges>,
 }

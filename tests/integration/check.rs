@@ -1797,11 +1797,9 @@ fn sha256_repository_is_refused_with_a_clear_message() {
 /// Appends `n` commits to `p` with `git fast-import` (seconds for thousands): ordinary
 /// edits by a human, and at `agent_at` an agent's edit of the freeze file.
 fn fast_import_commits(p: &Project, n: usize, agent_at: usize) {
-    let tip = p.rev("HEAD");
-    let mut stream = String::new();
-    for i in 0..n {
-        let (name, email) = if i == agent_at { CURSOR } else { HUMAN };
-        let (path, data) = if i == agent_at {
+    let who = |i| if i == agent_at { CURSOR } else { HUMAN };
+    crate::support::fast_import(p, n, who, |i| {
+        if i == agent_at {
             (
                 "qa/freeze.toml".to_string(),
                 format!("{}# parked {i}\n", freeze_toml(BUDGET, &[(LEASE, EXPIRES)])),
@@ -1811,36 +1809,8 @@ fn fast_import_commits(p: &Project, n: usize, agent_at: usize) {
                 format!("src/mod_{}/file_{i}.py", i % 17),
                 format!("x = {i}\n"),
             )
-        };
-        let message = format!("Change {i}\n");
-        stream.push_str(&format!(
-            "commit refs/heads/main\ncommitter {name} <{email}> {} +0000\ndata {}\n{message}",
-            1_767_225_600 + i,
-            message.len()
-        ));
-        if i == 0 {
-            stream.push_str(&format!("from {tip}\n"));
         }
-        stream.push_str(&format!(
-            "M 100644 inline {path}\ndata {}\n{data}\n",
-            data.len()
-        ));
-    }
-    let mut child = hermetic(std::process::Command::new("git"), p.root())
-        .args(["fast-import", "--quiet"])
-        .current_dir(p.root())
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write as _;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stream.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
-    p.git_cmd(&["reset", "-q", "--hard", "main"]);
+    });
 }
 
 #[test]

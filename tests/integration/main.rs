@@ -24,6 +24,7 @@ mod hooks_pushers;
 mod hooks_refs;
 mod hooks_surroundings;
 mod layering;
+mod packed;
 mod pre_commit;
 mod real_runners;
 mod scenario;

@@ -7,16 +7,10 @@
 //! caller while it is still in the CPU's cache, by zlib-rs.
 //!
 //! Only what hashing needs is read: a blob stored whole (not as a delta) in a pack whose index
-//! is of version 2, in a repository of SHA-1 ids. Anything else (a delta, a loose object, a
-//! version 1 index, a pack that will not open) is left to libgit2 by the caller, and so is
-//! every error: an entry is taken only if it is a blob of the size libgit2 gives for the id
-//! and its zlib stream ends, with its Adler-32 checksum right, exactly at that size. That the
-//! bytes are the object's own is git's promise: `index-pack` computed every object's id from
-//! its content when it wrote the index (so on a server, for every pushed object), and the
-//! index maps each id to its entry.
-//!
-//! Format: git's `Documentation/gitformat-pack.txt`. Like the commit-graph reader
-//! (`graph.rs`), the index is mapped read-only: git never rewrites one in place.
+//! is of version 2, in a repository of SHA-1 ids. Anything else is left to libgit2 by the
+//! caller, and so is every error: an entry is taken only if it is a blob of the size libgit2
+//! gives for the id and its zlib stream ends, with its Adler-32 checksum right, exactly at
+//! that size.
 
 use std::cell::OnceCell;
 use std::fs::File;
@@ -25,16 +19,9 @@ use std::path::{Path, PathBuf};
 
 use flate2::{Decompress, FlushDecompress, Status};
 use git2::Oid;
-use memmap2::Mmap;
 
-const HASH_LEN: usize = 20;
-/// Magic and version 2 of a pack index.
-const IDX_HEADER: [u8; 8] = [0xff, b't', b'O', b'c', 0, 0, 0, 2];
-const FANOUT: usize = 8;
-const ENTRIES: usize = FANOUT + 256 * 4;
-/// The pack's and the index's own SHA-1 at the end of an index.
-const IDX_TRAILER: usize = 2 * HASH_LEN;
-const OBJ_BLOB: u8 = 3;
+use super::{HASH_LEN, Index, OBJ_BLOB, PACK_HEADER, entry_header, is_pack_header, pack_indexes};
+
 /// Bytes read from a pack and inflated at a time: the output stays in the core's cache until
 /// the caller has hashed it.
 const CHUNK: usize = 256 * 1024;
@@ -48,36 +35,23 @@ pub struct PackBlobs {
 }
 
 struct Pack {
-    idx: Mmap,
+    index: Index,
     /// The pack file, opened when first read: a repository may have hundreds of packs, and
     /// each thread holding a descriptor for every one could run out of them (the index's
     /// map needs none).
     path: PathBuf,
     pack: OnceCell<Option<File>>,
-    count: usize,
-    /// Where the 64-bit offsets start in the index, and how many there are.
-    large: usize,
-    large_count: usize,
 }
 
 impl PackBlobs {
     /// The packs in `pack/` of each of `dirs`, in order. A pack whose index is missing, not of
     /// version 2 or malformed is left out (libgit2 still reads it).
     pub fn open(dirs: &[PathBuf]) -> PackBlobs {
-        let mut packs = Vec::new();
-        for dir in dirs {
-            let Ok(entries) = std::fs::read_dir(dir.join("pack")) else {
-                continue;
-            };
-            let mut idxs: Vec<PathBuf> = entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|e| e == "idx"))
-                .collect();
-            idxs.sort();
-            packs.extend(idxs.iter().filter_map(|idx| Pack::open(idx)));
-        }
         PackBlobs {
-            packs,
+            packs: pack_indexes(dirs)
+                .iter()
+                .filter_map(|idx| Pack::open(idx))
+                .collect(),
             input: Vec::new(),
             output: Vec::new(),
         }
@@ -102,7 +76,7 @@ impl PackBlobs {
             self.output = vec![0; CHUNK];
         }
         for pack in &self.packs {
-            let Some(offset) = pack.find(key) else {
+            let Some(offset) = pack.index.find(key).and_then(|nth| pack.index.offset(nth)) else {
                 continue;
             };
             match pack.stream_blob(offset, size, &mut self.input, &mut self.output, &mut sink) {
@@ -115,38 +89,13 @@ impl PackBlobs {
     }
 }
 
-fn be32(m: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([m[at], m[at + 1], m[at + 2], m[at + 3]])
-}
-
 impl Pack {
     /// Maps and checks one index (its pack is opened when first read).
     fn open(idx_path: &Path) -> Option<Pack> {
-        let file = File::open(idx_path).ok()?;
-        // SAFETY: the map is read-only and private. git writes an index once, under a temporary
-        // name, and renames it into place; it never rewrites one (git and libgit2 map them too).
-        let idx = unsafe { Mmap::map(&file) }.ok()?;
-        let m = &idx[..];
-        if m.len() < ENTRIES + IDX_TRAILER || m[..8] != IDX_HEADER {
-            return None;
-        }
-        if (1..256).any(|b| be32(m, FANOUT + (b - 1) * 4) > be32(m, FANOUT + b * 4)) {
-            return None;
-        }
-        let count = be32(m, FANOUT + 255 * 4) as usize;
-        // Ids, CRC-32s and 32-bit offsets, then the 64-bit offsets and the trailer.
-        let large = count.checked_mul(HASH_LEN + 4 + 4)?.checked_add(ENTRIES)?;
-        let rest = m.len().checked_sub(large)?.checked_sub(IDX_TRAILER)?;
-        if rest % 8 != 0 {
-            return None;
-        }
         Some(Pack {
-            idx,
+            index: Index::open(idx_path)?,
             path: idx_path.with_extension("pack"),
             pack: OnceCell::new(),
-            count,
-            large,
-            large_count: rest / 8,
         })
     }
 
@@ -155,48 +104,11 @@ impl Pack {
         self.pack
             .get_or_init(|| {
                 let mut file = File::open(&self.path).ok()?;
-                let mut header = [0u8; 12];
+                let mut header = [0u8; PACK_HEADER];
                 io::Read::read_exact(&mut file, &mut header).ok()?;
-                (&header[..4] == b"PACK" && matches!(be32(&header, 4), 2 | 3)).then_some(file)
+                is_pack_header(&header).then_some(file)
             })
             .as_ref()
-    }
-
-    /// The offset of `id`'s entry in the pack.
-    fn find(&self, id: &[u8; HASH_LEN]) -> Option<u64> {
-        let m = &self.idx[..];
-        let first = id[0] as usize;
-        let mut lo = match first {
-            0 => 0,
-            _ => be32(m, FANOUT + (first - 1) * 4) as usize,
-        };
-        let mut hi = be32(m, FANOUT + first * 4) as usize;
-        let ids = ENTRIES;
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let at = ids + mid * HASH_LEN;
-            match m[at..at + HASH_LEN].cmp(&id[..]) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return self.offset(mid),
-            }
-        }
-        None
-    }
-
-    /// The pack offset of the `nth` object of the index.
-    fn offset(&self, nth: usize) -> Option<u64> {
-        let m = &self.idx[..];
-        let small = be32(m, ENTRIES + self.count * (HASH_LEN + 4) + nth * 4);
-        if small & 0x8000_0000 == 0 {
-            return Some(u64::from(small));
-        }
-        let k = (small & 0x7fff_ffff) as usize;
-        if k >= self.large_count {
-            return None;
-        }
-        let at = self.large + k * 8;
-        Some(u64::from_be_bytes(m[at..at + 8].try_into().ok()?))
     }
 
     /// Streams the entry at `offset` to `sink` if it is a whole blob of `size` bytes: true
@@ -212,29 +124,13 @@ impl Pack {
         let Some(pack) = self.file() else {
             return Ok(false);
         };
-        // The entry's header: the type in bits 4-6 of the first byte, the size in its low four
-        // bits and seven more in each byte that follows while the top bit is set.
         let mut head = [0u8; 16];
         let got = read_at(pack, &mut head, offset)?;
-        let mut byte = *head.first().filter(|_| got > 0).ok_or_else(truncated)?;
-        if (byte >> 4) & 7 != OBJ_BLOB {
+        let header = entry_header(&head[..got]).ok_or_else(truncated)?;
+        if header.kind != OBJ_BLOB || header.size != size {
             return Ok(false);
         }
-        let mut len = u64::from(byte & 0x0f);
-        let mut used = 1;
-        let mut shift = 4;
-        while byte & 0x80 != 0 {
-            if used >= got || shift > 57 {
-                return Err(truncated());
-            }
-            byte = head[used];
-            len |= u64::from(byte & 0x7f) << shift;
-            shift += 7;
-            used += 1;
-        }
-        if len != size {
-            return Ok(false);
-        }
+        let used = header.len;
         let mut at = offset + used as u64;
         let mut zlib = Decompress::new(true);
         loop {
@@ -436,16 +332,7 @@ mod tests {
         // offset, as in a pack over 2 GiB.
         let idx = pack_indexes(dir.path()).remove(0);
         let before = std::fs::metadata(&idx).unwrap().len();
-        std::fs::remove_file(&idx).unwrap();
-        let pack = idx.with_extension("pack");
-        git(
-            dir.path(),
-            &[
-                "index-pack",
-                "--index-version=2,100",
-                pack.to_str().unwrap(),
-            ],
-        );
+        let idx = super::super::index_with_large_offsets(dir.path());
         let after = std::fs::metadata(&idx).unwrap().len();
         let large = objects.values().filter(|(_, _, at, _)| *at > 100).count();
         assert!(large + 1 >= objects.len(), "{objects:?}");
@@ -544,29 +431,8 @@ mod tests {
                 (id, *size, repo.find_blob(id).unwrap().content().to_vec())
             })
             .collect();
-        let idx = pack_indexes(dir.path()).remove(0);
-        let pack = idx.with_extension("pack");
-        let (good_idx, good_pack) = (std::fs::read(&idx).unwrap(), std::fs::read(&pack).unwrap());
-        for path in [&idx, &pack] {
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        }
-        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut next = |below: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % below as u64) as usize
-        };
         let (mut streamed_some, mut refused_some) = (false, false);
-        for round in 0..80 {
-            let (mut i, mut p) = (good_idx.clone(), good_pack.clone());
-            let target = if round % 2 == 0 { &mut i } else { &mut p };
-            for _ in 0..1 + next(3) {
-                let at = next(target.len());
-                target[at] ^= 1 << next(8);
-            }
-            std::fs::write(&idx, &i).unwrap();
-            std::fs::write(&pack, &p).unwrap();
+        super::super::with_damaged_pack(dir.path(), 80, |round| {
             let mut packs = PackBlobs::open(&[dir.path().join(".git/objects")]);
             for (id, size, content) in &blobs {
                 match streamed(&mut packs, *id, *size) {
@@ -577,7 +443,7 @@ mod tests {
                     None => refused_some = true,
                 }
             }
-        }
+        });
         assert!(streamed_some && refused_some);
     }
 
