@@ -451,8 +451,8 @@ impl ProtectedSet {
         }
         let mut walk = FsckWalk {
             trees,
-            checked: HashSet::from([root.id()]),
-            below: HashSet::new(),
+            checked: OidSet::from_iter([root.id()]),
+            below: OidSet::default(),
             out: std::mem::take(&mut out),
         };
         let paths: Vec<&[Component]> = self.rules.iter().map(|r| &r.components[..]).collect();
@@ -466,10 +466,14 @@ struct FsckWalk<'a, 'r> {
     trees: &'a Trees<'r>,
     /// Trees already checked, and trees whose subdirectories were already walked (rules
     /// share directories).
-    checked: HashSet<Oid>,
-    below: HashSet<Oid>,
+    checked: OidSet,
+    below: OidSet,
     out: Vec<MalformedTree>,
 }
+
+/// A set of object ids, hashed by foldhash (SipHash on every tree of a commit's walk cost
+/// more than the lookups saved).
+type OidSet = HashSet<Oid, foldhash::fast::FixedState>;
 
 impl<'r> FsckWalk<'_, 'r> {
     fn check(&mut self, tree: &RawTree, path: &str) {
@@ -608,7 +612,7 @@ struct Held {
 pub struct PackReader(RefCell<Option<Option<PackObjects>>>);
 
 impl PackReader {
-    fn read(&self, repo: &Repository, id: Oid, kind: ObjectType) -> Option<Box<[u8]>> {
+    fn read(&self, repo: &Repository, id: Oid, kind: ObjectType) -> Option<Rc<[u8]>> {
         let mut packs = self.0.borrow_mut();
         let packs = packs.get_or_insert_with(|| {
             crate::git::env_object_dirs(repo).map(|dirs| PackObjects::open(&dirs))
@@ -703,13 +707,13 @@ impl<'r> Trees<'r> {
     /// The bytes of the blob `id`, out of a pack here when it can, else through libgit2.
     pub fn blob(&self, id: Oid) -> Result<Vec<u8>, git2::Error> {
         match self.packed(id, ObjectType::Blob) {
-            Some(data) => Ok(data.into_vec()),
+            Some(data) => Ok(data.to_vec()),
             None => crate::git::changed::blob(self.repo, id),
         }
     }
 
     /// Object `id`, if it is a `kind` the pack reader reads (`PackObjects::read`).
-    fn packed(&self, id: Oid, kind: ObjectType) -> Option<Box<[u8]>> {
+    fn packed(&self, id: Oid, kind: ObjectType) -> Option<Rc<[u8]>> {
         let packs: &PackReader = match &self.packs {
             Readers::Own(packs) => packs,
             Readers::Lent(packs) => packs,

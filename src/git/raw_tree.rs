@@ -26,7 +26,7 @@ const S_IFGITLINK: i32 = 0o160000;
 /// One tree object: its bytes and where each entry sits in them.
 pub struct RawTree {
     id: Oid,
-    data: Box<[u8]>,
+    data: std::rc::Rc<[u8]>,
     entries: Vec<Slot>,
 }
 
@@ -66,7 +66,7 @@ impl RawTree {
 
     /// Parses `data` as the content of tree `id` (read by other means than libgit2's). A tree
     /// git could not read is an error that names it.
-    pub fn from_bytes(id: Oid, data: Box<[u8]>) -> Result<RawTree, git2::Error> {
+    pub fn from_bytes(id: Oid, data: std::rc::Rc<[u8]>) -> Result<RawTree, git2::Error> {
         let entries = parse(&data)
             .map_err(|why| git2::Error::from_str(&format!("malformed tree {id}: {why}")))?;
         Ok(RawTree { id, data, entries })

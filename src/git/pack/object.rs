@@ -117,7 +117,7 @@ impl PackObjects {
     /// The content of object `id`, if it is of type `kind` and a pack here holds it as
     /// described in the module's documentation. `None` leaves it to libgit2: the object may
     /// be loose, in another pack, of another type, or missing.
-    pub fn read(&mut self, id: Oid, kind: ObjectType) -> Option<Box<[u8]>> {
+    pub fn read(&mut self, id: Oid, kind: ObjectType) -> Option<Rc<[u8]>> {
         let key = <&[u8; HASH_LEN]>::try_from(id.as_bytes()).ok()?;
         let want = match kind {
             ObjectType::Commit => OBJ_COMMIT,
@@ -141,7 +141,7 @@ impl PackObjects {
     }
 
     /// The `nth` object of pack `p`'s index, if it reads as an object of type `want`.
-    fn read_entry(&mut self, p: usize, nth: usize, want: u8) -> Option<Box<[u8]>> {
+    fn read_entry(&mut self, p: usize, nth: usize, want: u8) -> Option<Rc<[u8]>> {
         self.map(p)?;
         let PackObjects {
             packs, zlib, kept, ..
@@ -151,7 +151,7 @@ impl PackObjects {
         let offset = pack.index.offset(nth)?;
         let crc = pack.index.crc(nth);
         let (kind, data) = resolve(pack, p, map, offset, Some(crc), zlib, kept)?;
-        (kind == want).then(|| Box::from(&data[..]))
+        (kind == want).then_some(data)
     }
 
     /// Maps pack `p` when first read, if there is room for it.
