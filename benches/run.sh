@@ -12,6 +12,9 @@
 #             alone on the same update
 #   tags      the same for a push of 5,000 new tags at commits main already holds (a mirror or
 #             a tag import)
+#   pushmany  a push of 1,000 commits the servers already hold (main set back), and pushnew the
+#             same 1,000 commits into servers that lack them (as new work arrives: the hook
+#             reads them from the push's quarantine)
 # each at two sizes (full: 100k and 1M cases, 256 MiB and 1 GiB of fixtures, 5,000 and 20,000
 # commits; --small: 10k and 100k cases, 16 and 64 MiB, 500 and 2,000 commits, under a minute);
 # the push into the larger repository only. Then (issue 15):
@@ -551,6 +554,65 @@ if selected push; then
     time_hook "manyhook-$commits" "the same update, guard hook pre-receive alone" "$push/update-many.txt"
     for server in hook plain; do
         eval "$(reset_cmd "$server")"
+    done
+
+    # --- 4c. The same 1,000 commits pushed into servers that do not have them --------------------
+    # As a real push of new work arrives: two bare clones whose only objects are those reachable
+    # from main~1,000, packed as `git gc` packs them. The push's pack lands in the quarantine,
+    # where guard reads it. Before each timed push the servers are put back: main at the old tip,
+    # the pack the last push added (and any loose object) deleted.
+    for server in newhook newplain; do
+        (
+            export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+            git clone -q --bare --no-local "$repo" "$push/$server.git"
+            cd "$push/$server.git"
+            git update-ref refs/heads/main "$behind"
+            git for-each-ref --format='%(refname)' | grep -vx refs/heads/main |
+                while read -r ref; do git update-ref -d "$ref"; done
+            git reflog expire --expire=now --all
+            git repack -adq
+            git prune --expire=now
+            git config receive.fsckObjects true
+            ls objects/pack >base-packs.txt
+        ) || fail "making the server $server.git for the push of new commits"
+    done
+    "$root/install.sh" --server "$push/newhook.git" --guard "$GUARD" >/dev/null 2>&1 ||
+        fail "install.sh --server $push/newhook.git --guard $GUARD"
+    new_cmd() { echo "git -C $(q "$push/client") push -q file://$(q "$push/$1.git") $old:refs/heads/main"; }
+    # Back to the state before the push: the old tip, only the packs the server started with.
+    restore_cmd() {
+        local dir
+        dir=$(q "$push/$1.git")
+        echo "git -C $dir update-ref refs/heads/main $behind && cd $dir/objects && { ls pack | grep -vxFf ../base-packs.txt || true; } | sed 's|^|pack/|' | xargs -r rm -f && find . -maxdepth 1 -name '??' -exec rm -rf {} +"
+    }
+    for server in newhook newplain; do
+        eval "$(restore_cmd "$server")"
+    done
+    pushed=$(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+        git -C "$push/client" push file://"$push/newhook.git" "$old:refs/heads/main" 2>&1) ||
+        fail "the $back-commit push of new commits through the hook was rejected: $pushed"
+    grep -q "guard: 1 ref update accepted, $back commits judged" <<<"$pushed" ||
+        fail "the hook did not judge the $back new commits: $pushed"
+    [[ $(git -C "$push/newhook.git" rev-parse main) == "$old" ]] || fail "the push of new commits did not land"
+    eval "$(restore_cmd newhook)"
+    [[ $(git -C "$push/newhook.git" rev-parse main) == "$behind" ]] || fail "the server was not put back"
+    git -C "$push/newhook.git" cat-file -e "$old" 2>/dev/null && fail "the pushed commits were not deleted"
+    echo "== push: $back new commits into $commits commits"
+    # Through a shell (no -N): putting a server back is a pipeline.
+    time_new_pushes() {
+        load_start
+        GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null hyperfine "${push_runs[@]}" --style basic \
+            --export-json "$out/pushnew-$commits.json" \
+            --prepare "$(restore_cmd newhook)" -n "git push, guard's hook" "$(new_cmd newhook)" \
+            --prepare "$(restore_cmd newplain)" -n "git push, no hook" "$(new_cmd newplain)"
+        load_end
+        printf '%s\t0\t%s\t%s\n' "pushnew-$commits" \
+            "$back new commits pushed onto $((commits - back)) commits (the server lacks them)" \
+            "$other_load" >>"$out/groups.tsv"
+    }
+    time_new_pushes
+    for server in newhook newplain; do
+        eval "$(restore_cmd "$server")"
     done
 
     # --- 5. A push of many tags at commits main already holds -------------------------------

@@ -33,9 +33,11 @@ GUARD = {"junit": "guard score", "fixtures": "guard lock --check", "history": CH
          "push": "git push, guard's hook", "hook": "guard hook pre-receive",
          "tags": "git push, guard's hook", "taghook": "guard hook pre-receive",
          "pushmany": "git push, guard's hook", "manyhook": "guard hook pre-receive",
+         "pushnew": "git push, guard's hook",
          "gitfixtures": CHECK, "articles": CHECK, "rejecting": CHECK, "merges": CHECK}
 PEER = {"junit": "ElementTree", "fixtures": "openssl dgst -sha256", "history": GIT_LOG,
         "push": "git push, no hook", "tags": "git push, no hook", "pushmany": "git push, no hook",
+        "pushnew": "git push, no hook",
         "gitfixtures": "openssl dgst -sha256", "articles": GIT_LOG, "rejecting": GIT_LOG,
         "merges": GIT_LOG}
 # The history scans, named KIND-COMMITS, and KIND-COMMITS-nograph without a commit-graph.
@@ -207,6 +209,15 @@ def main() -> int:
                        f"{MANY_PUSH_VS_PLAIN:.2f}x of the push without the hook ({m['name']}) "
                        f"| {ratio:.2f}x: {hooked['median'] * 1e3:.0f} against "
                        f"{plain['median'] * 1e3:.0f} ms{alone} "
+                       f"| {verdict(ratio <= MANY_PUSH_VS_PLAIN)} |")
+    n = largest("pushnew")
+    if n:
+        hooked, plain = n["runs"][GUARD["pushnew"]], n["runs"][PEER["pushnew"]]
+        ratio = hooked["median"] / plain["median"]
+        issue15.append(f"| the same push of {n['desc'].split(' new commits')[0]} commits the "
+                       f"server lacks within {MANY_PUSH_VS_PLAIN:.2f}x ({n['name']}) "
+                       f"| {ratio:.2f}x: {hooked['median'] * 1e3:.0f} against "
+                       f"{plain['median'] * 1e3:.0f} ms "
                        f"| {verdict(ratio <= MANY_PUSH_VS_PLAIN)} |")
     if issue15:
         print("| target (issue 15) | measured | verdict |")
