@@ -174,7 +174,7 @@ impl<'a> Judge<'a> {
 /// Bounded: emptied when full.
 #[derive(Default)]
 struct Parsed {
-    files: HashMap<ParsedKey, Option<Rc<TestFile>>, foldhash::fast::FixedState>,
+    files: HashMap<ParsedKey, Option<Rc<TestFile>>, foldhash::fast::RandomState>,
 }
 
 /// What a parsed version is held by: its blob, whether its path is listed, its language.

@@ -47,8 +47,9 @@ pub fn changed_files(
     while let Some((prefix, new, old)) = stack.pop() {
         // Of a name listed twice (a malformed tree), the last entry: the one a checkout writes.
         // foldhash: SipHash over every name of a busy directory, for each commit an agent
-        // made, was a tenth of a 1,000-commit push's hook.
-        let mut before: HashMap<&[u8], Entry, foldhash::fast::FixedState> = old
+        // made, was a tenth of a 1,000-commit push's hook. Randomly seeded: a pusher chooses
+        // the names.
+        let mut before: HashMap<&[u8], Entry, foldhash::fast::RandomState> = old
             .iter()
             .flat_map(|t| t.iter())
             .map(|e| (e.name_bytes(), (e.id(), e.filemode())))

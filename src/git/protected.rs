@@ -472,8 +472,8 @@ struct FsckWalk<'a, 'r> {
 }
 
 /// A set of object ids, hashed by foldhash (SipHash on every tree of a commit's walk cost
-/// more than the lookups saved).
-type OidSet = HashSet<Oid, foldhash::fast::FixedState>;
+/// more than the lookups saved), randomly seeded (a pusher can grind ids).
+type OidSet = HashSet<Oid, foldhash::fast::RandomState>;
 
 impl<'r> FsckWalk<'_, 'r> {
     fn check(&mut self, tree: &RawTree, path: &str) {
@@ -602,7 +602,7 @@ pub struct Trees<'r> {
 /// The trees held, and the order they came in (the oldest is dropped first).
 #[derive(Default)]
 struct Held {
-    by_id: HashMap<Oid, Rc<RawTree>, foldhash::fast::FixedState>,
+    by_id: HashMap<Oid, Rc<RawTree>, foldhash::fast::RandomState>,
     order: VecDeque<Oid>,
 }
 

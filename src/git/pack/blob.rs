@@ -20,7 +20,9 @@ use std::path::{Path, PathBuf};
 use flate2::{Decompress, FlushDecompress, Status};
 use git2::Oid;
 
-use super::{HASH_LEN, Index, OBJ_BLOB, PACK_HEADER, entry_header, is_pack_header, pack_indexes};
+use super::{
+    HASH_LEN, Index, OBJ_BLOB, PACK_HEADER, be32, entry_header, is_pack_header, pack_indexes,
+};
 
 /// Bytes read from a pack and inflated at a time: the output stays in the core's cache until
 /// the caller has hashed it.
@@ -99,14 +101,23 @@ impl Pack {
         })
     }
 
-    /// The pack file, if it opens and its header is a pack's (version 2 or 3).
+    /// The pack file, if it opens, its header is a pack's (version 2 or 3), and it is the
+    /// pack its index describes (its object count and checksum), as git requires.
     fn file(&self) -> Option<&File> {
         self.pack
             .get_or_init(|| {
                 let mut file = File::open(&self.path).ok()?;
                 let mut header = [0u8; PACK_HEADER];
                 io::Read::read_exact(&mut file, &mut header).ok()?;
-                is_pack_header(&header).then_some(file)
+                let len = file.metadata().ok()?.len();
+                let mut checksum = [0u8; HASH_LEN];
+                let at = len.checked_sub(HASH_LEN as u64)?;
+                (read_at(&file, &mut checksum, at).ok()? == HASH_LEN).then_some(())?;
+                let listed = be32(&header, 8) as usize;
+                (is_pack_header(&header)
+                    && listed == self.index.count
+                    && checksum[..] == *self.index.pack_checksum())
+                .then_some(file)
             })
             .as_ref()
     }

@@ -5,6 +5,10 @@
 /// a base of this size, asks for bytes the base lacks, uses the reserved instruction, or does
 /// not make exactly the size it declares.
 pub(super) fn apply(base: &[u8], delta: &[u8], limit: usize) -> Option<Vec<u8>> {
+    // git's `DELTA_SIZE_MIN`: the two sizes and an instruction.
+    if delta.len() < 4 {
+        return None;
+    }
     let (base_size, rest) = size(delta)?;
     if base_size != base.len() as u64 {
         return None;
@@ -120,8 +124,9 @@ mod tests {
             apply(base, &delta(base.len(), 3, &ops), LIMIT).as_deref(),
             Some(&b"the"[..])
         );
-        // An empty object from any base.
-        assert_eq!(apply(base, &delta(base.len(), 0, &[]), LIMIT), Some(vec![]));
+        // Shorter than git's smallest delta (two sizes and an instruction): refused, as git
+        // refuses it, even where it would make an empty object.
+        assert_eq!(apply(base, &delta(base.len(), 0, &[]), LIMIT), None);
     }
 
     #[test]

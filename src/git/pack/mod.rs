@@ -137,6 +137,12 @@ impl Index {
         Some(u64::from_be_bytes(m[at..at + 8].try_into().ok()?))
     }
 
+    /// The checksum of the pack this index describes (the pack file's last 20 bytes).
+    fn pack_checksum(&self) -> &[u8] {
+        let end = self.idx.len() - HASH_LEN;
+        &self.idx[end - HASH_LEN..end]
+    }
+
     /// The CRC-32 of the `nth` object's whole entry in the pack (header and zlib stream), as
     /// `index-pack` computed it.
     fn crc(&self, nth: usize) -> u32 {

@@ -10,10 +10,14 @@
 //!
 //! Read here: an object in a pack whose index is of version 2, stored whole or as a delta on
 //! an object of the same pack (by offset, or by id), in a pack of at most [`MAPPED_UP_TO`]
-//! bytes (all the packs a reader maps, together). The entry asked for must match the CRC-32
-//! its index holds for it (a damaged pack or index is left to libgit2), every zlib stream must
-//! end, its Adler-32 checksum right, exactly at the size its header declares, and every delta
-//! must be for a base of the size it says and make exactly the size it says.
+//! bytes (all the packs a reader maps, together). As git and libgit2 do when they open a pack,
+//! the pack must be the one its index describes (its checksum and object count). The entry
+//! asked for must match the CRC-32 its index holds for it (a damaged pack or index is left to
+//! libgit2); every zlib stream must end, its Adler-32 checksum right, exactly at the size its
+//! header declares; every delta must be for a base of the size it says and make exactly the
+//! size it says. The bases of a delta are held to those checks, not to their CRC-32: git and
+//! libgit2 check no CRC when they read. One read applies at most [`CHAIN_BYTES_UP_TO`] bytes
+//! of deltas and holds one at a time.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
@@ -26,7 +30,7 @@ use memmap2::Mmap;
 
 use super::{
     HASH_LEN, Index, OBJ_BLOB, OBJ_COMMIT, OBJ_OFS_DELTA, OBJ_REF_DELTA, OBJ_TAG, OBJ_TREE,
-    PACK_HEADER, delta, entry_header, is_pack_header, pack_indexes,
+    PACK_HEADER, be32, delta, entry_header, is_pack_header, pack_indexes,
 };
 
 /// How many bytes of pack one reader maps, at most (the packs it maps, whole, together). Pages
@@ -46,12 +50,32 @@ const KEPT_UP_TO: usize = 1 << 20;
 /// (`pack-objects --depth`); a longer one, or a loop of deltas by id, is left to libgit2.
 const CHAIN_UP_TO: usize = 10_000;
 
+/// The most delta bytes one read inflates and applies, over its whole chain: deltas that copy
+/// a large base again and again compress a thousandfold, so a pack under [`MAPPED_UP_TO`] could
+/// otherwise ask for gigabytes of work. Past it the object is left to libgit2.
+const CHAIN_BYTES_UP_TO: usize = 64 << 20;
+
+/// What one reader reads at most.
+#[derive(Clone, Copy)]
+struct Limits {
+    /// Bytes of pack mapped, all packs together.
+    mapped: u64,
+    /// The deltas of one chain, inflated, together.
+    chain_bytes: usize,
+}
+
+const LIMITS: Limits = Limits {
+    mapped: MAPPED_UP_TO,
+    chain_bytes: CHAIN_BYTES_UP_TO,
+};
+
 /// Objects read out of the packs of some object directories. One per thread: reads share no
 /// state.
 pub struct PackObjects {
     packs: Vec<Pack>,
     /// Bytes of pack that may still be mapped ([`MAPPED_UP_TO`] at first).
     room: u64,
+    chain_bytes: usize,
     zlib: Decompress,
     kept: Kept,
 }
@@ -66,7 +90,8 @@ struct Pack {
 /// Objects rebuilt from the packs, by pack and offset, the oldest dropped first.
 #[derive(Default)]
 struct Kept {
-    by_entry: HashMap<(usize, u64), KeptObject, foldhash::fast::FixedState>,
+    /// Randomly seeded: a pusher chooses the offsets.
+    by_entry: HashMap<(usize, u64), KeptObject, foldhash::fast::RandomState>,
     order: VecDeque<(usize, u64)>,
     bytes: usize,
 }
@@ -84,31 +109,40 @@ impl PackObjects {
     /// A reader of the packs in `pack/` of each of `dirs`, looked in from the last directory
     /// to the first (the object directory git's environment names comes last: in a hook, the
     /// push's quarantine, which holds what the push brought), and in each directory from the
-    /// newest pack to the oldest, as git looks. A pack whose index is missing, not of version
-    /// 2 or malformed is left out (libgit2 still reads it).
+    /// newest pack to the oldest, as git looks. Packs are taken in that order while they fit
+    /// in [`MAPPED_UP_TO`] together; the rest, and a pack whose index is missing, not of
+    /// version 2 or malformed, are left out (libgit2 still reads them).
     pub fn open(dirs: &[PathBuf]) -> PackObjects {
-        PackObjects::within(dirs, MAPPED_UP_TO)
+        PackObjects::within(dirs, LIMITS)
     }
 
-    /// `open`, mapping at most `room` bytes of pack.
-    fn within(dirs: &[PathBuf], room: u64) -> PackObjects {
+    /// `open`, within `limits`.
+    fn within(dirs: &[PathBuf], limits: Limits) -> PackObjects {
         let mut packs = Vec::new();
+        let mut room = limits.mapped;
         for dir in dirs.iter().rev() {
-            // A pack too large to map is left out: its objects are read through libgit2.
-            let mut idxs: Vec<(std::time::SystemTime, PathBuf)> =
+            let mut idxs: Vec<(std::time::SystemTime, u64, PathBuf)> =
                 pack_indexes(std::slice::from_ref(dir))
                     .into_iter()
                     .filter_map(|idx| {
                         let meta = std::fs::metadata(idx.with_extension("pack")).ok()?;
-                        (meta.len() <= room).then_some((meta.modified().ok()?, idx))
+                        Some((meta.modified().ok()?, meta.len(), idx))
                     })
                     .collect();
             idxs.sort_by(|a, b| b.cmp(a));
-            packs.extend(idxs.iter().filter_map(|(_, idx)| Pack::open(idx)));
+            for (_, len, idx) in idxs {
+                if len <= room {
+                    if let Some(pack) = Pack::open(&idx) {
+                        room -= len;
+                        packs.push(pack);
+                    }
+                }
+            }
         }
         PackObjects {
             packs,
-            room,
+            room: limits.mapped,
+            chain_bytes: limits.chain_bytes,
             zlib: Decompress::new(true),
             kept: Kept::default(),
         }
@@ -144,13 +178,23 @@ impl PackObjects {
     fn read_entry(&mut self, p: usize, nth: usize, want: u8) -> Option<Rc<[u8]>> {
         self.map(p)?;
         let PackObjects {
-            packs, zlib, kept, ..
+            packs,
+            zlib,
+            kept,
+            chain_bytes,
+            ..
         } = self;
         let pack = &packs[p];
         let map = pack.map.as_ref()?.as_ref()?;
         let offset = pack.index.offset(nth)?;
         let crc = pack.index.crc(nth);
-        let (kind, data) = resolve(pack, p, map, offset, Some(crc), zlib, kept)?;
+        let read = Read {
+            pack,
+            p,
+            map,
+            chain_bytes: *chain_bytes,
+        };
+        let (kind, data) = read.resolve(offset, Some(crc), zlib, kept)?;
         (kind == want).then_some(data)
     }
 
@@ -158,9 +202,9 @@ impl PackObjects {
     fn map(&mut self, p: usize) -> Option<()> {
         let pack = &mut self.packs[p];
         if pack.map.is_none() {
-            let map = map_pack(&pack.path, self.room);
+            let map = map_pack(&pack.path, &pack.index, self.room);
             if let Some(map) = &map {
-                self.room -= map.len() as u64;
+                self.room = self.room.checked_sub(map.len() as u64)?;
             }
             pack.map = Some(map);
         }
@@ -178,8 +222,11 @@ impl Pack {
     }
 }
 
-/// The pack file at `path` mapped, if it is at most `room` bytes and starts as a pack does.
-fn map_pack(path: &Path, room: u64) -> Option<Mmap> {
+/// The pack file at `path` mapped, if it is at most `room` bytes and is the pack `index`
+/// describes, as git and libgit2 require when they open one: a pack's header, as many objects
+/// as the index lists, and the pack's own checksum (its last 20 bytes) the one the index
+/// records.
+fn map_pack(path: &Path, index: &Index, room: u64) -> Option<Mmap> {
     let file = File::open(path).ok()?;
     let len = file.metadata().ok()?.len();
     if len > room || len < (PACK_HEADER + HASH_LEN) as u64 {
@@ -188,104 +235,130 @@ fn map_pack(path: &Path, room: u64) -> Option<Mmap> {
     // SAFETY: the map is read-only and private. git writes a pack once, under a temporary name,
     // and renames it into place; it never rewrites one (git and libgit2 map them too). A pack
     // deleted meanwhile (`git gc`) stays readable through the map.
-    let map = unsafe { Mmap::map(&file) }.ok()?;
-    is_pack_header(&map).then_some(map)
+    let map = unsafe {
+        memmap2::MmapOptions::new()
+            .len(usize::try_from(len).ok()?)
+            .map(&file)
+    }
+    .ok()?;
+    let checksum = &map[map.len() - HASH_LEN..];
+    let listed = be32(&map, 8) as usize;
+    (is_pack_header(&map) && listed == index.count && checksum == index.pack_checksum())
+        .then_some(map)
 }
 
-/// The object at `offset` of pack `p` (mapped as `map`): its type and content, deltas
-/// followed back to a whole object or one kept. With `crc`, the entry at `offset` must match
-/// it. Each object rebuilt on the way is kept.
-fn resolve(
-    pack: &Pack,
+/// One pack read from: the pack (`p`, mapped as `map`) and how many delta bytes a read of
+/// it may apply.
+struct Read<'a> {
+    pack: &'a Pack,
     p: usize,
-    map: &Mmap,
-    offset: u64,
-    crc: Option<u32>,
-    zlib: &mut Decompress,
-    kept: &mut Kept,
-) -> Option<(u8, Rc<[u8]>)> {
-    // Entries lie between the pack's header and its trailing checksum.
-    let entries = map.get(..map.len().checked_sub(HASH_LEN)?)?;
-    let entry_at = |at: u64| {
+    map: &'a Mmap,
+    chain_bytes: usize,
+}
+
+impl Read<'_> {
+    /// The object at `offset`: its type and content, deltas followed back to a whole object or
+    /// one kept. With `crc`, the entry at `offset` must match it. Each object rebuilt on the
+    /// way is kept. Deltas are inflated one at a time as they are applied, so that a read
+    /// holds a base, a delta and what it makes, never the whole chain.
+    fn resolve(
+        &self,
+        offset: u64,
+        crc: Option<u32>,
+        zlib: &mut Decompress,
+        kept: &mut Kept,
+    ) -> Option<(u8, Rc<[u8]>)> {
+        let crc_holds = |len: usize| {
+            crc.is_none_or(|crc| {
+                self.entry_at(offset)
+                    .and_then(|entry| entry.get(..len))
+                    .is_some_and(|entry| crc32fast::hash(entry) == crc)
+            })
+        };
+        // The deltas from `offset` back to the base: where each entry lies, where its zlib
+        // stream starts in it, and the delta's size.
+        let mut chain: Vec<(u64, usize, usize)> = Vec::new();
+        let mut chain_bytes = 0usize;
+        let mut at = offset;
+        let (kind, mut data) = loop {
+            if let Some(found) = kept.get(self.p, at) {
+                if at == offset && !crc_holds(found.entry_len) {
+                    return None;
+                }
+                break (found.kind, found.data);
+            }
+            let entry = self.entry_at(at)?;
+            let header = entry_header(entry)?;
+            let mut body = header.len;
+            let base = match header.kind {
+                OBJ_OFS_DELTA => {
+                    // The base's distance back: seven bits a byte, most significant first,
+                    // each byte after the first adding one (so no distance has two spellings).
+                    let mut byte = *entry.get(body)?;
+                    let mut back = u64::from(byte & 0x7f);
+                    body += 1;
+                    while byte & 0x80 != 0 {
+                        if back >= 1 << 56 {
+                            return None;
+                        }
+                        byte = *entry.get(body)?;
+                        back = ((back + 1) << 7) | u64::from(byte & 0x7f);
+                        body += 1;
+                    }
+                    Some(at.checked_sub(back).filter(|_| back > 0)?)
+                }
+                OBJ_REF_DELTA => {
+                    let id = entry.get(body..body + HASH_LEN)?;
+                    body += HASH_LEN;
+                    let nth = self.pack.index.find(id.try_into().ok()?)?;
+                    Some(self.pack.index.offset(nth)?)
+                }
+                OBJ_COMMIT | OBJ_TREE | OBJ_BLOB | OBJ_TAG => None,
+                _ => return None,
+            };
+            let size = usize::try_from(header.size)
+                .ok()
+                .filter(|&n| n <= OBJECT_UP_TO)?;
+            match base {
+                Some(base) => {
+                    chain_bytes = chain_bytes.checked_add(size)?;
+                    if chain.len() == CHAIN_UP_TO || chain_bytes > self.chain_bytes {
+                        return None;
+                    }
+                    chain.push((at, body, size));
+                    at = base;
+                }
+                None => {
+                    let (content, used) = inflate(zlib, entry.get(body..)?, size)?;
+                    if at == offset && !crc_holds(body + used) {
+                        return None;
+                    }
+                    let data: Rc<[u8]> = content.into();
+                    kept.put(self.p, at, header.kind, &data, body + used);
+                    break (header.kind, data);
+                }
+            }
+        };
+        for &(at, body, size) in chain.iter().rev() {
+            let (delta, used) = inflate(zlib, self.entry_at(at)?.get(body..)?, size)?;
+            if at == offset && !crc_holds(body + used) {
+                return None;
+            }
+            data = delta::apply(&data, &delta, OBJECT_UP_TO)?.into();
+            kept.put(self.p, at, kind, &data, body + used);
+        }
+        Some((kind, data))
+    }
+
+    /// The bytes from `at` to the pack's trailing checksum, if an entry can start there.
+    fn entry_at(&self, at: u64) -> Option<&[u8]> {
+        let entries = self.map.get(..self.map.len().checked_sub(HASH_LEN)?)?;
         usize::try_from(at)
             .ok()
             .filter(|&at| at >= PACK_HEADER)
             .and_then(|at| entries.get(at..))
             .filter(|entry| !entry.is_empty())
-    };
-    // The deltas from `offset` back to the base: where each lies, its content, its length.
-    let mut chain: Vec<(u64, Vec<u8>, usize)> = Vec::new();
-    let mut at = offset;
-    let mut crc = crc;
-    let (kind, mut data) = loop {
-        if let Some(found) = kept.get(p, at) {
-            if let Some(crc) = crc {
-                let entry = entry_at(at)?.get(..found.entry_len)?;
-                if crc32fast::hash(entry) != crc {
-                    return None;
-                }
-            }
-            break (found.kind, found.data);
-        }
-        let entry = entry_at(at)?;
-        let header = entry_header(entry)?;
-        let mut body = header.len;
-        let base = match header.kind {
-            OBJ_OFS_DELTA => {
-                // The base's distance back: seven bits a byte, most significant first, each
-                // byte after the first adding one (so that no distance has two spellings).
-                let mut byte = *entry.get(body)?;
-                let mut back = u64::from(byte & 0x7f);
-                body += 1;
-                while byte & 0x80 != 0 {
-                    if back >= 1 << 56 {
-                        return None;
-                    }
-                    byte = *entry.get(body)?;
-                    back = ((back + 1) << 7) | u64::from(byte & 0x7f);
-                    body += 1;
-                }
-                Some(at.checked_sub(back).filter(|_| back > 0)?)
-            }
-            OBJ_REF_DELTA => {
-                let id = entry.get(body..body + HASH_LEN)?;
-                body += HASH_LEN;
-                let nth = pack.index.find(id.try_into().ok()?)?;
-                Some(pack.index.offset(nth)?)
-            }
-            OBJ_COMMIT | OBJ_TREE | OBJ_BLOB | OBJ_TAG => None,
-            _ => return None,
-        };
-        let size = usize::try_from(header.size)
-            .ok()
-            .filter(|&n| n <= OBJECT_UP_TO)?;
-        let (content, used) = inflate(zlib, entry.get(body..)?, size)?;
-        let entry_len = body + used;
-        if let Some(crc) = crc.take() {
-            if crc32fast::hash(&entry[..entry_len]) != crc {
-                return None;
-            }
-        }
-        match base {
-            Some(base) => {
-                if chain.len() == CHAIN_UP_TO {
-                    return None;
-                }
-                chain.push((at, content, entry_len));
-                at = base;
-            }
-            None => {
-                let data: Rc<[u8]> = content.into();
-                kept.put(p, at, header.kind, &data, entry_len);
-                break (header.kind, data);
-            }
-        }
-    };
-    for (at, delta, entry_len) in chain.iter().rev() {
-        data = delta::apply(&data, delta, OBJECT_UP_TO)?.into();
-        kept.put(p, *at, kind, &data, *entry_len);
     }
-    Some((kind, data))
 }
 
 /// Inflates the zlib stream at the start of `input`, which must make exactly `size` bytes
@@ -470,19 +543,75 @@ mod tests {
         assert_eq!(objects.read(loose, ObjectType::Blob), None);
         let missing = Oid::from_str(&"ab".repeat(20)).unwrap();
         assert_eq!(objects.read(missing, ObjectType::Tree), None);
-        // A pack larger than the room left is not mapped.
+        // Packs beyond the room are left out, and deltas past the bytes a chain may apply.
         let pack_len = std::fs::metadata(pack_indexes(&dirs)[0].with_extension("pack"))
             .unwrap()
             .len();
+        let within = |mapped: u64, chain_bytes: usize| {
+            PackObjects::within(
+                &dirs,
+                Limits {
+                    mapped,
+                    chain_bytes,
+                },
+            )
+        };
         assert_eq!(
-            PackObjects::within(&dirs, pack_len - 1).read(tree, ObjectType::Tree),
+            within(pack_len - 1, 1 << 20).read(tree, ObjectType::Tree),
             None
         );
         assert!(
-            PackObjects::within(&dirs, pack_len)
+            within(pack_len, 1 << 20)
                 .read(tree, ObjectType::Tree)
                 .is_some()
         );
+        let (mut whole, mut deltas) = (0, 0);
+        let mut small = within(pack_len, 1);
+        for (id, kind, delta) in packed(dir.path()) {
+            let got = small.read(id, kind_of(&kind));
+            if delta {
+                assert_eq!(got, None, "{id}: a delta of more than 1 byte");
+                deltas += 1;
+            } else {
+                assert!(got.is_some(), "{id}");
+                whole += 1;
+            }
+        }
+        assert!(whole > 0 && deltas > 0);
+    }
+
+    #[test]
+    fn a_pack_its_index_does_not_describe_is_not_mapped() {
+        // The same objects packed twice (in other orders: other offsets and checksums): each
+        // index describes its own pack only. git refuses a pack whose checksum or object count
+        // is not its index's, and so does the reader.
+        let dir = tempfile::tempdir().unwrap();
+        history(dir.path());
+        let keep = tempfile::tempdir().unwrap();
+        git(dir.path(), &["repack", "-adfq", "--window=0"]);
+        let first = pack_indexes(&[dir.path().join(".git/objects")]).remove(0);
+        let (kept_idx, kept_pack) = (keep.path().join("a.idx"), keep.path().join("a.pack"));
+        std::fs::copy(&first, &kept_idx).unwrap();
+        std::fs::copy(first.with_extension("pack"), &kept_pack).unwrap();
+        git(
+            dir.path(),
+            &["repack", "-adfq", "--depth=50", "--window=250"],
+        );
+        let second = pack_indexes(&[dir.path().join(".git/objects")]).remove(0);
+        assert_ne!(first, second);
+        let (one, other) = (
+            Index::open(&kept_idx).unwrap(),
+            Index::open(&second).unwrap(),
+        );
+        assert_eq!(one.count, other.count);
+        let pack = second.with_extension("pack");
+        assert!(map_pack(&pack, &other, u64::MAX).is_some());
+        assert!(map_pack(&pack, &one, u64::MAX).is_none());
+        assert!(map_pack(&kept_pack, &one, u64::MAX).is_some());
+        assert!(map_pack(&kept_pack, &other, u64::MAX).is_none());
+        // Not over the room.
+        let len = std::fs::metadata(&pack).unwrap().len();
+        assert!(map_pack(&pack, &other, len - 1).is_none());
     }
 
     #[test]
