@@ -898,16 +898,7 @@ fn a_push_of_a_hundred_thousand_commits_fails_closed_at_the_timeout() {
             note.len()
         ));
     }
-    let mut cmd = s.git_cmd(&s.work);
-    cmd.args(["fast-import", "--quiet"]).stdin(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stream.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    crate::support::run_fast_import(s.git_cmd(&s.work), &stream);
     assert_eq!(
         s.git(&["rev-list", "--count", &format!("{}..many", s.base)]),
         count.to_string()

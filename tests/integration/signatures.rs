@@ -436,6 +436,36 @@ fn the_installed_pre_receive_hook_checks_signatures() {
     assert!(ok, "{stderr}");
 }
 
+#[test]
+fn the_hook_names_the_signer_of_every_commit_it_judges() {
+    // The hooks describe every commit when they check signatures, so that the pusher learns
+    // who signed each, even a commit that changes nothing protected (without signers they
+    // describe only the commits that do: there is no signer to name).
+    let keys = keys();
+    let (p, _) = repo(&keys, false);
+    let _server = serve(&p);
+    p.write("src/app.py", "VERSION = 2\n");
+    let signed = commit(&p, "Bump the version\n", Some(&keys.dev));
+    p.write("src/app.py", "VERSION = 3\n");
+    let unsigned = commit(&p, "Bump it again\n", None);
+    let (ok, stderr) = push(&p, "HEAD:refs/heads/main");
+    assert!(ok, "{stderr}");
+    let line = |id: &str| format!("remote: guard: refs/heads/main: {} ", p.short(id));
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with(&line(&signed))
+                && l.contains("signed by dev@example.com (SHA256:")),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with(&line(&unsigned)) && l.contains("not signed")),
+        "{stderr}"
+    );
+}
+
 // Issue 10: the time and the allowed signers a push is judged by.
 
 /// A bare clone of `p` with guard's pre-receive hook installed by `install.sh`, as remote

@@ -847,16 +847,23 @@ fn a_block_of_many_assertions_under_one_statement_is_read_once() {
     // 20,000 times (8.7 s in a release build, past the hooks' default timeout); 40,000 here,
     // with 15 s allowed (the whole test takes about 4 s when the first line alone is read,
     // in a debug build, and runs out of time without).
+    let many: String = (0..40_000)
+        .map(|i| format!("        assert total([{i}]) == {i}\n"))
+        .collect();
+    agent_adds_tests_within_15_s(&format!(
+        "{CALC}\n\ndef test_each(rows):\n    if rows:\n{many}"
+    ));
+}
+
+/// An agent's commit that makes tests/test_calc.py `calc` (tests added, none weakened),
+/// pushed through the installed hook with 15 s allowed: accepted.
+fn agent_adds_tests_within_15_s(calc: &str) {
     let s = Server::new("");
     s.config("guard.timeout", "15");
     write_in(&s.work, "tests/test_calc.py", CALC);
     s.commit("Add the calc tests\n");
     s.push(&["origin", "main"]).assert_accepted();
-    let many: String = (0..40_000)
-        .map(|i| format!("        assert total([{i}]) == {i}\n"))
-        .collect();
-    let calc = format!("{CALC}\n\ndef test_each(rows):\n    if rows:\n{many}");
-    write_in(&s.work, "tests/test_calc.py", &calc);
+    write_in(&s.work, "tests/test_calc.py", calc);
     s.agent_commit("Check every single-row total\n");
     s.push(&["origin", "main"]).assert_accepted();
 }
@@ -867,17 +874,10 @@ fn a_module_of_many_tests_is_read_once_for_names_bound_again() {
     // name alone. Compared with every binding of the module, 20,000 tests cost a second more
     // in a release build; 40,000 here, with 15 s allowed (the whole test takes a few seconds
     // in a debug build, and runs out of time without).
-    let s = Server::new("");
-    s.config("guard.timeout", "15");
-    write_in(&s.work, "tests/test_calc.py", CALC);
-    s.commit("Add the calc tests\n");
-    s.push(&["origin", "main"]).assert_accepted();
     let many: String = (0..40_000)
         .map(|i| format!("\n\ndef test_total_of_{i}():\n    assert total([{i}]) == {i}\n"))
         .collect();
-    write_in(&s.work, "tests/test_calc.py", &format!("{CALC}{many}"));
-    s.agent_commit("Check every single-row total\n");
-    s.push(&["origin", "main"]).assert_accepted();
+    agent_adds_tests_within_15_s(&format!("{CALC}{many}"));
 }
 
 #[test]

@@ -335,9 +335,17 @@ pub fn fast_import(
             data.len()
         ));
     }
-    let mut child = hermetic(Command::new("git"), p.root())
+    let mut git = hermetic(Command::new("git"), p.root());
+    git.current_dir(p.root());
+    run_fast_import(git, &stream);
+    p.git_cmd(&["reset", "-q", "--hard", "main"]);
+}
+
+/// Runs `git fast-import --quiet` with `git` (a `git` command, hermetic, in its repository)
+/// on `stream`, and asserts that it succeeded.
+pub fn run_fast_import(mut git: Command, stream: &str) {
+    let mut child = git
         .args(["fast-import", "--quiet"])
-        .current_dir(p.root())
         .stdin(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -349,7 +357,6 @@ pub fn fast_import(
         .write_all(stream.as_bytes())
         .unwrap();
     assert!(child.wait().unwrap().success());
-    p.git_cmd(&["reset", "-q", "--hard", "main"]);
 }
 
 /// The SHA-256 of `bytes` as computed by coreutils `sha256sum` (an independent
