@@ -16,6 +16,7 @@
 
 mod blob;
 mod delta;
+mod inflate;
 mod object;
 
 use std::fs::File;

@@ -4,9 +4,10 @@
 //! Through libgit2 each of those small objects cost 10-20 µs: a lock on the pack, a lookup of
 //! its mapped window, a zlib stream set up and torn down, a buffer allocated for every delta
 //! base. A push of 1,000 commits reads 11,000 trees, nearly all of them deltas. Here each
-//! thread has its own reader: the pack mapped whole, one zlib stream reset between entries,
-//! and the objects it rebuilt kept by offset, so that the next delta on one of them (the same
-//! directory one commit later) is one delta applied.
+//! thread has its own reader: the pack mapped whole, each zlib stream inflated in one call
+//! into a buffer of the size its entry declares (`pack::inflate`), and the objects it rebuilt
+//! kept by offset, so that the next delta on one of them (the same directory one commit
+//! later) is one delta applied.
 //!
 //! Read here: an object in a pack whose index is of version 2, stored whole or as a delta on
 //! an object of the same pack (by offset, or by id), in a pack of at most [`MAPPED_UP_TO`]
@@ -24,7 +25,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use flate2::{Decompress, FlushDecompress, Status};
+use super::inflate::Inflater;
 use git2::{ObjectType, Oid};
 use memmap2::Mmap;
 
@@ -76,7 +77,7 @@ pub struct PackObjects {
     /// Bytes of pack that may still be mapped ([`MAPPED_UP_TO`] at first).
     room: u64,
     chain_bytes: usize,
-    zlib: Decompress,
+    inflater: Inflater,
     kept: Kept,
 }
 
@@ -143,7 +144,7 @@ impl PackObjects {
             packs,
             room: limits.mapped,
             chain_bytes: limits.chain_bytes,
-            zlib: Decompress::new(true),
+            inflater: Inflater::new(),
             kept: Kept::default(),
         }
     }
@@ -179,7 +180,7 @@ impl PackObjects {
         self.map(p)?;
         let PackObjects {
             packs,
-            zlib,
+            inflater,
             kept,
             chain_bytes,
             ..
@@ -194,7 +195,7 @@ impl PackObjects {
             map,
             chain_bytes: *chain_bytes,
         };
-        let (kind, data) = read.resolve(offset, Some(crc), zlib, kept)?;
+        let (kind, data) = read.resolve(offset, Some(crc), inflater, kept)?;
         (kind == want).then_some(data)
     }
 
@@ -265,7 +266,7 @@ impl Read<'_> {
         &self,
         offset: u64,
         crc: Option<u32>,
-        zlib: &mut Decompress,
+        inflater: &mut Inflater,
         kept: &mut Kept,
     ) -> Option<(u8, Rc<[u8]>)> {
         let crc_holds = |len: usize| {
@@ -329,7 +330,7 @@ impl Read<'_> {
                     at = base;
                 }
                 None => {
-                    let (content, used) = inflate(zlib, entry.get(body..)?, size)?;
+                    let (content, used) = inflater.zlib(entry.get(body..)?, size)?;
                     if at == offset && !crc_holds(body + used) {
                         return None;
                     }
@@ -340,7 +341,7 @@ impl Read<'_> {
             }
         };
         for &(at, body, size) in chain.iter().rev() {
-            let (delta, used) = inflate(zlib, self.entry_at(at)?.get(body..)?, size)?;
+            let (delta, used) = inflater.zlib(self.entry_at(at)?.get(body..)?, size)?;
             if at == offset && !crc_holds(body + used) {
                 return None;
             }
@@ -359,18 +360,6 @@ impl Read<'_> {
             .and_then(|at| entries.get(at..))
             .filter(|entry| !entry.is_empty())
     }
-}
-
-/// Inflates the zlib stream at the start of `input`, which must make exactly `size` bytes
-/// and end there: the bytes and how much of `input` the stream took.
-fn inflate(zlib: &mut Decompress, input: &[u8], size: usize) -> Option<(Vec<u8>, usize)> {
-    zlib.reset(true);
-    // One byte of room more than the size: a stream that makes more does not end in it.
-    let mut out = Vec::with_capacity(size + 1);
-    let status = zlib
-        .decompress_vec(input, &mut out, FlushDecompress::Finish)
-        .ok()?;
-    (status == Status::StreamEnd && out.len() == size).then(|| (out, zlib.total_in() as usize))
 }
 
 impl Kept {
