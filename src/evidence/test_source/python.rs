@@ -41,24 +41,36 @@ const SKIP_CALLS: &[&str] = &["pytest.skip", "pytest.xfail", "pytest.importorski
 pub(super) fn unread_encoding(text: &[u8]) -> Option<(String, usize)> {
     static DECLARATION: std::sync::OnceLock<regex::bytes::Regex> = std::sync::OnceLock::new();
     static READ_ALIKE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let declaration = DECLARATION.get_or_init(|| {
-        regex::bytes::Regex::new(r"^[ \t\x0c]*#.*?coding[:=][ \t]*([-_.a-zA-Z0-9]+)")
-            .expect("PEP 263's pattern compiles")
-    });
-    let read_alike = READ_ALIKE.get_or_init(|| {
-        regex::Regex::new(
-            r"^(utf-?8(-.*)?|(us-)?ascii|646|latin-?[0-9]+|l[0-9]+|iso-?8859-[0-9]+|iso-latin-[0-9]+|cp(819|125[0-8])|windows-125[0-8])$",
-        )
-        .expect("the pattern compiles")
-    });
+    // Compiled when a line names a coding at all: most test files declare none, and
+    // compiling the two patterns costs more than judging a push of a hundred files.
+    let declaration = || {
+        DECLARATION.get_or_init(|| {
+            regex::bytes::Regex::new(r"^[ \t\x0c]*#.*?coding[:=][ \t]*([-_.a-zA-Z0-9]+)")
+                .expect("PEP 263's pattern compiles")
+        })
+    };
+    let read_alike = || {
+        READ_ALIKE.get_or_init(|| {
+            regex::Regex::new(
+                r"^(utf-?8(-.*)?|(us-)?ascii|646|latin-?[0-9]+|l[0-9]+|iso-?8859-[0-9]+|iso-latin-[0-9]+|cp(819|125[0-8])|windows-125[0-8])$",
+            )
+            .expect("the pattern compiles")
+        })
+    };
     let mut start = 0;
     for number in 1..=2 {
         let rest = text.get(start..)?;
         let len = memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len());
-        if let Some(name) = declaration.captures(&rest[..len]).and_then(|c| c.get(1)) {
+        let line = &rest[..len];
+        let names_coding = memchr::memmem::find(line, b"coding").is_some();
+        if let Some(name) = names_coding
+            .then(|| declaration().captures(line))
+            .flatten()
+            .and_then(|c| c.get(1))
+        {
             let name = String::from_utf8_lossy(name.as_bytes()).to_ascii_lowercase();
             let normal = name.replace('_', "-");
-            return (!read_alike.is_match(&normal)).then_some((name, number));
+            return (!read_alike().is_match(&normal)).then_some((name, number));
         }
         start += len
             + if rest[len..].starts_with(b"\r\n") {
