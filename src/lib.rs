@@ -15,6 +15,7 @@ pub mod exit;
 pub mod fsutil;
 pub mod git;
 pub mod hooks;
+pub mod parallel;
 pub mod policy;
 pub mod render;
 pub mod report;

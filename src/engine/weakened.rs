@@ -253,11 +253,11 @@ impl Parsed {
         // Starting threads costs more than parsing a few small files (a commit's usual
         // share): those are parsed here.
         let threads = if held >= PARALLEL_FROM_BYTES {
-            crate::evidence::fixtures::cores()
+            crate::parallel::cores()
         } else {
             1
         };
-        let parsed = crate::evidence::fixtures::parallel(
+        let parsed = crate::parallel::each(
             todo.len(),
             threads,
             || Some(()),

@@ -13,10 +13,11 @@ use git2::{ObjectType, Oid, Repository, Tree, TreeEntry};
 
 use crate::error::InputError;
 use crate::evidence::fixtures::FixtureState;
-use crate::evidence::fixtures::{cores, parallel, sha256_bytes};
+use crate::evidence::fixtures::sha256_bytes;
 use crate::git::fsck::{self, MalformedTree};
 use crate::git::pack::PackBlobs;
 use crate::git::raw_tree::RawTree;
+use crate::parallel;
 use crate::source::{Listing, Source};
 use crate::workspace::check_relative;
 use sha2::{Digest, Sha256};
@@ -289,9 +290,9 @@ fn hash_blobs(repo: &Repository, ids: &[Oid]) -> Vec<Result<String, git2::Error>
             let mut order: Vec<usize> = (0..ids.len()).collect();
             order.sort_by_key(|&i| std::cmp::Reverse(sizes[i]));
             let git_dir = repo.path().to_path_buf();
-            let done = parallel(
+            let done = parallel::each(
                 order.len(),
-                cores(),
+                parallel::cores(),
                 || Some((PackBlobs::open(&dirs), None::<Option<Repository>>)),
                 |(packs, handle), k| {
                     let i = order[k];
