@@ -85,6 +85,11 @@ fn on_threads<S, R: Send>(
     work: impl Fn(&mut S, usize) -> R + Sync,
     claim: impl Fn(usize) -> Option<usize> + Sync,
 ) -> Vec<Option<R>> {
+    // No state is made for no work: making it can cost more than a small walk (a repository
+    // handle of its own, its packs listed).
+    if count == 0 {
+        return Vec::new();
+    }
     let threads = threads.min(count);
     let mut results: Vec<Option<R>> = (0..count).map(|_| None).collect();
     if threads <= 1 {
@@ -147,7 +152,12 @@ mod tests {
                 spread(3, 1, &some, &|_, i| i),
                 vec![Some(0), Some(1), Some(2)]
             );
-            assert!(spread(0, 4, &some, &|_, i| i).is_empty());
+            // No work, no state made (a walk's is a repository handle of its own).
+            let made = AtomicUsize::new(0);
+            let counted = || Some(made.fetch_add(1, Ordering::Relaxed)).map(|_| ());
+            assert!(spread(0, 4, &counted, &|_, i| i).is_empty());
+            assert!(spread(0, 1, &counted, &|_, i| i).is_empty());
+            assert_eq!(made.load(Ordering::Relaxed), 0);
         }
     }
 

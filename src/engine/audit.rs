@@ -475,7 +475,7 @@ struct Walked {
 const TWO_THREADS_FROM: usize = 256;
 
 /// How many commits a thread of `walk_commits` takes at once. When each thread reads the
-/// packs through a reader of its own (`git::packs_read_apart`), it walks a run of
+/// packs through a reader of its own (`git::packs_fit_apart`), it walks a run of
 /// neighbouring blocks (`parallel::each_in_runs`): a tree is stored as a delta on the same
 /// directory's tree a commit earlier, so a thread that walked blocks in turn with the other
 /// rebuilt every chain of deltas the other did (a push of 1,000 commits inflated 25,300
@@ -579,7 +579,7 @@ fn walk_commits_on(
             weakened: judge.map(weakened::Judge::into_found),
         }
     };
-    let done = if git::packs_read_apart(trees.repo()) {
+    let done = if blocks > 0 && git::packs_fit_apart(trees.repo()) {
         crate::parallel::each_in_runs(blocks, threads, state, work)
     } else {
         crate::parallel::each(blocks, threads, state, work)

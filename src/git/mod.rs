@@ -215,19 +215,6 @@ pub fn reopen_apart(git_dir: &std::path::Path, n: usize) -> Option<Repository> {
     )
 }
 
-/// Whether threads read this repository's packs through readers of their own
-/// ([`reopen_apart`], `git::pack`): the packs of the object directories git's environment
-/// names are at most `APART_PACKS_UP_TO` together.
-pub fn packs_read_apart(repo: &Repository) -> bool {
-    let object_dir = std::env::var_os("GIT_OBJECT_DIRECTORY");
-    let alternates = std::env::var_os("GIT_ALTERNATE_OBJECT_DIRECTORIES");
-    if object_dir.as_deref().is_some_and(|dir| dir.is_empty()) {
-        return false;
-    }
-    let dirs = object_dirs(repo, object_dir.as_deref(), alternates.as_deref());
-    packs_up_to(&dirs, APART_PACKS_UP_TO)
-}
-
 /// [`reopen_apart`] with git's two object-directory variables given.
 fn reopen_apart_from(
     git_dir: &std::path::Path,

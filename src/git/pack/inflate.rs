@@ -31,7 +31,7 @@ impl Inflater {
 
     /// Inflates the zlib stream at the start of `input`, which must make exactly `size` bytes
     /// and end there, its Adler-32 checksum right: the bytes and how much of `input` the
-    /// stream took (through its checksum). Bytes after the stream are not read.
+    /// stream took (through its checksum). Bytes after the stream are not consumed.
     pub(super) fn zlib(&mut self, input: &[u8], size: usize) -> Option<(Vec<u8>, usize)> {
         let mut out: Vec<u8> = Vec::with_capacity(size);
         let mut used = 0usize;
