@@ -231,6 +231,10 @@ pub struct ErrorReport {
     /// The whole error as text (`path:line:col: message` and a `help:` line).
     #[serde(skip)]
     text: String,
+    /// The other errors of the same file (a ledger is checked whole), each with its own
+    /// position: the CI formats annotate every one. JSON counts them in `message`.
+    #[serde(skip)]
+    pub more: Vec<ErrorReport>,
 }
 
 impl From<&InputError> for ErrorReport {
@@ -250,6 +254,7 @@ impl From<&InputError> for ErrorReport {
             byte,
             help: e.hint.clone(),
             text: e.to_string(),
+            more: Vec::new(),
         }
     }
 }
@@ -263,18 +268,20 @@ impl ErrorReport {
         let text = format!("{err:#}");
         let mut context = Vec::new();
         for cause in err.chain() {
-            let (input, more) = match (
+            let (input, rest) = match (
                 cause.downcast_ref::<InputError>(),
                 cause.downcast_ref::<InputErrors>(),
             ) {
-                (Some(input), _) => (input, 0),
-                (None, Some(all)) => (all.first(), all.rest().len()),
+                (Some(input), _) => (input, &[][..]),
+                (None, Some(all)) => (all.first(), all.rest()),
                 (None, None) => {
                     context.push(cause.to_string());
                     continue;
                 }
             };
+            let more = rest.len();
             let mut report = ErrorReport::from(input);
+            report.more = rest.iter().map(ErrorReport::from).collect();
             context.push(report.message);
             report.message = context.join(": ");
             if more > 0 {
@@ -295,6 +302,7 @@ impl ErrorReport {
             byte: None,
             help: None,
             text,
+            more: Vec::new(),
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod git;
 pub mod hooks;
 pub mod parallel;
 pub mod policy;
+pub mod project;
 pub mod render;
 pub mod report;
 pub mod rules;

@@ -171,6 +171,10 @@ pub struct PathMatcher {
     names_file: bool,
     /// `properties` for `tests/properties(.rs)`: a nextest integration-test target.
     nextest_target: Option<String>,
+    /// The package whose `tests/` holds that target, when it is a workspace member's
+    /// (`rand_distr` for `rand_distr/tests/value_stability.rs`): nextest names the binary
+    /// `rand_distr::value_stability`. `None` for the root's `tests/`: any package's.
+    nextest_package: Option<String>,
 }
 
 /// Where in a property path a record comes from, as far as the record tells.
@@ -189,18 +193,46 @@ impl PathMatcher {
     pub fn new(path: &str) -> PathMatcher {
         let dir = path.trim_matches('/').trim_start_matches("./").to_string();
         let names_file = dir.ends_with(".py") || dir.ends_with(".rs");
-        let nextest_target = dir
-            .strip_prefix("tests/")
+        // `tests/NAME(.rs)` at the root, or `MEMBER/tests/NAME(.rs)` in a workspace member.
+        let (member, in_tests) = match dir.strip_prefix("tests/") {
+            Some(rest) => (None, Some(rest)),
+            None => match dir.rsplit_once("/tests/") {
+                Some((member, rest)) => (Some(member), Some(rest)),
+                None => (None, None),
+            },
+        };
+        let nextest_target = in_tests
             .map(|stem| stem.strip_suffix(".rs").unwrap_or(stem))
             .filter(|stem| !stem.contains('/') && !stem.is_empty())
             .map(str::to_string);
+        // The member's directory name until `in_package` says its package name.
+        let nextest_package = member
+            .filter(|_| nextest_target.is_some())
+            .map(|m| m.rsplit('/').next().unwrap_or(m).to_string());
         let module = dir.strip_suffix(".py").unwrap_or(&dir);
         PathMatcher {
             dotted: module.replace('/', "."),
             dir,
             names_file,
             nextest_target,
+            nextest_package,
         }
+    }
+
+    /// The workspace member directory of a `MEMBER/tests/NAME.rs` path, whose package name
+    /// [`PathMatcher::in_package`] should be given.
+    pub fn member_dir(&self) -> Option<&str> {
+        self.nextest_package.as_ref()?;
+        self.dir.rsplit_once("/tests/").map(|(m, _)| m)
+    }
+
+    /// Names the package of a member's `tests/` target (`package.name` in its Cargo.toml),
+    /// which is what nextest writes before `::`.
+    pub fn in_package(mut self, name: &str) -> PathMatcher {
+        if self.nextest_package.is_some() {
+            self.nextest_package = Some(name.to_string());
+        }
+        self
     }
 
     /// True when the path names one test file: every record placed in it is that file's.
@@ -255,7 +287,11 @@ impl PathMatcher {
             let at = from + i;
             if classname[at + 1..].starts_with(':') {
                 let name = &classname[at + 2..];
-                return (name == target).then_some(Place::Nextest(name));
+                let package_ok = self
+                    .nextest_package
+                    .as_deref()
+                    .is_none_or(|p| p == &classname[..at]);
+                return (name == target && package_ok).then_some(Place::Nextest(name));
             }
             from = at + 1;
         }
@@ -454,6 +490,25 @@ mod tests {
             None,
             "tests/properties.rs"
         ));
+    }
+
+    #[test]
+    fn a_workspace_members_test_target_meets_its_packages_nextest_binary() {
+        // rand's workspace: rand_distr/tests/value_stability.rs is nextest's
+        // `rand_distr::value_stability` (checked against cargo-nextest's list output).
+        let m = PathMatcher::new("rand_distr/tests/value_stability.rs");
+        assert_eq!(m.member_dir(), Some("rand_distr"));
+        assert!(m.matches("rand_distr::value_stability", None));
+        assert!(!m.matches("rand::value_stability", None));
+        assert!(!m.matches("rand_distr", None));
+        // A package named otherwise than its directory.
+        let m = PathMatcher::new("crates/distr/tests/value_stability.rs").in_package("rand-distr");
+        assert!(m.matches("rand-distr::value_stability", None));
+        assert!(!m.matches("distr::value_stability", None));
+        // The root's tests/ stay any package's, and in_package leaves them so.
+        let m = PathMatcher::new("tests/properties.rs").in_package("x");
+        assert_eq!(m.member_dir(), None);
+        assert!(m.matches("tiny-crate::properties", None));
     }
 
     #[test]

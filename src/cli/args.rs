@@ -41,8 +41,9 @@ pub enum Command {
     Lock(LockArgs),
     /// Validate the ledger, freeze leases, property files and seed corpus.
     Lint(LintArgs),
-    /// Write a starter ledger, freeze file and lockfile into the repository.
-    Init,
+    /// Write a starter ledger, freeze file and lockfile into the repository, fitted to its
+    /// test layout (pytest's and Cargo's configuration, property tests, fixtures, CI files).
+    Init(InitArgs),
     /// Run as a git hook (reads the hook's standard input as git writes it).
     #[command(subcommand)]
     Hook(HookCommand),
@@ -52,6 +53,13 @@ pub enum Command {
     ///
     /// With `--out-dir DIR`, write guard.1 and a page per command into DIR instead.
     Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Print what guard init found and the ledger it would write; write nothing.
+    #[arg(long)]
+    pub check: bool,
 }
 
 #[derive(Debug, Args)]

@@ -12,7 +12,6 @@ macro_rules! outln {
 }
 
 pub mod args;
-use crate::cli::args::FormatArg;
 use crate::error::{ErrorKind, ErrorReport};
 use crate::policy::freeze::today_utc;
 use crate::render::{Format, render};
@@ -120,13 +119,9 @@ pub fn run(cli: Cli) -> i32 {
                     error,
                 );
                 report.runner = progress.runner.take();
-                // The text report of a run that judged nothing is the error on stderr
-                // alone; the machine formats still print their one document.
-                if format == FormatArg::Text {
-                    append_step_summary(&report);
-                } else {
-                    print_report(&report, format.into());
-                }
+                // Every format prints its report, the text one ending in `decision: none,
+                // cannot judge` (a script reading stdout sees why nothing was decided).
+                print_report(&report, format.into());
             }
             kind.exit_code()
         }
@@ -155,7 +150,7 @@ fn dispatch(cli: Cli, progress: &mut Progress) -> anyhow::Result<i32> {
         Command::Deselect(args) => deselect::run(&ws()?, &args),
         Command::Lock(args) => lock::run(&ws()?, &args),
         Command::Lint(args) => lint::run(&ws()?, &args, progress),
-        Command::Init => init::run(&ws()?),
+        Command::Init(args) => init::run(&ws()?, args.check),
         Command::Hook(HookCommand::PreReceive) => Ok(crate::hooks::pre_receive::run(
             &mut std::io::stdin().lock(),
             today_utc(),

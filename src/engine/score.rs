@@ -139,7 +139,8 @@ pub fn score_tree(
             .collect()
     });
 
-    let mut acc = Accumulator::new(&active, &policy.properties, collected.as_deref());
+    let packages = member_packages(source, &policy.properties)?;
+    let mut acc = Accumulator::new(&active, &policy.properties, &packages, collected.as_deref());
     let compare_baseline = !artifacts.baseline_junit.is_empty()
         && (policy.baseline.vanished != Severity::Off
             || policy.baseline.newly_skipped != Severity::Off);
@@ -634,6 +635,7 @@ impl<'a> Accumulator<'a> {
     fn new(
         active: &[&Lease],
         properties: &PropertiesPolicy,
+        packages: &[Option<String>],
         collected: Option<&'a [String]>,
     ) -> Self {
         let mut frozen_index: HashMap<String, Vec<usize>> = HashMap::new();
@@ -648,7 +650,7 @@ impl<'a> Accumulator<'a> {
             frozen_index,
             frozen_names: possible_names(&keys),
             frozen: vec![None; active.len()],
-            property_records: PropertyRecords::new(properties),
+            property_records: PropertyRecords::new(properties, packages),
             properties: BTreeMap::new(),
             property_sources: HashSet::new(),
             failures: BTreeMap::new(),
@@ -744,7 +746,9 @@ struct PropertyRecords {
 }
 
 impl PropertyRecords {
-    fn new(policy: &PropertiesPolicy) -> PropertyRecords {
+    /// `packages`: the package name of each of `policy.paths` that lies in a Cargo workspace
+    /// member's `tests/` (`member_packages`).
+    fn new(policy: &PropertiesPolicy, packages: &[Option<String>]) -> PropertyRecords {
         let mut extensions = vec!["py".to_string()];
         for pattern in &policy.file_patterns {
             if let Some((_, ext)) = pattern.rsplit_once('.') {
@@ -757,7 +761,15 @@ impl PropertyRecords {
             }
         }
         PropertyRecords {
-            paths: policy.paths.iter().map(|p| PathMatcher::new(p)).collect(),
+            paths: policy
+                .paths
+                .iter()
+                .enumerate()
+                .map(|(i, p)| match packages.get(i) {
+                    Some(Some(name)) => PathMatcher::new(p).in_package(name),
+                    _ => PathMatcher::new(p),
+                })
+                .collect(),
             files: policy.files.clone(),
             extensions,
             name: String::new(),
@@ -793,6 +805,23 @@ impl PropertyRecords {
             Some(Place::Nextest(target)) => named(target, true) || named("main.rs", false),
         })
     }
+}
+
+/// The package name of each property path inside a Cargo workspace member's `tests/`
+/// (`rand_distr/tests/value_stability.rs`: `package.name` of `rand_distr/Cargo.toml`),
+/// read from the same source as the policy; `None` for every other path.
+fn member_packages(
+    source: &dyn Source,
+    policy: &PropertiesPolicy,
+) -> Result<Vec<Option<String>>, InputError> {
+    policy
+        .paths
+        .iter()
+        .map(|p| match PathMatcher::new(p).member_dir() {
+            Some(dir) => crate::project::cargo::package_name_at(source, dir),
+            None => Ok(None),
+        })
+        .collect()
 }
 
 /// Adds a record to `tests`, merging it with earlier records of the same test.
@@ -881,7 +910,7 @@ mod tests {
             line: 1,
         };
         let policy = Policy::embedded();
-        let mut acc = Accumulator::new(&[&lease], &policy.properties, None);
+        let mut acc = Accumulator::new(&[&lease], &policy.properties, &[], None);
         acc.add(&case("tests.test_retry", "test_backoff", Outcome::Passed));
         acc.add(&case("tests.test_retry", "test_backoff", Outcome::Failed));
         acc.add(&case(

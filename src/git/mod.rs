@@ -98,6 +98,41 @@ pub fn open() -> anyhow::Result<Repository> {
     Ok(repo)
 }
 
+/// The files of the work tree at `root` that git does not ignore, as `git ls-files --cached
+/// --others --exclude-standard` lists them (submodules left out), repository-relative and
+/// `/`-separated: what `guard init` looks at, so that virtualenvs, build output and other
+/// ignored files are not read, while files not yet added are. Names that are not UTF-8 are
+/// left out.
+pub fn tracked_files(root: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    use anyhow::Context as _;
+    let repo = Repository::open(root)
+        .with_context(|| format!("cannot open the git repository at {}", root.display()))?;
+    let index = repo.index().context("cannot read git's index")?;
+    let mut files: Vec<String> = index
+        .iter()
+        .filter(|e| e.mode & 0o170000 != 0o160000)
+        .filter_map(|e| String::from_utf8(e.path).ok())
+        .collect();
+    let mut options = git2::StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .exclude_submodules(true);
+    let statuses = repo
+        .statuses(Some(&mut options))
+        .context("cannot list the work tree's untracked files")?;
+    files.extend(
+        statuses
+            .iter()
+            .filter(|s| s.status().contains(git2::Status::WT_NEW))
+            .filter_map(|s| s.path().ok().map(str::to_string)),
+    );
+    files.sort_unstable();
+    files.dedup();
+    Ok(files)
+}
+
 /// Another handle on the repository whose git directory is `git_dir` (`Repository::path`;
 /// libgit2's `Repository` is not `Sync`: each thread that reads objects needs its own),
 /// opened as [`open`] opens one: from git's environment, so that a hook's quarantined objects

@@ -142,18 +142,22 @@ pub fn entries<'a>(report: &'a Report) -> Vec<Entry<'a>> {
         column: None,
         identity: [ADVICE, a.path.as_str(), a.message.as_str()].join("\0"),
     }));
-    if let Some(e) = &report.unjudged {
-        let path = e.path.clone().unwrap_or_else(|| ledger.clone());
-        out.push(Entry {
-            code: CANNOT_JUDGE,
-            severity: Severity::CannotJudge,
-            message: format!("cannot judge: {}", e.message),
-            help: e.help.as_deref(),
-            identity: [CANNOT_JUDGE, path.as_str(), e.message.as_str()].join("\0"),
-            path,
-            line: e.line,
-            column: e.column,
-        });
+    // The error that stopped the run, and the other errors of its file (a ledger is
+    // checked whole: each mistake is annotated where it is).
+    if let Some(first) = &report.unjudged {
+        for e in std::iter::once(first).chain(&first.more) {
+            let path = e.path.clone().unwrap_or_else(|| ledger.clone());
+            out.push(Entry {
+                code: CANNOT_JUDGE,
+                severity: Severity::CannotJudge,
+                message: format!("cannot judge: {}", e.message),
+                help: e.help.as_deref(),
+                identity: [CANNOT_JUDGE, path.as_str(), e.message.as_str()].join("\0"),
+                path,
+                line: e.line,
+                column: e.column,
+            });
+        }
     }
     out
 }

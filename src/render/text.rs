@@ -198,14 +198,20 @@ fn lint(report: &Report) -> String {
             a.path, a.message, a.help
         );
     }
+    if let Some(e) = &report.unjudged {
+        let _ = writeln!(out, "error: {e}");
+    }
     let s = &report.stats;
     let _ = writeln!(
         out,
         "lint: {}{} ({}; {}, {} expired, {} in the lockfile)",
-        if report.findings.is_empty() {
-            "ok".to_string()
-        } else {
+        if !report.findings.is_empty() {
             count(report.findings.len(), "problem")
+        } else if report.unjudged.is_some() {
+            // Nothing found is not "ok" when the policy could not be read.
+            "cannot judge".to_string()
+        } else {
+            "ok".to_string()
         },
         match report.advice.len() {
             0 => String::new(),

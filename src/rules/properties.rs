@@ -8,7 +8,8 @@ use crate::report::finding::{Code, Finding};
 use crate::runner::TestRunner;
 
 /// Judges the property tests found in the reports. Returns the findings and the number of
-/// property tests that did not hold.
+/// property tests that did not hold (one when none ran and one must: the report's
+/// "properties failed or not run" then agrees with "no property test ran").
 pub fn judge_results(
     properties: &BTreeMap<String, Outcome>,
     paths: &[String],
@@ -16,7 +17,9 @@ pub fn judge_results(
     runner: TestRunner,
 ) -> (Vec<Finding>, usize) {
     let mut findings = Vec::new();
+    let mut failures = 0;
     if properties.is_empty() && required {
+        failures = 1;
         findings.push(
             Finding::new(
                 Code::PropertyHold,
@@ -31,7 +34,6 @@ pub fn judge_results(
             )),
         );
     }
-    let mut failures = 0;
     for (id, outcome) in properties {
         let what = match outcome {
             Outcome::Passed => continue,
@@ -164,7 +166,9 @@ mod tests {
             TestRunner::Nextest,
         );
         assert_eq!(found[0].code, Code::PropertyHold);
-        assert_eq!(failures, 0);
+        // Counted, so that the text report's "properties failed or not run" is not 0 beside
+        // "no property test ran".
+        assert_eq!(failures, 1);
         assert!(
             found[0]
                 .help

@@ -1715,7 +1715,7 @@ fn no_upstream_and_no_range_asks_for_a_range() {
     let run = p.guard_both_walks(&["check"]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("pass a range"), "{}", run.stderr);
-    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    run.assert_cannot_judge_text();
 }
 
 #[test]
@@ -1750,10 +1750,10 @@ fn unresolvable_range_cannot_be_judged() {
         json["min_proven_coverage_percent"].is_null(),
         "no ledger was read: {json:#}"
     );
-    // In text, stdout stays empty and stderr says it.
+    // In text, stderr says it, and stdout ends with the verdict line.
     let text = p.guard(&["check", "no-such-branch..HEAD"]);
     assert_eq!(text.code, 2);
-    assert!(text.stdout.is_empty(), "{}", text.stdout);
+    text.assert_cannot_judge_text();
 }
 
 #[test]

@@ -181,7 +181,7 @@ fn lint_rejects_a_malformed_lease_with_its_line() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("qa/freeze.toml:4:"), "{}", run.stderr);
     assert!(run.stderr.contains("reason"), "{}", run.stderr);
-    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    run.assert_cannot_judge_text();
 
     // With --format json, stdout is one object: no verdict, the error, nothing counted.
     let run = p.guard(&["lint", "--format", "json"]);
@@ -218,10 +218,10 @@ fn json_reports_print_an_object_for_errors_before_any_judging() {
         let message = json["error"]["message"].as_str().unwrap();
         assert!(message.contains("no-such-dir"), "{message}");
     }
-    // Text output stays on stderr alone.
+    // In text, the error is on stderr, and stdout ends with the verdict line.
     let run = p.guard(&["-C", "no-such-dir", "score"]);
     assert_eq!(run.code, 2);
-    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    run.assert_cannot_judge_text();
 }
 
 #[test]
@@ -255,14 +255,32 @@ fn init_writes_starters_that_lint_clean_and_never_overwrites() {
     assert_eq!(p.read("qa/merge_ledger.toml"), "# edited by a human\n");
     p.write("qa/merge_ledger.toml", ledger);
 
-    // The starter policy wants a property suite and seeds: lint says so, precisely.
+    // The starter policy fits the project: it has no property tests, so none are required
+    // (the embedded ledger's tests/properties/ and seeds made lint and every score reject).
     let run = p.guard(&["lint", "--format", "json"]);
-    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    let json = run.json();
-    assert_eq!(json["findings"][0]["code"], "property_seeds");
-    p.write("tests/properties/test_codec_roundtrip.py", PROPERTY_FILE);
-    p.write("tests/properties/seeds/one.json", "{}\n");
-    assert_eq!(p.guard(&["lint"]).code, 0);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        p.read("qa/merge_ledger.toml")
+            .contains("\npaths = []\nrequired = false\n")
+    );
+    // A project that has them gets them required, with their seeds.
+    let q = Project::git();
+    q.write("tests/properties/test_codec_roundtrip.py", PROPERTY_FILE);
+    q.write("tests/properties/seeds/one.json", "{}\n");
+    assert_eq!(q.guard(&["init"]).code, 0);
+    let ledger = q.read("qa/merge_ledger.toml");
+    assert!(
+        ledger.contains("\npaths = [\"tests/properties\"]\nrequired = true\n"),
+        "{ledger}"
+    );
+    assert!(
+        ledger.contains("\nseeds = \"tests/properties/seeds\"\n"),
+        "{ledger}"
+    );
+    assert_eq!(q.guard(&["lint"]).code, 0);
+    q.remove("tests/properties/seeds/one.json");
+    let json = q.guard(&["lint", "--format", "json"]).json();
+    assert_eq!(json["findings"][0]["code"], "property_seeds", "{json:#}");
     // The freeze file it writes sets its budget explicitly, so lint has nothing to warn of.
     assert!(
         p.read("qa/freeze.toml")
@@ -355,7 +373,7 @@ fn a_repository_owned_by_another_user_is_refused_with_the_safe_directory_fix() {
             "{}",
             run.stderr
         );
-        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+        run.assert_cannot_judge_text();
     }
 
     // The fix it names works: with the directory marked safe, lint reads the repository's
@@ -379,6 +397,13 @@ fn lint_after_init_says_what_score_will_reject_and_how_to_create_the_seeds() {
     let p = Project::git();
     p.write("tests/fixtures/golden.json", "{\"a\": 1}\n");
     assert_eq!(p.guard(&["init"]).code, 0);
+    // The human then asks for a property suite and seeds the project does not have yet.
+    let ledger = p.read("qa/merge_ledger.toml").replacen(
+        "paths = []\nrequired = false\n",
+        "paths = [\"tests/properties/\"]\nrequired = true\nseeds = \"tests/properties/seeds\"\n",
+        1,
+    );
+    p.write("qa/merge_ledger.toml", ledger);
     // A fixture added after init, and one changed since: both are in the fixture paths.
     p.write("tests/fixtures/new.json", "{}\n");
     p.write("tests/fixtures/golden.json", "{\"a\": 2}\n");

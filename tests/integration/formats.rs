@@ -133,6 +133,27 @@ fn findings_without_a_file_are_attached_to_the_ledger() {
 }
 
 #[test]
+fn every_mistake_of_a_ledger_is_annotated_where_it_is() {
+    let p = clean();
+    p.write(
+        "qa/merge_ledger.toml",
+        "version = 1\n[properties]\nseeds = \"/seeds\"\nmin_lines = -1\n",
+    );
+    let run = p.guard(&["lint", "--format", "github"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    // Only the first was annotated: the second mistake stayed out of the pull request.
+    for at in ["line=3,col=9,", "line=4,col=13,"] {
+        assert!(
+            run.stdout.contains(&format!(
+                "::error file=qa/merge_ledger.toml,{at}title=cannot_judge::"
+            )),
+            "{at}: {}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
 fn a_run_that_cannot_be_judged_is_an_error_in_every_ci_format() {
     let p = clean();
     p.write(

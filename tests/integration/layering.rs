@@ -106,6 +106,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("evidence", &["error", "workspace", "testid", "parallel"]),
     ("source", &["error", "evidence", "workspace"]),
     ("runner", &["source", "workspace"]),
+    ("project", &["error", "runner", "source", "workspace"]),
     (
         "policy",
         &[
@@ -147,6 +148,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "git",
             "parallel",
             "policy",
+            "project",
             "report",
             "rules",
             "runner",
@@ -173,6 +175,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "git",
             "hooks",
             "policy",
+            "project",
             "render",
             "report",
             "rules",

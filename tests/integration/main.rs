@@ -23,6 +23,7 @@ mod hooks_protected;
 mod hooks_pushers;
 mod hooks_refs;
 mod hooks_surroundings;
+mod init;
 mod layering;
 mod packed;
 mod pre_commit;

@@ -37,6 +37,25 @@ impl Run {
         })
     }
 
+    /// A text report of a run that judged nothing: stdout still ends with the verdict line
+    /// (`decision: none, cannot judge (...)`, or `lint: cannot judge (...)`), after the
+    /// `error:` line that says why.
+    pub fn assert_cannot_judge_text(&self) {
+        let last = self.stdout.lines().last().unwrap_or("");
+        assert!(
+            last.starts_with("decision: none, cannot judge (")
+                || last.starts_with("lint: cannot judge ("),
+            "stdout: {}\nstderr: {}",
+            self.stdout,
+            self.stderr
+        );
+        assert!(
+            self.stdout.lines().any(|l| l.starts_with("error: ")),
+            "{}",
+            self.stdout
+        );
+    }
+
     /// The reason codes of a JSON report.
     pub fn reasons(&self) -> Vec<String> {
         self.json()["reasons"]

@@ -1,18 +1,23 @@
 //! `guard init`: write a starter ledger, freeze file and lockfile (hashing the fixtures that
-//! are already there). Refuses to overwrite anything: if any of the three exists, nothing is
-//! written.
+//! are already there), the ledger fitted to the project's own layout (`project::Layout`).
+//! Refuses to overwrite anything: if any of the three exists, nothing is written. `--check`
+//! prints what it would write and writes nothing.
+
+mod ledger;
 
 use std::io::Write as _;
 
 use anyhow::{Context as _, bail};
 
+use crate::error::InputErrors;
 use crate::evidence::fixtures::FixtureState;
 use crate::evidence::fixtures::list_files;
 use crate::exit;
 use crate::policy::agents::HumanTrailer;
 use crate::policy::freeze::today_utc;
-use crate::policy::ledger::{DEFAULT_LEDGER_PATH, EMBEDDED_LEDGER, Policy};
+use crate::policy::ledger::{DEFAULT_LEDGER_PATH, Policy, PolicySource};
 use crate::policy::lockfile::{LockFormat, Lockfile};
+use crate::project::Layout;
 use crate::runner::TestRunner;
 use crate::source::{Source, WorkTree};
 use crate::wording::count;
@@ -20,7 +25,7 @@ use crate::workspace::Workspace;
 
 /// The starter freeze file `guard init` writes, with `{example_expires}` for the expiry of
 /// its commented-out example lease.
-pub const STARTER_FREEZE: &str = include_str!("../../policy/freeze.toml");
+pub const STARTER_FREEZE: &str = include_str!("../../../policy/freeze.toml");
 
 /// Files guard's workflow writes into the work tree, which do not belong in commits.
 const WORK_FILES: &[&str] = &[
@@ -39,8 +44,29 @@ pub fn starter_freeze(today: jiff::civil::Date) -> String {
     STARTER_FREEZE.replace("{example_expires}", &expires.to_string())
 }
 
-pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
-    let policy = Policy::embedded();
+pub fn run(ws: &Workspace, check: bool) -> anyhow::Result<i32> {
+    let files = if ws.in_git {
+        crate::git::tracked_files(&ws.root)?
+    } else {
+        crate::project::walk_files(&ws.root)
+            .with_context(|| format!("cannot list the files of {}", ws.root.display()))?
+    };
+    let layout = Layout::scan(&WorkTree { ws }, &files)?;
+    let ledger_text = ledger::starter_ledger(&layout);
+    // What is written must be what guard then reads: a ledger that does not parse is guard's
+    // bug, said before anything is written.
+    let policy = Policy::parse(
+        std::path::Path::new(DEFAULT_LEDGER_PATH),
+        &ledger_text,
+        PolicySource::File(DEFAULT_LEDGER_PATH.into()),
+    )
+    .map_err(|e: InputErrors| anyhow::anyhow!("guard init wrote a ledger it cannot read: {e}"))?;
+    if check {
+        outln!("{}", describe(&layout));
+        outln!("\nguard init would write {DEFAULT_LEDGER_PATH}:\n");
+        out!("{ledger_text}");
+        return Ok(exit::MERGE);
+    }
     let targets = [
         DEFAULT_LEDGER_PATH,
         policy.freeze.file.as_str(),
@@ -72,7 +98,7 @@ pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
             .collect(),
     };
     let contents: [(&str, Vec<u8>); 3] = [
-        (DEFAULT_LEDGER_PATH, EMBEDDED_LEDGER.as_bytes().to_vec()),
+        (DEFAULT_LEDGER_PATH, ledger_text.into_bytes()),
         (
             policy.freeze.file.as_str(),
             starter_freeze(today_utc()).into_bytes(),
@@ -95,6 +121,7 @@ pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
             .with_context(|| format!("cannot write {rel}"))?;
         outln!("wrote {rel}");
     }
+    outln!("{}", describe(&layout));
     outln!(
         "{} hashed into {}. Check with `guard lint`, then commit as a human, with the\n\
          trailers that approve each protected file in the message's last paragraph:\n\
@@ -114,13 +141,61 @@ pub fn run(ws: &Workspace) -> anyhow::Result<i32> {
     );
     outln!(
         "{}",
-        runner_hints(
-            ws,
-            TestRunner::detect(&WorkTree { ws }),
-            &policy.trailers.harness
-        )
+        runner_hints(ws, layout.runner, &policy.trailers.harness)
     );
     Ok(exit::MERGE)
+}
+
+/// What `guard init` found, in the words of the ledger it writes.
+fn describe(layout: &Layout) -> String {
+    let mut out = String::from("Found:");
+    let mut line = |what: &str, items: &[String]| {
+        let shown = if items.is_empty() {
+            "none".to_string()
+        } else {
+            items.join(", ")
+        };
+        out.push_str(&format!("\n  {what}: {shown}"));
+    };
+    let config = match &layout.pytest.file {
+        Some(file) => format!("pytest settings in {file}"),
+        None => "no pytest settings file".to_string(),
+    };
+    let packages: Vec<String> = layout
+        .packages
+        .iter()
+        .map(|p| match p.dir.as_str() {
+            "" => p.name.clone(),
+            dir => format!("{} ({dir})", p.name),
+        })
+        .collect();
+    line("test files ([tests] paths)", &layout.test_globs);
+    line("runner configuration", &[config]);
+    if !packages.is_empty() {
+        line("Cargo packages", &packages);
+    }
+    line(
+        "property tests ([properties] paths)",
+        &layout.property_paths,
+    );
+    if !layout.property_candidates.is_empty() {
+        line(
+            "tests using hypothesis/proptest/quickcheck (offered in the ledger, commented)",
+            &[count(layout.property_candidates.len(), "file")],
+        );
+    }
+    line(
+        "fixture directories",
+        &layout
+            .fixture_dirs
+            .iter()
+            .map(|d| format!("{d}/"))
+            .collect::<Vec<_>>(),
+    );
+    if !layout.ci_globs.is_empty() {
+        line("CI files added to [protect]", &layout.ci_globs);
+    }
+    out
 }
 
 /// How to run the tests into the evidence `score` reads, for the runner the repository
