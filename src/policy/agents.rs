@@ -87,6 +87,11 @@ pub struct AgentsPolicy {
     /// Globs over the commit subject (aider's `aider: ` prefix).
     pub subjects: PatternSet,
     pub pushers: PatternSet,
+    /// Globs over the value of a `Co-authored-by:` trailer naming a formatting-only bot
+    /// (pre-commit-ci): such a trailer is no agent marker. The bot cannot author or commit
+    /// the commit this way (its own e-mail is matched as any agent's), so the trailer only
+    /// says that a human's branch took the bot's formatting fixes.
+    pub formatting_coauthors: PatternSet,
 }
 
 /// Case-insensitive globs with their source text, for messages.
@@ -257,6 +262,11 @@ impl AgentsPolicy {
             }
         }
         for (key, value) in &who.trailers.block {
+            if key.eq_ignore_ascii_case("co-authored-by")
+                && self.formatting_coauthors.first_match(value).is_some()
+            {
+                continue;
+            }
             if let Some(pattern) = self.trailers.first_match(key, value) {
                 return Some(format!(
                     "trailer \"{key}: {value}\" matches agents.trailers {:?}",
@@ -294,6 +304,78 @@ mod tests {
             ),
             pusher: None,
         }
+    }
+
+    #[test]
+    fn a_formatting_bots_co_author_trailer_alone_is_no_agent_marker() {
+        // As in pytest's history: a human's pull request squash-merged with pre-commit-ci's
+        // formatting fixes.
+        const PRE_COMMIT_CI: &str =
+            "pre-commit-ci[bot] <66853113+pre-commit-ci[bot]@users.noreply.github.com>";
+        for policy in [Policy::embedded(), bare_policy()] {
+            let agents = &policy.agents;
+            let human = who(
+                "Florian Bruhin",
+                "me@the-compiler.org",
+                &[("Co-authored-by", PRE_COMMIT_CI)],
+            );
+            assert_eq!(agents.matched_agent(&human), None);
+            // Any other [bot] co-author still marks an agent, and so does the bot's own
+            // authorship, and another agent trailer beside the bot's.
+            let devin = who(
+                "Florian Bruhin",
+                "me@the-compiler.org",
+                &[(
+                    "co-authored-by",
+                    "devin-ai-integration[bot] <158243242+devin-ai-integration[bot]@users.noreply.github.com>",
+                )],
+            );
+            assert!(agents.matched_agent(&devin).is_some());
+            let bot = who(
+                "pre-commit-ci[bot]",
+                "66853113+pre-commit-ci[bot]@users.noreply.github.com",
+                &[],
+            );
+            assert!(agents.matched_agent(&bot).is_some());
+            let both = who(
+                "Florian Bruhin",
+                "me@the-compiler.org",
+                &[
+                    ("Co-authored-by", PRE_COMMIT_CI),
+                    ("Co-authored-by", "Claude <noreply@anthropic.com>"),
+                ],
+            );
+            assert!(agents.matched_agent(&both).is_some());
+            // The exemption is for the co-author trailer only, not another key.
+            let other_key = who(
+                "Florian Bruhin",
+                "me@the-compiler.org",
+                &[("Generated-by", PRE_COMMIT_CI)],
+            );
+            assert!(agents.matched_agent(&other_key).is_some());
+        }
+        // A ledger that lists none takes the exemption away.
+        let none = Policy::parse(
+            std::path::Path::new("l.toml"),
+            "[agents]\nformatting_coauthors = []\n",
+            crate::policy::ledger::PolicySource::Embedded,
+        )
+        .unwrap();
+        let human = who(
+            "Florian Bruhin",
+            "me@the-compiler.org",
+            &[("Co-authored-by", PRE_COMMIT_CI)],
+        );
+        assert!(none.agents.matched_agent(&human).is_some());
+    }
+
+    fn bare_policy() -> Policy {
+        Policy::parse(
+            std::path::Path::new("l.toml"),
+            "[freeze]\nfile = \"f.txt\"\n",
+            crate::policy::ledger::PolicySource::Embedded,
+        )
+        .unwrap()
     }
 
     #[test]

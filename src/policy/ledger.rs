@@ -68,6 +68,10 @@ pub const DEFAULT_WEAKENED_SEVERITY: Severity = Severity::Reject;
 pub const DEFAULT_UNMATCHED_IS_AGENT: bool = false;
 /// `agents.pushers`: no push account makes its commits an agent's.
 pub const DEFAULT_AGENT_PUSHERS: &[&str] = &[];
+/// `agents.formatting_coauthors`: bots whose `Co-authored-by:` trailer alone does not make a
+/// human's commit an agent's (pre-commit-ci's fixes squashed into a human's pull request).
+pub const DEFAULT_FORMATTING_COAUTHORS: &[&str] =
+    &[r"*<66853113+pre-commit-ci\[bot\]@users.noreply.github.com>"];
 /// `[trailers]`: the human trailer each protected class needs.
 pub const DEFAULT_TRAILER_FIXTURES: &str = "Fixture-Lock: human";
 pub const DEFAULT_TRAILER_FREEZE: &str = "Freeze-Lease: human";
@@ -800,6 +804,12 @@ fn agents(raw: &RawAgents, c: &mut Checker) -> AgentsPolicy {
         trailers,
         subjects: pattern_set(c, &raw.subjects, "agents.subjects", DEFAULT_AGENT_SUBJECTS),
         pushers: pattern_set(c, &raw.pushers, "agents.pushers", DEFAULT_AGENT_PUSHERS),
+        formatting_coauthors: pattern_set(
+            c,
+            &raw.formatting_coauthors,
+            "agents.formatting_coauthors",
+            DEFAULT_FORMATTING_COAUTHORS,
+        ),
     }
 }
 
@@ -1303,6 +1313,7 @@ struct RawAgents {
     trailers: Option<Vec<Spanned<String>>>,
     subjects: Option<Vec<Spanned<String>>>,
     pushers: Option<Vec<Spanned<String>>>,
+    formatting_coauthors: Option<Vec<Spanned<String>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -207,3 +207,35 @@ fn more_forge_identities_mark_the_push_an_agents() {
     )
     .assert_accepted();
 }
+
+/// pre-commit-ci's identity, as pytest's history has it on squash-merged pull requests.
+const PRE_COMMIT_CI: &str =
+    "pre-commit-ci[bot] <66853113+pre-commit-ci[bot]@users.noreply.github.com>";
+
+#[test]
+fn a_humans_squash_merge_co_authored_by_pre_commit_ci_is_a_humans() {
+    // The human changes the freeze file with its trailer, in a commit that also carries
+    // pre-commit-ci's co-author line: accepted (it was called a forged human trailer, since
+    // any `[bot]` co-author marked an agent).
+    let s = Server::new("");
+    append_in(&s.work, "qa/freeze.toml", "# reviewed\n");
+    s.commit(&format!(
+        "Tidy the freeze file (#123)\n\nFreeze-Lease: human\nCo-authored-by: {PRE_COMMIT_CI}\n"
+    ));
+    s.push(&["origin", "main"]).assert_accepted();
+
+    // Another bot as co-author still marks the commit an agent's, and its trailer a forgery.
+    append_in(&s.work, "qa/freeze.toml", "# again\n");
+    let commit = s.commit(
+        "Tidy the freeze file (#124)\n\nFreeze-Lease: human\nCo-authored-by: devin-ai-integration[bot] <158243242+devin-ai-integration[bot]@users.noreply.github.com>\n",
+    );
+    let pushed = s.push(&["origin", "main"]);
+    assert!(!pushed.ok, "{}", pushed.stderr);
+    assert!(
+        pushed
+            .stderr
+            .contains(&format!("[forged_human_trailer] {}", s.short(&commit))),
+        "{}",
+        pushed.stderr
+    );
+}
