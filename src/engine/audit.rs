@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use jiff::civil::Date;
 
 use crate::changes::{Change, ChangeKind, MalformedTree};
+use crate::engine::adoption;
 use crate::engine::ahead::{self, Ahead};
 use crate::engine::score::{Artifacts, Scored, floor, score_tree};
 use crate::engine::weakened;
@@ -96,7 +97,18 @@ pub struct Judged<'a> {
 /// Checks a range of `repo`.
 pub fn check(repo: &Repository, opts: &CheckOptions, today: Date) -> anyhow::Result<Report> {
     let range = range::resolve(repo, opts.range.as_deref())?;
-    let hide = range.base.as_slice();
+    // History from before the ledger's first commit is counted, not judged (`adoption`).
+    let adoption = adoption::start(repo, range.base, range.tip, &ledger_path(opts))?;
+    let mut hide_list: Vec<Oid> = range.base.into_iter().collect();
+    let before_adoption = match adoption {
+        Some(a) => {
+            let skipped = range::commits(repo, a.parent, &hide_list)?.len();
+            hide_list.push(a.parent);
+            (skipped > 0).then(|| adoption::warning(repo, a, &ledger_path(opts), skipped))
+        }
+        None => None,
+    };
+    let hide = hide_list.as_slice();
     // With two threads, the policy is read first, so that the second thread can compare
     // trees while the range is listed (`ahead`), through pack readers of its own: where the
     // packs are too large for those (`packs_fit_apart`), the thread's reads and the walk's
@@ -120,7 +132,9 @@ pub fn check(repo: &Repository, opts: &CheckOptions, today: Date) -> anyhow::Res
         commits: &commits,
         spec: &range.spec,
     };
-    judge_ahead(repo, &judged, opts, today, policy, ahead.as_ref())
+    let mut report = judge_ahead(repo, &judged, opts, today, policy, ahead.as_ref())?;
+    report.warnings.extend(before_adoption);
+    Ok(report)
 }
 
 /// The ledger's path in the base revision.

@@ -2,6 +2,7 @@
 //! The engine gathers policy, evidence and git facts, hands them to `rules`, and returns a
 //! report; it prints nothing.
 
+pub mod adoption;
 mod ahead;
 pub mod audit;
 pub mod lint;

@@ -5,6 +5,7 @@
 
 use jiff::civil::Date;
 
+use crate::engine::adoption;
 use crate::engine::audit::{self, CheckOptions, Judged, rewind_findings};
 use crate::git::{Oid, Repository, range};
 use crate::policy::ledger::Policy;
@@ -37,8 +38,21 @@ pub struct Update<'a> {
 /// Judges `update`: the protected changes a rewind undoes, then the commits it brings and
 /// its tip. The report's history says how many commits were judged.
 pub fn judge(repo: &Repository, update: Update) -> anyhow::Result<Report> {
-    let commits = range::commits(repo, update.new, &update.known)?;
     let ledger = update.options.ledger.as_deref();
+    // A push of history the receiving side never had, from before its ledger's first
+    // commit (a project adopting guard, pushed into a new guarded repository), is judged
+    // from that commit on (`adoption`).
+    let ledger_path = ledger.unwrap_or(crate::policy::ledger::DEFAULT_LEDGER_PATH);
+    let mut known = update.known.clone();
+    let before_adoption = match adoption::start(repo, update.base, update.new, ledger_path)? {
+        Some(a) => {
+            let skipped = range::commits(repo, a.parent, &known)?.len();
+            known.push(a.parent);
+            (skipped > 0).then(|| adoption::warning(repo, a, ledger_path, skipped))
+        }
+        None => None,
+    };
+    let commits = range::commits(repo, update.new, &known)?;
     let mut findings = match update.old {
         Some(old) => rewind_findings(
             repo,
@@ -65,5 +79,6 @@ pub fn judge(repo: &Repository, update: Update) -> anyhow::Result<Report> {
     )?;
     findings.append(&mut report.findings);
     report.findings = findings;
+    report.warnings.extend(before_adoption);
     Ok(report)
 }

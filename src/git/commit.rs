@@ -131,6 +131,39 @@ pub fn entry_id(repo: &Repository, tree: Oid, path: &str) -> Result<Option<Oid>,
     Ok(tree.get_path(Path::new(path)).ok().map(|e| e.id()))
 }
 
+/// Whether `commit`'s tree holds a blob at `path`.
+pub fn holds_blob(repo: &Repository, commit: Oid, path: &str) -> Result<bool, git2::Error> {
+    let tree = repo.find_commit(commit)?.tree()?;
+    Ok(tree
+        .get_path(Path::new(path))
+        .is_ok_and(|e| e.kind() == Some(git2::ObjectType::Blob)))
+}
+
+/// The commit on `tip`'s first-parent line that added the blob at `path`, and its parent:
+/// the first-parent line is followed back while each commit holds the blob, to the one whose
+/// first parent does not. `None` when `tip` holds no such blob, when the line holds it back
+/// to a root commit (there is nothing before), or when the commit that brings it is a merge
+/// (a merge takes the file from a side branch: no single commit added it on this line).
+pub fn first_parent_adding(
+    repo: &Repository,
+    tip: Oid,
+    path: &str,
+) -> Result<Option<(Oid, Oid)>, git2::Error> {
+    if !holds_blob(repo, tip, path)? {
+        return Ok(None);
+    }
+    let mut at = repo.find_commit(tip)?;
+    loop {
+        let Ok(parent) = at.parent(0) else {
+            return Ok(None);
+        };
+        if !holds_blob(repo, parent.id(), path)? {
+            return Ok((at.parent_count() == 1).then(|| (at.id(), parent.id())));
+        }
+        at = parent;
+    }
+}
+
 /// Whether `commit` descends from `ancestor` (a commit is not its own descendant).
 pub fn descends_from(repo: &Repository, commit: Oid, ancestor: Oid) -> Result<bool, git2::Error> {
     repo.graph_descendant_of(commit, ancestor)

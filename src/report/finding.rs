@@ -110,6 +110,8 @@ codes! {
         "score the report of a run of the collected tests as the runner wrote it; collect with the same paths and options as the run";
     ReportMismatch => "report_mismatch", "`guard run`: the test command exited non-zero (or was killed) while its reports show no failing record and no suite-level error",
         "find out why the run failed (a crash after the report was written, an option that fails the run such as `--cov-fail-under`, code under test that rewrote its report), fix it and run again";
+    BeforeAdoption => "before_adoption", "a warning, never a rejection: a range or push whose base holds no ledger brings commits from before the commit that adds the ledger on its first-parent line (where the gate starts); they are counted, not judged",
+        "nothing: history from before adoption has no trailers to judge; the ledger's commit and everything after it are judged";
     TestVanished => "test_vanished", "with a baseline (`--baseline-junit`, or in hooks the base's reports in `guard.artifacts`): a test that passed in the baseline has no record now (deleted, renamed, deselected, no longer collected). `check` names the commit of the range that changed the test's file",
         "restore the test; a human who means to remove it does so in a commit with `Test-Removal: human` (`guard check` waives it then); ids that come and go go in `[baseline] ignore`";
     TestNewlySkipped => "test_newly_skipped", "with a baseline: a test that passed in the baseline is skipped or xfailed now. `check` names the commit that changed its file",

@@ -13,6 +13,7 @@ mod evidence;
 mod faults;
 mod formats;
 mod harness;
+mod hooks_adoption;
 mod hooks_artifacts;
 mod hooks_install;
 mod hooks_ledger;

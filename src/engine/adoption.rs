@@ -1,0 +1,63 @@
+//! Where the gate starts on history from before guard was adopted. A range whose base holds
+//! no ledger (a push into a new or not yet guarded repository, an audit of old history) but
+//! whose tip does is judged from the commit that added the ledger on the tip's first-parent
+//! line: the commits before it had no ledger, no trailers and no policy to follow, and judged
+//! one by one they gave one finding per few commits (1,472 errors for one project's history)
+//! and ran past the hooks' timeout. They are counted in one warning instead.
+//!
+//! Safe because the commit that adds the ledger is judged (by the policy in force before it,
+//! so it must be a human's with the ledger's trailers), and only commits that are its
+//! ancestors are left out: anything merged in after it is judged, and a merge cannot be the
+//! adoption point (the ledger would come from a side branch no single commit judged here
+//! added). A range whose base holds the ledger is unchanged.
+
+use crate::git::{self, Oid, Repository};
+use crate::report::finding::{Code, Finding};
+use crate::wording::count;
+
+/// The commit that added the ledger on the tip's first-parent line, and its parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Adoption {
+    pub commit: Oid,
+    pub parent: Oid,
+}
+
+/// The adoption point of the range `base..tip`, when its base holds no ledger at `ledger`
+/// and the tip's first-parent line adds one in a commit of its own.
+pub fn start(
+    repo: &Repository,
+    base: Option<Oid>,
+    tip: Oid,
+    ledger: &str,
+) -> anyhow::Result<Option<Adoption>> {
+    if let Some(base) = base {
+        if git::commit::holds_blob(repo, base, ledger)? {
+            return Ok(None);
+        }
+    }
+    let Some((commit, parent)) = git::commit::first_parent_adding(repo, tip, ledger)? else {
+        return Ok(None);
+    };
+    // The base may already be past the adoption point's parent (it holds no ledger only
+    // because a later commit removed it): then nothing of the range is before adoption.
+    if base.is_some_and(|b| b == parent) {
+        return Ok(None);
+    }
+    Ok(Some(Adoption { commit, parent }))
+}
+
+/// The warning that counts the `skipped` commits before `adoption`.
+pub fn warning(repo: &Repository, adoption: Adoption, ledger: &str, skipped: usize) -> Finding {
+    let short = git::short_id(repo, adoption.commit);
+    Finding::new(
+        Code::BeforeAdoption,
+        format!(
+            "{} before {short}, the commit that adds {ledger} (where the gate starts), {} not judged",
+            count(skipped, "commit"),
+            if skipped == 1 { "was" } else { "were" }
+        ),
+    )
+    .help(format!(
+        "nothing to fix: history from before guard was adopted has no trailers to judge; {short} and every commit after it were judged"
+    ))
+}
