@@ -82,6 +82,8 @@ pub struct Progress {
     pub floor: Option<f64>,
     /// How the test command of `run` ended, once it did.
     pub runner: Option<crate::report::RunnerExit>,
+    /// The ledger asks for evaluate mode: input that cannot be judged rejects nothing either.
+    pub evaluate: bool,
 }
 
 /// Runs a parsed command line and returns the process exit code. An error is input that
@@ -104,6 +106,7 @@ pub fn run(cli: Cli) -> i32 {
         policy: None,
         floor,
         runner: None,
+        evaluate: false,
     };
     match dispatch(cli, &mut progress) {
         Ok(code) => code,
@@ -119,9 +122,14 @@ pub fn run(cli: Cli) -> i32 {
                     error,
                 );
                 report.runner = progress.runner.take();
+                report.enforced = !(report_kind == Kind::Gate && progress.evaluate);
                 // Every format prints its report, the text one ending in `decision: none,
                 // cannot judge` (a script reading stdout sees why nothing was decided).
                 print_report(&report, format.into());
+                // Evaluate mode rejects nothing, input that cannot be judged included.
+                if !report.enforced {
+                    return crate::exit::MERGE;
+                }
             }
             kind.exit_code()
         }

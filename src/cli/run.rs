@@ -34,6 +34,7 @@ pub fn run(ws: &Workspace, args: &RunArgs, progress: &mut Progress) -> anyhow::R
     let policy = Policy::load(ws, args.policy.ledger.as_deref())?;
     let mut artifacts = artifacts(&args.artifacts, true);
     progress.policy = Some(policy.source.clone());
+    progress.evaluate = policy.evaluate;
     progress.floor = Some(floor(&policy, &artifacts));
 
     let before: Vec<Option<Stamp>> = artifacts.junit.iter().map(|p| stamp(p)).collect();
@@ -46,6 +47,7 @@ pub fn run(ws: &Workspace, args: &RunArgs, progress: &mut Progress) -> anyhow::R
     artifacts.runner = Some(runner.clone());
     let evaluation = score(&WorkTree { ws }, &policy, &artifacts, today_utc())?;
     let mut report = Report::gate(policy.source.clone(), evaluation.findings, evaluation.stats);
+    report.enforced = !policy.evaluate;
     report.runner = Some(runner);
     report.warnings = evaluation.warnings;
     print_report(&report, args.format.into());

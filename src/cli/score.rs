@@ -14,9 +14,11 @@ pub fn run(ws: &Workspace, args: &ScoreArgs, progress: &mut Progress) -> anyhow:
     let policy = Policy::load(ws, args.policy.ledger.as_deref())?;
     let artifacts = artifacts(&args.artifacts, true);
     progress.policy = Some(policy.source.clone());
+    progress.evaluate = policy.evaluate;
     progress.floor = Some(floor(&policy, &artifacts));
     let evaluation = score(&WorkTree { ws }, &policy, &artifacts, today_utc())?;
     let mut report = Report::gate(policy.source.clone(), evaluation.findings, evaluation.stats);
+    report.enforced = !policy.evaluate;
     report.warnings = evaluation.warnings;
     print_report(&report, args.format.into());
     Ok(report.exit_code())

@@ -385,6 +385,7 @@ fn judge_ahead(
     }
 
     let mut report = Report::gate(policy.source.clone(), findings, stats);
+    report.enforced = !policy.evaluate;
     report.unjudged = unjudged;
     warnings.extend(weakened.warnings);
     report.warnings = warnings;

@@ -96,19 +96,31 @@ pub fn run(remote: Option<&str>, input: &mut dyn BufRead, today: Date) -> i32 {
             let _ = err.write_all(msg.error(&format!("guard: {e:#}")).as_bytes());
             exit::CANNOT_JUDGE
         }
-        Ok(results) => {
+        Ok((results, evaluate)) => {
             let mut rejected = false;
             let mut unjudged = false;
             for (name, findings, error) in &results {
                 for f in findings {
                     rejected = true;
-                    let _ = err.write_all(msg.finding(name, f).as_bytes());
+                    let _ = err.write_all(msg.finding_in(name, f, !evaluate).as_bytes());
                 }
                 if let Some(e) = error {
                     unjudged = true;
-                    let _ =
-                        err.write_all(msg.error(&format!("{name}: cannot judge: {e}")).as_bytes());
+                    let line = format!("{name}: cannot judge: {e}");
+                    let line = match evaluate {
+                        true => msg.warning(&line),
+                        false => msg.error(&line),
+                    };
+                    let _ = err.write_all(line.as_bytes());
                 }
+            }
+            // The ledger's evaluate mode rejects nothing: a trial before enforcing.
+            if evaluate && (rejected || unjudged) {
+                let _ = err.write_all(
+                    msg.warning("guard: evaluate mode (the ledger's mode): the server would reject this push; it goes on")
+                        .as_bytes(),
+                );
+                return exit::MERGE;
             }
             // Any finding rejects (exit 1), whatever else could not be judged.
             if rejected {
@@ -130,7 +142,8 @@ pub fn run(remote: Option<&str>, input: &mut dyn BufRead, today: Date) -> i32 {
 /// Per pushed ref: its findings, and why its tip could not be judged, if so.
 type Verdicts = Vec<(String, Vec<Finding>, Option<String>)>;
 
-fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<Verdicts> {
+/// The verdicts, and whether the remote default branch's ledger asks for evaluate mode.
+fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<(Verdicts, bool)> {
     let repo = git::open()?;
     // Where the project keeps its ledger, when not at qa/merge_ledger.toml.
     let ledger = GitConfig::read(&repo)
@@ -154,7 +167,8 @@ fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<V
         .unwrap_or_else(|e| (Vec::new(), Some(format!("{e:#}"))));
         out.push((line.remote_ref.clone(), findings, unjudged));
     }
-    Ok(out)
+    let evaluate = policy_at(&repo, remote_default, ledger.as_deref()).is_ok_and(|p| p.evaluate);
+    Ok((out, evaluate))
 }
 
 /// Where this clone last saw `branch` of `remote` (`refs/remotes/REMOTE/BRANCH`), if it

@@ -8,9 +8,10 @@
 //! the rewind it is).
 
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, Write as _};
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 
 use anyhow::{Context as _, anyhow, bail};
 use jiff::civil::Date;
@@ -147,12 +148,30 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
     let worker_config = config.clone();
     let started = std::time::Instant::now();
     let log_pusher = pusher.clone();
+    // Evaluate mode (`guard.mode`, or the ledger's `mode` once the worker read it) rejects
+    // nothing, whatever happens: a late or failed judgement included.
+    let evaluate = Arc::new(AtomicBool::new(config.evaluate));
+    let worker_evaluate = Arc::clone(&evaluate);
     // The repository opened for the configuration is the one judged: opening it again read
     // its config files, packs and commit-graph a second time.
     std::thread::spawn(move || {
-        let result = judge_push(repo, &worker_updates, &worker_config, &identities, today);
+        let result = judge_push(
+            repo,
+            &worker_updates,
+            &worker_config,
+            &identities,
+            today,
+            &worker_evaluate,
+        );
         let _ = tx.send(result);
     });
+    let accepted_anyway = |err: &mut dyn Write| {
+        let _ = err.write_all(
+            msg.warning("guard: evaluate mode (guard.mode, or the ledger's mode): this push would be rejected; it is accepted")
+                .as_bytes(),
+        );
+        exit::MERGE
+    };
     let received = in_time(
         rx.recv_timeout(config.timeout),
         started.elapsed(),
@@ -161,6 +180,16 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
     let outcome = match received {
         Ok(outcome) => outcome,
         Err(mpsc::RecvTimeoutError::Timeout) => {
+            if evaluate.load(Ordering::SeqCst) {
+                let _ = err.write_all(
+                    msg.warning(&format!(
+                        "guard: checking the push took longer than {:?} (guard.timeout)",
+                        config.timeout
+                    ))
+                    .as_bytes(),
+                );
+                return accepted_anyway(&mut err);
+            }
             let _ = err.write_all(
                 msg.error(&format!(
                     "guard: checking the push took longer than {:?} (guard.timeout); push rejected",
@@ -177,6 +206,13 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
             return exit::REJECT;
         }
         Err(mpsc::RecvTimeoutError::Disconnected) => {
+            if evaluate.load(Ordering::SeqCst) {
+                let _ = err.write_all(
+                    msg.warning("guard: internal error while checking the push")
+                        .as_bytes(),
+                );
+                return accepted_anyway(&mut err);
+            }
             let _ = err.write_all(
                 msg.error("guard: internal error while checking the push; push rejected")
                     .as_bytes(),
@@ -184,7 +220,12 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
             return exit::CANNOT_JUDGE;
         }
     };
+    let evaluate = evaluate.load(Ordering::SeqCst);
     match outcome {
+        Err(e) if evaluate => {
+            let _ = err.write_all(msg.warning(&format!("guard: {e:#}")).as_bytes());
+            accepted_anyway(&mut err)
+        }
         Err(e) => {
             let _ = err.write_all(msg.error(&format!("guard: {e:#}")).as_bytes());
             let _ = err.write_all(
@@ -207,15 +248,22 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
                 }
                 for f in &r.findings {
                     rejected = true;
-                    let _ = err.write_all(msg.finding(&r.name, f).as_bytes());
+                    let _ = err.write_all(msg.finding_in(&r.name, f, !evaluate).as_bytes());
                 }
                 if let Some(e) = &r.unjudged {
                     unjudged = true;
-                    let _ = err.write_all(
-                        msg.error(&format!("{}: cannot judge: {e}", r.name))
-                            .as_bytes(),
-                    );
+                    let line = format!("{}: cannot judge: {e}", r.name);
+                    let line = match evaluate {
+                        true => msg.warning(&line),
+                        false => msg.error(&line),
+                    };
+                    let _ = err.write_all(line.as_bytes());
                 }
+            }
+            if evaluate && (rejected || unjudged) {
+                accepted_anyway(&mut err);
+                rejected = false;
+                unjudged = false;
             }
             // Any finding rejects (exit 1), whatever else could not be judged.
             if rejected {
@@ -319,6 +367,7 @@ fn judge_push(
     config: &ServerConfig,
     identities: &[String],
     today: Date,
+    evaluate: &AtomicBool,
 ) -> anyhow::Result<Vec<RefVerdict>> {
     let default = default_branch(&repo, config)?;
     let policy_ref = match &config.policy_ref {
@@ -339,6 +388,9 @@ fn judge_push(
     // an old commit (or left behind) does not bring an old ledger back. A push that edits the
     // ledger on the policy ref itself is judged by the ledger it replaces: its old tip.
     let policy = policy_at(&repo, policy_ref.1, config.ledger.as_deref())?;
+    if policy.evaluate {
+        evaluate.store(true, Ordering::SeqCst);
+    }
     let creates = updates.iter().any(|u| u.old.is_none() && u.new.is_some());
     // The audit log is read once per push, however many refs it updates.
     let log_text = match &config.audit_log {

@@ -32,6 +32,9 @@ pub struct ServerConfig {
     /// Whether git checks the pushed objects (`receive.fsckObjects`, else
     /// `transfer.fsckObjects`, as receive-pack reads them).
     pub fsck_objects: bool,
+    /// `guard.mode = evaluate`: judge and report every push, reject none (a trial period
+    /// before enforcing; the ledger's `mode` can ask the same).
+    pub evaluate: bool,
 }
 
 impl ServerConfig {
@@ -63,7 +66,15 @@ impl ServerConfig {
             .filter(|s| !s.is_empty())
             .map(str::to_string)
             .collect();
+        let evaluate = match string("guard.mode").as_deref().map(str::trim) {
+            None | Some("enforce") => false,
+            Some("evaluate") => true,
+            Some(other) => anyhow::bail!(
+                "git config guard.mode = {other:?} is neither \"enforce\" nor \"evaluate\""
+            ),
+        };
         Ok(ServerConfig {
+            evaluate,
             default_branch: string("guard.defaultBranch"),
             timeout,
             bypass,

@@ -200,6 +200,8 @@ impl PolicySource {
 #[derive(Debug, Clone)]
 pub struct Policy {
     pub source: PolicySource,
+    /// `mode = "evaluate"`: report everything, reject nothing (a trial before enforcing).
+    pub evaluate: bool,
     pub properties: PropertiesPolicy,
     pub fixtures: FixturesPolicy,
     pub freeze: FreezePolicy,
@@ -414,6 +416,7 @@ impl Policy {
         check_version(&raw.version, &mut c);
         let policy = Policy {
             source,
+            evaluate: evaluate_mode(&raw.mode, &mut c),
             properties: properties(&raw.properties, &mut c),
             fixtures: fixtures(&raw.fixtures, &mut c),
             freeze: freeze(&raw.freeze, &mut c),
@@ -546,6 +549,7 @@ impl<'a> Checker<'a> {
 /// them.
 const LEDGER_KEYS: &[&str] = &[
     "version",
+    "mode",
     "properties",
     "fixtures",
     "freeze",
@@ -569,6 +573,7 @@ fn read_tables<'a>(doc: DeTable<'a>, c: &mut Checker<'a>) -> RawLedger {
     for (key, value) in doc {
         match key.get_ref().as_ref() {
             "version" => raw.version = c.table(value).flatten(),
+            "mode" => raw.mode = c.table(value).flatten(),
             "properties" => raw.properties = c.table(value).unwrap_or_default(),
             "fixtures" => raw.fixtures = c.table(value).unwrap_or_default(),
             "freeze" => raw.freeze = c.table(value).unwrap_or_default(),
@@ -606,6 +611,21 @@ fn check_version(version: &Option<Spanned<i64>>, c: &mut Checker) {
                 version.get_ref()
             ),
         );
+    }
+}
+
+/// `mode`: `"enforce"` (the default) or `"evaluate"`.
+fn evaluate_mode(mode: &Option<Spanned<String>>, c: &mut Checker) -> bool {
+    match mode.as_ref().map(|m| (m.get_ref().as_str(), m.span())) {
+        None | Some(("enforce", _)) => false,
+        Some(("evaluate", _)) => true,
+        Some((other, span)) => {
+            c.invalid(
+                span,
+                format!("`mode` must be \"enforce\" or \"evaluate\", not {other:?}"),
+            );
+            false
+        }
     }
 }
 
@@ -1251,6 +1271,7 @@ pub fn toml_error(path: &Path, text: &str, err: &toml::de::Error) -> InputError 
 #[derive(Debug, Default)]
 struct RawLedger {
     version: Option<Spanned<i64>>,
+    mode: Option<Spanned<String>>,
     properties: RawProperties,
     fixtures: RawFixtures,
     freeze: RawFreeze,
@@ -1705,7 +1726,7 @@ min_lines = 8
                 (
                     7,
                     2,
-                    "unknown field `propertes`, expected one of `version`, `properties`, `fixtures`, `freeze`, `coverage`, `tests`, `agents`, `trailers`, `protect`, `refs`, `artifacts`, `humans`, `harness`, `baseline`".to_string()
+                    "unknown field `propertes`, expected one of `version`, `mode`, `properties`, `fixtures`, `freeze`, `coverage`, `tests`, `agents`, `trailers`, `protect`, `refs`, `artifacts`, `humans`, `harness`, `baseline`".to_string()
                 ),
             ]
         );

@@ -51,7 +51,8 @@ pub fn report(report: &Report) -> String {
         out,
         "::notice title=merge-guard::{}",
         data(&format!(
-            "decision: {decision} ({} finding{})",
+            "decision: {decision}{} ({} finding{})",
+            super::not_enforced(report),
             report.findings.len(),
             if report.findings.len() == 1 { "" } else { "s" }
         ))

@@ -40,6 +40,18 @@ impl Messages {
         format!("{}warning: {}\n", self.prefix(), one_line(text))
     }
 
+    /// A finding as an `error:` line and a `hint:` line, naming the ref; in evaluate mode
+    /// (`enforced` false) a `warning:` line, since it rejects nothing.
+    pub fn finding_in(&self, refname: &str, f: &Finding, enforced: bool) -> String {
+        let out = self.finding(refname, f);
+        if enforced {
+            return out;
+        }
+        let error = format!("{}error: ", self.prefix());
+        let warning = format!("{}warning: ", self.prefix());
+        out.replacen(&error, &warning, 1)
+    }
+
     /// A finding as an `error:` line and a `hint:` line, naming the ref.
     pub fn finding(&self, refname: &str, f: &Finding) -> String {
         let mut line = format!("{refname}: [{}] ", f.code);

@@ -67,6 +67,8 @@ struct GateJson<'a> {
     /// `null` when nothing rejects and something could not be judged (exit 2).
     decision: Option<Decision>,
     score: Option<u8>,
+    /// False in evaluate mode: `decision` is what it would be, and nothing was rejected.
+    enforced: bool,
     reasons: Vec<Code>,
     findings: &'a [Finding],
     /// Findings shown without rejecting (a `[baseline]` rule set to "warn").
@@ -95,6 +97,7 @@ fn gate(report: &Report) -> GateJson<'_> {
         schema_version: SCHEMA_VERSION,
         decision,
         score: decision.map(|d| u8::from(d == Decision::Merge)),
+        enforced: report.enforced,
         reasons: reasons(&report.findings),
         findings: &report.findings,
         warnings: &report.warnings,

@@ -64,7 +64,8 @@ pub fn summary(report: &Report) -> String {
     };
     let _ = writeln!(
         out,
-        "Decision: {decision}, {}.\n",
+        "Decision: {decision}{}, {}.\n",
+        super::not_enforced(report),
         count(report.findings.len(), "finding")
     );
     let entries = entries(report);

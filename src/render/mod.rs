@@ -82,6 +82,15 @@ pub const ADVICE: &str = "policy_advice";
 /// The check name of the error that stopped a run in CI formats.
 pub const CANNOT_JUDGE: &str = "cannot_judge";
 
+/// What follows the decision in evaluate mode: that it was not enforced.
+pub fn not_enforced(report: &Report) -> &'static str {
+    if report.enforced {
+        ""
+    } else {
+        ", not enforced (evaluate mode)"
+    }
+}
+
 /// The ledger's path, for entries without one of their own.
 pub fn ledger_path(report: &Report) -> String {
     match &report.policy {

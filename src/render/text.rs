@@ -113,14 +113,16 @@ fn gate(report: &Report) -> String {
     let _ = match report.decision() {
         Some(decision) => writeln!(
             out,
-            "decision: {} (score {}, {findings}, today {} UTC)",
+            "decision: {}{} (score {}, {findings}, today {} UTC)",
             decision.as_str(),
+            super::not_enforced(report),
             u8::from(decision == Decision::Merge),
             s.today_utc
         ),
         None => writeln!(
             out,
-            "decision: none, cannot judge (no score, {findings}, today {} UTC)",
+            "decision: none, cannot judge{} (no score, {findings}, today {} UTC)",
+            super::not_enforced(report),
             s.today_utc
         ),
     };

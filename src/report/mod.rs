@@ -51,6 +51,9 @@ pub struct Report {
     pub advice: Vec<Advice>,
     /// `lint`: the lockfile's entries.
     pub fixtures: Option<usize>,
+    /// False in evaluate mode (the ledger's `mode = "evaluate"`, or the server's
+    /// `guard.mode`): the decision is shown as what it would be, and nothing is rejected.
+    pub enforced: bool,
 }
 
 impl Report {
@@ -67,6 +70,7 @@ impl Report {
             warnings: Vec::new(),
             advice: Vec::new(),
             fixtures: None,
+            enforced: true,
         }
     }
 
@@ -89,6 +93,7 @@ impl Report {
             warnings: Vec::new(),
             advice: Vec::new(),
             fixtures: None,
+            enforced: true,
         }
     }
 
@@ -104,6 +109,10 @@ impl Report {
     /// The exit code agrees with the decision: any finding rejects (1), even beside input
     /// that could not be judged; with no finding, such input leaves no decision (2).
     pub fn exit_code(&self) -> i32 {
+        // Evaluate mode rejects nothing: the would-be decision is in the report.
+        if !self.enforced {
+            return exit::MERGE;
+        }
         match self.decision() {
             Some(Decision::Merge) => exit::MERGE,
             Some(Decision::Reject) => exit::REJECT,

@@ -9,6 +9,7 @@ mod commands;
 mod completions;
 mod coverage_contexts;
 mod docs;
+mod evaluate;
 mod evidence;
 mod faults;
 mod formats;

@@ -19,6 +19,7 @@ fn clean_project_merges_with_every_contract_key() {
     assert_eq!(json["score"], 1);
     assert_eq!(json["reasons"], serde_json::json!([]));
     assert_eq!(json["findings"], serde_json::json!([]));
+    assert_eq!(json["enforced"], true);
     assert_eq!(json["active_leases"], 1);
     assert_eq!(json["expired_leases"], 0);
     assert_eq!(json["fixture_digest_delta"], 0);
@@ -52,6 +53,7 @@ fn clean_project_merges_with_every_contract_key() {
             "collected_tests",
             "commits",
             "decision",
+            "enforced",
             "error",
             "expired_leases",
             "findings",
