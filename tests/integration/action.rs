@@ -310,8 +310,10 @@ fn run_step_passes_every_input_to_guard_with_the_github_format() {
         ])
     );
 
-    // In a pull request the default range is base..head; on a push, before..after, unless
-    // the push made the branch (before is all zeros).
+    // In a pull request the default range is base..head; on a push, before..after, and
+    // when the push made the branch (before is all zeros), its commits since the merge base
+    // with the default branch (without a range guard asked for an upstream, which a
+    // checkout's branch has none of, and failed with exit 2).
     let pr = [
         ("${{ github.event.pull_request.base.sha }}", "1111111"),
         ("${{ github.event.pull_request.head.sha }}", "2222222"),
@@ -327,6 +329,7 @@ fn run_step_passes_every_input_to_guard_with_the_github_format() {
             &[
                 ("${{ github.event.before }}", before),
                 ("${{ github.event.after }}", "3333333"),
+                ("${{ github.event.repository.default_branch }}", "trunk"),
             ],
         );
         stubs.calls("guard").pop().unwrap()
@@ -334,7 +337,7 @@ fn run_step_passes_every_input_to_guard_with_the_github_format() {
     assert_eq!(push("4444444")[1], "4444444..3333333");
     assert_eq!(
         push(&"0".repeat(40)),
-        strings(&["check", "--format", "github"])
+        strings(&["check", "origin/trunk...3333333", "--format", "github"])
     );
 
     // Other commands take no range.
