@@ -16,9 +16,36 @@ pub fn completions(args: &CompletionsArgs) -> anyhow::Result<i32> {
     Ok(exit::MERGE)
 }
 
+/// The command line as the manual pages describe it: no `help` subcommand (no page is
+/// written for it, so guard(1) must not list one), and each synopsis as clap's usage line
+/// (`guard check [OPTIONS] [RANGE]`): clap_mangen's own synopsis drops option values
+/// (`guard [-C ]`), which the OPTIONS section names.
+fn man_command() -> clap::Command {
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    with_usage_synopsis(cmd)
+}
+
+fn with_usage_synopsis(mut cmd: clap::Command) -> clap::Command {
+    let usage = cmd.render_usage().to_string();
+    let usage = usage
+        .strip_prefix("Usage: ")
+        .unwrap_or(&usage)
+        .trim()
+        .to_string();
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in names {
+        cmd = cmd.mut_subcommand(name, with_usage_synopsis);
+    }
+    cmd.override_usage(usage)
+}
+
 /// Prints guard(1), or writes it and a page per command into `--out-dir`.
 pub fn man(args: &ManArgs) -> anyhow::Result<i32> {
-    let cmd = Cli::command();
+    let cmd = man_command();
     match &args.out_dir {
         Some(dir) => {
             std::fs::create_dir_all(dir)

@@ -163,6 +163,11 @@ fn man_page_renders_with_man() {
             "guard-{command}(1) not listed:\n{text}"
         );
     }
+    // Only pages that `guard man --out-dir` writes are listed (it writes no guard-help(1)),
+    // and the synopsis is a usage line, not options with their values left out (`[-C ]`).
+    assert!(!text.contains("guard-help(1)"), "{text}");
+    assert!(lines.contains(&"guard [OPTIONS] <COMMAND>"), "{text}");
+    assert!(!text.contains("[-C ]"), "{text}");
     assert!(text.contains("Exit codes: 0 MERGE, 1 REJECT, 2"), "{text}");
 }
 
@@ -186,10 +191,18 @@ fn man_out_dir_writes_a_page_per_command() {
         );
     }
     let check = man(&p.path("pages/guard-check.1"));
-    assert!(
-        check.contains("guard check [OPTIONS]") || check.contains("guard check ["),
-        "{check}"
-    );
+    assert!(check.contains("guard check [OPTIONS] [RANGE]"), "{check}");
+    // Every page listed in a SEE-ALSO-like SUBCOMMANDS section was written.
+    for page in std::fs::read_dir(p.path("pages")).unwrap() {
+        let text = man(&page.unwrap().path());
+        for listed in text.split_whitespace().filter(|w| w.ends_with("(1)")) {
+            let file = format!("{}.1", listed.trim_end_matches("(1)"));
+            assert!(
+                p.path("pages").join(&file).is_file(),
+                "{listed} listed, {file} not written"
+            );
+        }
+    }
     for option in ["--junit", "--coverage", "--collected", "--format"] {
         assert!(
             check.contains(option),
