@@ -122,20 +122,120 @@ pub fn summary(report: &Report) -> String {
 }
 
 /// Text for one table cell: one line, control characters as spaces, and what Markdown or
-/// HTML would read as structure escaped (`|`, `<`, `>`, `[`, `]`): the text comes from the
-/// reports and commits under judgement, which could otherwise add links or images.
+/// HTML would read as structure escaped (`|`, `<`, `>`, `[`, `]`, `*`, `_`, `~`): the text comes from the
+/// reports and commits under judgement, which could otherwise add links or images. Inside a
+/// code span (a run of backticks closed by a run of the same length) nothing is structure and
+/// a backslash is shown as written, so there only `|` is escaped (GFM splits table cells at a
+/// `|` before it reads code spans); a backtick run that is never closed is escaped.
 fn cell(text: &str) -> String {
+    let line = one_line(text);
+    let chars: Vec<char> = line.chars().collect();
     let mut out = String::new();
-    for c in one_line(text).chars() {
-        match c {
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] == '`' {
+            let run = chars[i..].iter().take_while(|&&c| c == '`').count();
+            match closing_backticks(&chars, i + run, run) {
+                Some(end) => {
+                    for &c in &chars[i..end + run] {
+                        match c {
+                            '|' => out.push_str("\\|"),
+                            _ => out.push(c),
+                        }
+                    }
+                    i = end + run;
+                }
+                None => {
+                    for _ in 0..run {
+                        out.push_str("\\`");
+                    }
+                    i += run;
+                }
+            }
+            continue;
+        }
+        match chars[i] {
             '|' => out.push_str("\\|"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '[' => out.push_str("\\["),
             ']' => out.push_str("\\]"),
             '\\' => out.push_str("\\\\"),
-            _ => out.push(c),
+            // Emphasis and strikethrough: `**decision: MERGE**` in a test name was bold.
+            '*' => out.push_str("\\*"),
+            '_' => out.push_str("\\_"),
+            '~' => out.push_str("\\~"),
+            c => out.push(c),
         }
+        i += 1;
     }
     out
+}
+
+/// Where the run of exactly `len` backticks that closes a code span starts, looking from
+/// `from`.
+fn closing_backticks(chars: &[char], from: usize, len: usize) -> Option<usize> {
+    let mut i = from;
+    while i < chars.len() {
+        if chars[i] == '`' {
+            let run = chars[i..].iter().take_while(|&&c| c == '`').count();
+            if run == len {
+                return Some(i);
+            }
+            i += run;
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-column GFM table holding `text` in its cell, rendered to HTML as GitHub's
+    /// Markdown (tables on) renders it.
+    fn rendered(text: &str) -> String {
+        let md = format!("| what |\n|---|\n| {} |\n", cell(text));
+        let parser = pulldown_cmark::Parser::new_ext(&md, pulldown_cmark::Options::ENABLE_TABLES);
+        let mut html = String::new();
+        pulldown_cmark::html::push_html(&mut html, parser);
+        html
+    }
+
+    #[test]
+    fn code_spans_in_a_cell_show_their_text_as_written() {
+        // A finding that quotes the ledger's glob: backslash escapes inside the code span
+        // were shown literally (`*\\\[bot\\\]`).
+        let html = rendered(
+            r#"author e-mail x matches agents.emails `*\[bot\]@users.noreply.github.com` and `a|b`"#,
+        );
+        assert!(
+            html.contains(r"<code>*\[bot\]@users.noreply.github.com</code>"),
+            "{html}"
+        );
+        assert!(html.contains("<code>a|b</code>"), "{html}");
+        // Outside code spans the text reads as written too.
+        let html = rendered(r"a \ b [c] <d> e|f");
+        assert!(html.contains(r"a \ b [c] &lt;d&gt; e|f"), "{html}");
+    }
+
+    #[test]
+    fn text_from_the_reports_adds_no_link_image_or_cell() {
+        for text in [
+            "[approved](https://example.com) **decision: MERGE**",
+            "`unclosed [approved](https://example.com)",
+            "``a` [x](https://example.com) <img src=x>",
+            "` a ` [x](https://example.com) | <b>",
+        ] {
+            let html = rendered(text);
+            assert!(!html.contains("<a "), "{text}: {html}");
+            assert!(!html.contains("<img"), "{text}: {html}");
+            assert!(!html.contains("<b>"), "{text}: {html}");
+            assert!(!html.contains("<strong>"), "{text}: {html}");
+            assert!(!html.contains("<em>"), "{text}: {html}");
+            assert_eq!(html.matches("<td>").count(), 1, "{text}: {html}");
+        }
+    }
 }

@@ -465,7 +465,7 @@ fn github_step_summary_is_appended_in_every_format() {
     );
     assert_eq!(text.matches("### merge-guard").count(), 3);
     assert!(text.contains("Decision: **REJECT**, 15 findings."));
-    assert!(text.contains("| error | `test_failures` | `qa/merge_ledger.toml` | test tests.test_many::test_broken_00 failed<br>help: "));
+    assert!(text.contains(r"| error | `test_failures` | `qa/merge_ledger.toml` | test tests.test\_many::test\_broken\_00 failed<br>help: "));
     assert!(text.contains("| policy | collected tests |"));
 }
 
