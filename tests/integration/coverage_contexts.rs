@@ -190,3 +190,46 @@ fn branch_coverage_with_frozen_contexts_cannot_be_judged() {
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.reasons(), ["proven_coverage"]);
 }
+
+/// The README's one-run command, as written there.
+fn readme_one_run_command() -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    readme
+        .lines()
+        .find(|l| l.starts_with("pytest ") && l.contains("--cov-context=test"))
+        .expect("the README shows the one-run coverage command")
+        .split("   #")
+        .next()
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn the_readmes_one_run_command_writes_the_report_when_a_test_fails() {
+    // A failing test is the case the one run exists for (the frozen test fails here): the
+    // command was `pytest ... && coverage json ...`, which writes no report then.
+    let p = project(60);
+    let command = readme_one_run_command();
+    let script = format!(
+        "pytest() {{ python3 -m pytest -p no:cacheprovider \"$@\"; }}\ncoverage() {{ python3 -m coverage \"$@\"; }}\n{command}\n"
+    );
+    let out = Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(p.root())
+        .env("PYTHONPATH", p.root().join("src"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("COVERAGE_FILE")
+        .output()
+        .unwrap();
+    assert!(
+        p.path("coverage.json").is_file(),
+        "{command}: no coverage.json\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // And guard reads it: the frozen test's lines are left out.
+    let json = score(&p, "coverage.json").json();
+    assert!(json["proven_coverage_percent"].is_number(), "{json:#}");
+}
