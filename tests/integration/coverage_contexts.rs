@@ -233,3 +233,28 @@ fn the_readmes_one_run_command_writes_the_report_when_a_test_fails() {
     let json = score(&p, "coverage.json").json();
     assert!(json["proven_coverage_percent"].is_number(), "{json:#}");
 }
+
+#[test]
+fn a_statement_over_several_lines_counts_as_in_the_deselected_run() {
+    // coverage.py counts a multi-line `if (` on its first line and records the tests that
+    // ran it on the lines of its conditions: read line by line, one run with contexts gave
+    // 75% here where the run with the frozen test deselected gives 100%. (The frozen test
+    // runs the code too, so that the contexts decide.)
+    let p = project(60);
+    p.write(
+        "src/calc/__init__.py",
+        "def check(a, b):\n    if (\n        a > 0\n        and b > 0\n    ):\n        return True\n    return False\n",
+    );
+    p.write(
+        "tests/test_calc.py",
+        "from calc import check\n\n\ndef test_check():\n    assert check(1, 1)\n    assert not check(0, 1)\n\n\ndef test_big():\n    assert check(5, 5)\n    assert False, \"flaky on CI\"\n",
+    );
+    pytest_cov(p.root(), &["--cov-context=test", "--junitxml=junit.xml"]);
+    coverage_json(p.root(), "contexts.json", &["--show-contexts"]);
+    pytest_cov(p.root(), &[&format!("--deselect={FROZEN}")]);
+    coverage_json(p.root(), "deselected.json", &[]);
+    let two_runs = score(&p, "deselected.json").json();
+    let one_run = score(&p, "contexts.json").json();
+    assert_eq!(two_runs["proven_coverage_percent"], 100.0, "{two_runs:#}");
+    assert_eq!(one_run["proven_coverage_percent"], 100.0, "{one_run:#}");
+}

@@ -241,7 +241,7 @@ pub(super) fn read_coverage_py(path: &Path, text: &[u8]) -> Result<Coverage, Inp
             }
         }
         if with_contexts {
-            contexts.add(executed, file.contexts.as_ref());
+            contexts.add(executed, &lines, file.contexts.as_ref());
         }
         sum = sum.checked_add(counts).ok_or_else(|| {
             InputError::new(path, "the line counts of the files overflow").with_hint(forged)
@@ -302,25 +302,48 @@ struct ContextsBuilder {
 }
 
 impl ContextsBuilder {
-    /// The executed lines of one file, with the file's `contexts` map.
-    fn add(&mut self, executed: &[u64], by_line: Option<&BTreeMap<String, Vec<String>>>) {
-        for line in executed {
-            let names = by_line
-                .and_then(|m| m.get(&line.to_string()))
-                .map(Vec::as_slice)
-                .unwrap_or_default();
-            let ids = names
-                .iter()
-                .map(|n| match self.index.get(n) {
-                    Some(&i) => i,
-                    None => {
-                        let i = self.names.len() as u32;
-                        self.names.push(n.clone());
-                        self.index.insert(n.clone(), i);
-                        i
-                    }
-                })
-                .collect();
+    /// The executed lines of one file, with the file's `contexts` map. `statements` is every
+    /// statement line, executed or missing, sorted. A statement that spans lines is one line
+    /// to coverage.py's counts (its first) while the tests that ran it are recorded on the
+    /// lines that ran (a multi-line `if (` is executed on its first line, its contexts are
+    /// on the conditions below): the contexts of a statement are those of its first line and
+    /// of every line after it before the next statement.
+    fn add(
+        &mut self,
+        executed: &[u64],
+        statements: &[u64],
+        by_line: Option<&BTreeMap<String, Vec<String>>>,
+    ) {
+        let recorded: BTreeMap<u64, &Vec<String>> = by_line
+            .into_iter()
+            .flatten()
+            .filter_map(|(line, names)| Some((line.parse::<u64>().ok()?, names)))
+            .collect();
+        for &line in executed {
+            let next = statements
+                .get(statements.partition_point(|&s| s <= line))
+                .copied()
+                .unwrap_or(u64::MAX);
+            let mut ids: Vec<u32> = Vec::new();
+            for names in recorded.range(line..next).map(|(_, names)| names) {
+                for n in names.iter() {
+                    let id = match self.index.get(n) {
+                        Some(&i) => i,
+                        None => {
+                            let i = self.names.len() as u32;
+                            self.names.push(n.clone());
+                            self.index.insert(n.clone(), i);
+                            i
+                        }
+                    };
+                    ids.push(id);
+                }
+            }
+            // A context on the first line and on a continuation line is one context.
+            if recorded.range(line..next).nth(1).is_some() {
+                ids.sort_unstable();
+                ids.dedup();
+            }
             self.lines.push(ids);
         }
     }
@@ -493,6 +516,32 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.location.is_some(), "{err}");
+    }
+
+    #[test]
+    fn a_statement_over_several_lines_has_the_contexts_of_its_lines() {
+        // As coverage.py 7 writes a six-line `if (` (checked with pytest-cov): the statement
+        // is executed on line 2, its contexts are on lines 3 and 4. Read per line alone,
+        // line 2 had no test and proven coverage was 75%, not the 100% a deselected run gives.
+        let text = r#"{"meta": {"show_contexts": true},
+            "files": {"m.py": {"executed_lines": [1, 2, 6, 7], "missing_lines": [9],
+                "contexts": {"1": [""], "3": ["t.py::test_a|run"], "4": ["t.py::test_a|run", "t.py::test_b|run"],
+                    "6": ["t.py::test_a|run"], "7": ["t.py::test_b|run"], "8": ["t.py::test_c|run"]},
+                "summary": {"covered_lines": 4, "num_statements": 5}}},
+            "totals": {"covered_lines": 4, "num_statements": 5, "percent_covered": 80.0}}"#;
+        let c = read_text(text).unwrap();
+        let contexts = c.contexts.unwrap();
+        let names = |line: usize| -> Vec<&str> {
+            contexts.lines[line]
+                .iter()
+                .map(|&i| contexts.names[i as usize].as_str())
+                .collect()
+        };
+        assert_eq!(names(0), [""]);
+        assert_eq!(names(1), ["t.py::test_a|run", "t.py::test_b|run"]);
+        assert_eq!(names(2), ["t.py::test_a|run"]);
+        // Line 7's statement runs to the next statement (9): line 8 is part of it.
+        assert_eq!(names(3), ["t.py::test_b|run", "t.py::test_c|run"]);
     }
 
     #[test]
