@@ -14,6 +14,10 @@
 #                                                hooks/pre-receive.d/)
 #   ... --uninstall                              remove the hook, restoring what was there
 #   ... --guard PATH                             use this guard binary instead of building one
+#                                                (without it, --hooks and --server use the
+#                                                guard an earlier ./install.sh installed while
+#                                                it is newer than this checkout's sources, else
+#                                                build and install one)
 #
 # A hook that is already there is never overwritten: it is kept as HOOK.guard-chained and
 # still runs first (its failure still rejects). Installing twice is harmless. core.hooksPath
@@ -112,9 +116,22 @@ if [ "$mode" = binary ]; then
   exit 0
 fi
 
+# The guard installed by an earlier `./install.sh`, when it is newer than every source file
+# and manifest of this checkout: installing hooks then does not build again (a release
+# build checks and relinks for a minute even when nothing changed).
+installed_current() {
+  local installed="${prefix:-${HOME:-/nonexistent}/.local}/bin/guard"
+  [ -x "$installed" ] || return 1
+  [ -z "$(find "$here/src" "$here/Cargo.toml" "$here/Cargo.lock" -newer "$installed" -print -quit 2>/dev/null)" ] || return 1
+  "$installed" --version >/dev/null 2>&1 || return 1
+  guard_bin="$installed"
+  echo "using $installed (installed, and newer than this checkout's sources; run ./install.sh to rebuild)" >&2
+}
+
 [ -d "$target" ] || die "$target is not a directory"
 command -v git >/dev/null || die "git not found"
 if ! $uninstall; then
+  if [ -z "$guard_bin" ] && ! $static; then installed_current || install_binary; fi
   if [ -z "$guard_bin" ]; then install_binary; fi
   [ -x "$guard_bin" ] || die "$guard_bin is not an executable guard"
   guard_bin="$(cd "$(dirname "$guard_bin")" && pwd)/$(basename "$guard_bin")"

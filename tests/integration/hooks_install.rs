@@ -395,3 +395,50 @@ fn install_keeps_an_explicit_fsck_setting() {
         "install says so: {said}"
     );
 }
+
+#[test]
+fn hooks_use_the_installed_guard_while_it_is_newer_than_the_sources() {
+    // `./install.sh` then `./install.sh --server REPO`: the second built guard again (a
+    // minute of a release build for nothing). Without cargo on PATH a build fails, so an
+    // install that succeeds did not build.
+    let (tmp, bare) = bare_repo();
+    let prefix = tmp.path("prefix");
+    std::fs::create_dir_all(prefix.join("bin")).unwrap();
+    std::fs::copy(GUARD, prefix.join("bin/guard")).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
+    let install = |installed_age: Option<std::time::SystemTime>| {
+        if let Some(t) = installed_age {
+            let f = std::fs::File::options()
+                .write(true)
+                .open(prefix.join("bin/guard"))
+                .unwrap();
+            f.set_modified(t).unwrap();
+        }
+        hermetic(Command::new("bash"), tmp.root())
+            .arg(&script)
+            .args(["--server", bare.to_str().unwrap(), "--prefix"])
+            .arg(&prefix)
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap()
+    };
+    let out = install(Some(
+        std::time::SystemTime::now() + std::time::Duration::from_secs(3600),
+    ));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("using "), "{stderr}");
+    let hook = std::fs::read_to_string(bare.join("hooks/pre-receive")).unwrap();
+    assert!(
+        hook.contains(prefix.join("bin/guard").to_str().unwrap()),
+        "{hook}"
+    );
+
+    // Older than the sources: it is built again (here: cargo is not on PATH, so it says so).
+    let out = install(Some(
+        std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(86_400),
+    ));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("cargo not found"), "{stderr}");
+}
