@@ -917,16 +917,29 @@ fn load_policy(
         return Ok(Policy::embedded());
     };
     let shown = format!("{ledger_path} at {}", base_short.unwrap_or("base"));
-    let Some(bytes) = base.read(ledger_path)? else {
-        return Ok(Policy::embedded());
+    let mut policy = match base.read(ledger_path)? {
+        None => Policy::embedded(),
+        Some(bytes) => {
+            let text = String::from_utf8(bytes)
+                .map_err(|_| InputError::new(&shown, "ledger is not UTF-8"))?;
+            let source = PolicySource::Revision {
+                path: ledger_path.to_string(),
+                commit: base_short.unwrap_or("base").to_string(),
+            };
+            Policy::parse(Path::new(&shown), &text, source)
+                .context("the policy in force could not be read")?
+        }
     };
-    let text =
-        String::from_utf8(bytes).map_err(|_| InputError::new(&shown, "ledger is not UTF-8"))?;
-    let source = PolicySource::Revision {
-        path: ledger_path.to_string(),
-        commit: base_short.unwrap_or("base").to_string(),
-    };
-    Policy::parse(Path::new(&shown), &text, source).context("the policy in force could not be read")
+    // What pytest collects at the same revision is a test file too (pytest's own
+    // repository collects testing/python/*.py whatever the ledger's globs say). Only a
+    // settings file widens the set; one that does not parse adds nothing (it is a harness
+    // file, judged as such).
+    if let Ok(pytest) = crate::project::PytestConfig::read(base) {
+        if pytest.file.is_some() {
+            policy.tests.add_paths(&pytest.test_globs());
+        }
+    }
+    Ok(policy)
 }
 
 /// A ledger the base holds at `ledger_path` that the tip does not (or not as a regular file):

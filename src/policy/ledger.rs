@@ -350,6 +350,30 @@ impl TestsPolicy {
     pub fn is_test_file(&self, path: &str) -> bool {
         self.set.is_match(path)
     }
+
+    /// Adds test-file globs that come from elsewhere than the ledger (the test runner's own
+    /// settings, read from the same revision): they only widen what is read. A glob that
+    /// does not compile is left out.
+    pub fn add_paths(&mut self, globs: &[String]) {
+        let before = self.paths.len();
+        for glob in globs {
+            let Ok(normal) = normalize_protect_pattern(glob) else {
+                continue;
+            };
+            for pattern in expand_protect_pattern(&normal) {
+                if protect_glob(&pattern).is_ok() && !self.paths.contains(&pattern) {
+                    self.paths.push(pattern);
+                }
+            }
+        }
+        if self.paths.len() > before {
+            if let Ok(set) = CaselessGlobSet::new(&self.paths, protect_glob_cased) {
+                self.set = set;
+            } else {
+                self.paths.truncate(before);
+            }
+        }
+    }
 }
 
 impl Policy {

@@ -45,20 +45,24 @@ fn init_reads_pytests_own_layout_and_the_hook_then_judges_testing_python() {
     let ledger = scratch.read("qa/merge_ledger.toml");
 
     // On a server guarded by it, an agent that drops an assertion of testing/python/approx.py
-    // is rejected. Under the embedded ledger's test paths (tests/**, test_*.py, *_test.py)
-    // the file was not a test file, and the same push landed.
-    for (ledger, rejected) in [
-        (ledger.clone(), true),
-        (
-            ledger.replace(
-                "paths = [\"testing/**\", \"**/test_*.py\", \"**/*_test.py\", \"**/testing/python/*.py\"]",
-                "paths = [\"tests/**\", \"**/test_*.py\", \"**/*_test.py\"]",
-            ),
-            false,
-        ),
+    // is rejected. The hook also reads pytest's settings at the base, so a ledger whose test
+    // paths leave the file out (the embedded ledger's: tests/**, test_*.py, *_test.py)
+    // catches it too; only where pytest itself does not collect the file (no testpaths, no
+    // `testing/python/*.py` in python_files) is it no test file, and the push lands.
+    let default_paths = ledger.replace(
+        "paths = [\"testing/**\", \"**/test_*.py\", \"**/*_test.py\", \"**/testing/python/*.py\"]",
+        "paths = [\"tests/**\", \"**/test_*.py\", \"**/*_test.py\"]",
+    );
+    assert_ne!(default_paths, ledger);
+    let not_collected =
+        "[project]\nname = \"pytest\"\n\n[tool.pytest]\npython_files = [\"test_*.py\"]\n";
+    for (ledger, pyproject, rejected) in [
+        (&ledger, PYTEST_PYPROJECT, true),
+        (&default_paths, PYTEST_PYPROJECT, true),
+        (&default_paths, not_collected, false),
     ] {
-        let s = Server::with_ledger(&ledger, |_| {});
-        s.write("pyproject.toml", PYTEST_PYPROJECT);
+        let s = Server::with_ledger(ledger, |_| {});
+        s.write("pyproject.toml", pyproject);
         s.write("testing/python/approx.py", APPROX);
         s.commit("Add approx and its tests\n\nTest-Harness: human\n");
         s.push(&["origin", "main"]).assert_accepted();
