@@ -131,6 +131,11 @@ pub fn entry_id(repo: &Repository, tree: Oid, path: &str) -> Result<Option<Oid>,
     Ok(tree.get_path(Path::new(path)).ok().map(|e| e.id()))
 }
 
+/// When `commit` was committed (its committer date), as Unix seconds.
+pub fn committed_at(repo: &Repository, commit: Oid) -> Result<i64, git2::Error> {
+    Ok(repo.find_commit(commit)?.committer().when().seconds())
+}
+
 /// Whether `commit`'s tree holds a blob at `path`.
 pub fn holds_blob(repo: &Repository, commit: Oid, path: &str) -> Result<bool, git2::Error> {
     let tree = repo.find_commit(commit)?.tree()?;

@@ -14,7 +14,7 @@ use crate::git::refs::{self, NotACommit};
 use crate::git::{self, Oid, Repository};
 use crate::hooks::{HookInputError, is_replace_ref, parse_id};
 use crate::render::hook::Messages;
-use crate::render::hook::signer_lines;
+use crate::render::hook::{signer_lines, warning_line};
 use crate::report::finding::Finding;
 use crate::rules::push::{self, ArtifactsPlace, Deleted};
 
@@ -234,6 +234,31 @@ fn judge_line(
     let mut prior = Vec::new();
     if let Some(workdir) = git::work_tree(repo) {
         artifacts = crate::hooks::artifacts_in(workdir, &policy.artifacts)?;
+        // A report written before the pushed commit was made is an earlier run's (of other
+        // code): scored, it rejected the push that adds a ledger for what an old run lacked.
+        let committed = git::commit::committed_at(repo, tip)?;
+        artifacts.junit.retain(|report| {
+            let written = std::fs::metadata(report)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs() as i64);
+            match written {
+                Some(written) if written < committed => {
+                    eprint!(
+                        "{}",
+                        Messages { gitlab: false }.warning(&format!(
+                            "{}: {} was written before {} was committed, so it is an earlier run's: not scored; run the tests again to score this commit",
+                            line.remote_ref,
+                            report.display(),
+                            git::short_id(repo, tip),
+                        ))
+                    );
+                    false
+                }
+                _ => true,
+            }
+        });
     }
     if policy.artifacts.required && artifacts.junit.is_empty() {
         prior.push(push::artifacts_missing(
@@ -270,6 +295,18 @@ fn judge_line(
     )?;
     for signer in signer_lines(report.history.as_ref()) {
         eprintln!("guard: {}: {signer}", line.remote_ref);
+    }
+    // What the ledger shows without rejecting (a baseline rule set to "warn", a weakened test
+    // under `weakened = "warn"`, history before adoption) reaches the developer too.
+    for w in &report.warnings {
+        eprint!(
+            "{}",
+            Messages { gitlab: false }.warning(&format!(
+                "{}: {}",
+                line.remote_ref,
+                warning_line(w)
+            ))
+        );
     }
     Ok((report.findings, report.unjudged.map(|e| e.to_string())))
 }

@@ -5,7 +5,7 @@ use std::process::Command;
 use crate::support::hermetic;
 use crate::support::server::{
     GUARD, Server, UNKNOWN_ID, append_in, blob_in, file_url, install, run_with_stdin,
-    server_with_golden_fixture,
+    server_with_golden_fixture, write_in,
 };
 
 // 9. pre-push in a clone.
@@ -190,4 +190,81 @@ fn pre_push_refuses_deleting_a_protected_ref_locally() {
         pushed.stderr
     );
     assert_eq!(s.server_ref("refs/heads/feature"), Some(tip));
+}
+
+#[test]
+fn pre_push_does_not_score_a_report_older_than_the_pushed_commit() {
+    // The first push of a ledger was rejected from a junit.xml that an earlier run left in
+    // the work tree: a report written before the commit was made is not that commit's run.
+    let s = Server::new("");
+    install(&["--hooks", s.work.to_str().unwrap()]);
+    write_in(&s.work, ".gitignore", "junit.xml\n");
+    s.commit("Ignore the test report\n");
+    let failing = "<testsuites><testsuite name=\"pytest\" tests=\"1\"><testcase classname=\"tests.test_a\" name=\"test_a\"><failure message=\"boom\"/></testcase></testsuite></testsuites>\n";
+    write_in(&s.work, "junit.xml", failing);
+    // The tests' commits are dated 2026-01-01: a report from a month before is stale.
+    let stale = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_764_547_200); // 2025-12-01
+    std::fs::File::options()
+        .write(true)
+        .open(s.work.join("junit.xml"))
+        .unwrap()
+        .set_modified(stale)
+        .unwrap();
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_accepted();
+    assert!(
+        pushed.stderr.contains("junit.xml was written before")
+            && pushed
+                .stderr
+                .contains("so it is an earlier run's: not scored"),
+        "{}",
+        pushed.stderr
+    );
+
+    // A report written after the commit is this commit's run: scored, and it rejects.
+    s.human_change("README.md", "More docs");
+    std::fs::File::options()
+        .write(true)
+        .open(s.work.join("junit.xml"))
+        .unwrap()
+        .set_modified(std::time::SystemTime::now())
+        .unwrap();
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_refused_locally_with("error: refs/heads/main: [test_failures]");
+}
+
+#[test]
+fn pre_push_shows_what_the_ledger_only_warns_of() {
+    // A weakened test under `[tests] weakened = "warn"`: the report's warnings never reached
+    // the developer's terminal (the server printed them; pre-push dropped them).
+    let s = Server::new("[tests]\nweakened = \"warn\"\n");
+    install(&["--hooks", s.work.to_str().unwrap()]);
+    write_in(
+        &s.work,
+        "tests/test_calc.py",
+        "def test_total():\n    assert sum([1, 2]) == 3\n",
+    );
+    s.commit("Add a test\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    write_in(
+        &s.work,
+        "tests/test_calc.py",
+        "def test_total():\n    assert sum([1, 2])\n",
+    );
+    s.agent_commit("Simplify the test\n");
+    let hook = s.work.join(".git/hooks/pre-push");
+    let url = file_url(&s.bare);
+    let tip = s.git(&["rev-parse", "HEAD"]);
+    let old = s.server_ref("refs/heads/main").unwrap();
+    let mut cmd = hermetic(Command::new(&hook), s.home());
+    cmd.args(["origin", &url]).current_dir(&s.work);
+    let (code, stderr) = run_with_stdin(
+        cmd,
+        format!("refs/heads/main {} refs/heads/main {old}\n", tip.trim()).as_bytes(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("warning: refs/heads/main: [weakened_test]"),
+        "{stderr}"
+    );
 }
