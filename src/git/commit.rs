@@ -131,9 +131,23 @@ pub fn entry_id(repo: &Repository, tree: Oid, path: &str) -> Result<Option<Oid>,
     Ok(tree.get_path(Path::new(path)).ok().map(|e| e.id()))
 }
 
-/// When `commit` was committed (its committer date), as Unix seconds.
-pub fn committed_at(repo: &Repository, commit: Oid) -> Result<i64, git2::Error> {
-    Ok(repo.find_commit(commit)?.committer().when().seconds())
+/// The paths whose content differs between the trees of `old` (`None`: the empty tree) and
+/// `new`, as they are in `new` (paths `new` deletes are left out). One libgit2 diff: for the
+/// few commits of a push, not for a history.
+pub fn paths_changed(
+    repo: &Repository,
+    old: Option<Oid>,
+    new: Oid,
+) -> Result<Vec<String>, git2::Error> {
+    let new_tree = repo.find_commit(new)?.tree()?;
+    let old_tree = old.map(|o| repo.find_commit(o)?.tree()).transpose()?;
+    let diff = repo.diff_tree_to_tree(old_tree.as_ref(), Some(&new_tree), None)?;
+    Ok(diff
+        .deltas()
+        .filter_map(|d| d.new_file().path().and_then(|p| p.to_str()))
+        .filter(|p| new_tree.get_path(Path::new(p)).is_ok())
+        .map(str::to_string)
+        .collect())
 }
 
 /// Whether `commit`'s tree holds a blob at `path`.

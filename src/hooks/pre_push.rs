@@ -171,6 +171,16 @@ fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<(
     Ok((out, evaluate))
 }
 
+/// When the file at `path` was last modified, in nanoseconds since the Unix epoch (a report
+/// written in the same second as an edit is told apart); `None` when it cannot be read.
+fn modified_at(path: &std::path::Path) -> Option<u128> {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos())
+}
+
 /// Where this clone last saw `branch` of `remote` (`refs/remotes/REMOTE/BRANCH`), if it
 /// names a commit.
 fn remote_tip(repo: &Repository, remote: &str, branch: &str) -> Option<Oid> {
@@ -234,30 +244,27 @@ fn judge_line(
     let mut prior = Vec::new();
     if let Some(workdir) = git::work_tree(repo) {
         artifacts = crate::hooks::artifacts_in(workdir, &policy.artifacts)?;
-        // A report written before the pushed commit was made is an earlier run's (of other
-        // code): scored, it rejected the push that adds a ledger for what an old run lacked.
-        let committed = git::commit::committed_at(repo, tip)?;
-        artifacts.junit.retain(|report| {
-            let written = std::fs::metadata(report)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_secs() as i64);
-            match written {
-                Some(written) if written < committed => {
-                    eprint!(
-                        "{}",
-                        Messages { gitlab: false }.warning(&format!(
-                            "{}: {} was written before {} was committed, so it is an earlier run's: not scored; run the tests again to score this commit",
-                            line.remote_ref,
-                            report.display(),
-                            git::short_id(repo, tip),
-                        ))
-                    );
-                    false
-                }
-                _ => true,
+        // A report written before the last edit of a file the push changes is an earlier
+        // run's, of other code: scored, it rejected the push that adds a ledger for what an
+        // old run lacked. (Edited, tested, committed, pushed: the report is newer than the
+        // edits, and scored.)
+        let last_edit = git::commit::paths_changed(repo, base, tip)?
+            .iter()
+            .filter_map(|p| modified_at(&workdir.join(p)))
+            .max();
+        artifacts.junit.retain(|report| match (modified_at(report), last_edit) {
+            (Some(written), Some(edited)) if written < edited => {
+                eprint!(
+                    "{}",
+                    Messages { gitlab: false }.warning(&format!(
+                        "{}: {} was written before the last edit of a file this push changes, so it is an earlier run's: not scored; run the tests again to score this push",
+                        line.remote_ref,
+                        report.strip_prefix(workdir).unwrap_or(report).display(),
+                    ))
+                );
+                false
             }
+            _ => true,
         });
     }
     if policy.artifacts.required && artifacts.junit.is_empty() {

@@ -193,42 +193,40 @@ fn pre_push_refuses_deleting_a_protected_ref_locally() {
 }
 
 #[test]
-fn pre_push_does_not_score_a_report_older_than_the_pushed_commit() {
+fn pre_push_does_not_score_a_report_older_than_the_changes_it_pushes() {
     // The first push of a ledger was rejected from a junit.xml that an earlier run left in
-    // the work tree: a report written before the commit was made is not that commit's run.
+    // the work tree: a report written before the last edit of a pushed file is an earlier
+    // run's, of other code. Edited, tested, committed and pushed, it is scored.
     let s = Server::new("");
     install(&["--hooks", s.work.to_str().unwrap()]);
     write_in(&s.work, ".gitignore", "junit.xml\n");
     s.commit("Ignore the test report\n");
+    s.push(&["origin", "main"]).assert_accepted();
     let failing = "<testsuites><testsuite name=\"pytest\" tests=\"1\"><testcase classname=\"tests.test_a\" name=\"test_a\"><failure message=\"boom\"/></testcase></testsuite></testsuites>\n";
+    let set_written = |when: std::time::SystemTime| {
+        std::fs::File::options()
+            .write(true)
+            .open(s.work.join("junit.xml"))
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    };
     write_in(&s.work, "junit.xml", failing);
-    // The tests' commits are dated 2026-01-01: a report from a month before is stale.
-    let stale = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_764_547_200); // 2025-12-01
-    std::fs::File::options()
-        .write(true)
-        .open(s.work.join("junit.xml"))
-        .unwrap()
-        .set_modified(stale)
-        .unwrap();
+    set_written(std::time::SystemTime::now() - std::time::Duration::from_secs(3600));
+    s.human_change("README.md", "More docs");
     let pushed = s.push(&["origin", "main"]);
     pushed.assert_accepted();
     assert!(
-        pushed.stderr.contains("junit.xml was written before")
-            && pushed
-                .stderr
-                .contains("so it is an earlier run's: not scored"),
+        pushed.stderr.contains(
+            "warning: refs/heads/main: junit.xml was written before the last edit of a file this push changes, so it is an earlier run's: not scored"
+        ),
         "{}",
         pushed.stderr
     );
 
-    // A report written after the commit is this commit's run: scored, and it rejects.
-    s.human_change("README.md", "More docs");
-    std::fs::File::options()
-        .write(true)
-        .open(s.work.join("junit.xml"))
-        .unwrap()
-        .set_modified(std::time::SystemTime::now())
-        .unwrap();
+    // Edited, then tested (the report is newer than the edit): scored, and it rejects.
+    s.human_change("README.md", "Even more docs");
+    set_written(std::time::SystemTime::now() + std::time::Duration::from_secs(60));
     let pushed = s.push(&["origin", "main"]);
     pushed.assert_refused_locally_with("error: refs/heads/main: [test_failures]");
 }
