@@ -46,6 +46,37 @@ pub fn start(
     Ok(Some(Adoption { commit, parent }))
 }
 
+/// For an audit (`guard check`) of old history: the adoption point of the repository's
+/// default line (`origin/HEAD` in a clone, else `HEAD`) when the whole range `base..tip`
+/// comes before it: neither end holds the ledger, and `tip` is the adoption commit's parent
+/// or one of its ancestors. Never for a push: pushed commits are new, and are judged.
+pub fn range_predates(
+    repo: &Repository,
+    base: Option<Oid>,
+    tip: Oid,
+    ledger: &str,
+) -> anyhow::Result<Option<Adoption>> {
+    if git::commit::holds_blob(repo, tip, ledger)? {
+        return Ok(None);
+    }
+    if let Some(base) = base {
+        if git::commit::holds_blob(repo, base, ledger)? {
+            return Ok(None);
+        }
+    }
+    let default = ["refs/remotes/origin/HEAD", "HEAD"]
+        .iter()
+        .find_map(|r| git::refs::tip(repo, r).ok().flatten());
+    let Some(default) = default else {
+        return Ok(None);
+    };
+    let Some((commit, parent)) = git::commit::first_parent_adding(repo, default, ledger)? else {
+        return Ok(None);
+    };
+    let before = parent == tip || git::commit::descends_from(repo, parent, tip)?;
+    Ok(before.then_some(Adoption { commit, parent }))
+}
+
 /// The warning that counts the `skipped` commits before `adoption`.
 pub fn warning(repo: &Repository, adoption: Adoption, ledger: &str, skipped: usize) -> Finding {
     let short = git::short_id(repo, adoption.commit);

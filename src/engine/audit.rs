@@ -106,7 +106,16 @@ pub fn check(repo: &Repository, opts: &CheckOptions, today: Date) -> anyhow::Res
             hide_list.push(a.parent);
             (skipped > 0).then(|| adoption::warning(repo, a, &ledger_path(opts), skipped))
         }
-        None => None,
+        // A range of old history, all of it from before the default line adopted guard: no
+        // commit of it is judged (they have no trailers to judge), one warning counts them.
+        None => match adoption::range_predates(repo, range.base, range.tip, &ledger_path(opts))? {
+            Some(a) => {
+                let skipped = range::commits(repo, range.tip, &hide_list)?.len();
+                hide_list.push(range.tip);
+                (skipped > 0).then(|| adoption::warning(repo, a, &ledger_path(opts), skipped))
+            }
+            None => None,
+        },
     };
     let hide = hide_list.as_slice();
     // With two threads, the policy is read first, so that the second thread can compare

@@ -157,3 +157,30 @@ fn guard_check_of_history_across_the_adoption_warns_once() {
     assert_eq!(judged.len(), 2, "{json:#}");
     assert!(judged.contains(&adoption.as_str()), "{json:#}");
 }
+
+#[test]
+fn guard_check_of_history_wholly_before_the_adoption_warns_once() {
+    let p = history_before_guard(12);
+    let adoption = adopt(&p);
+    // Old history, both ends before the ledger: the agent's edits of the workflow were one
+    // finding per commit (nothing before adoption has trailers).
+    let run = p.guard(&["check", "HEAD~12..HEAD~2", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!(json["findings"], serde_json::json!([]), "{json:#}");
+    assert_eq!(
+        json["warnings"][0]["message"],
+        format!(
+            "10 commits before {}, the commit that adds qa/merge_ledger.toml (where the gate starts), were not judged",
+            p.short(&adoption)
+        )
+    );
+
+    // A branch made from old history that the default line does not hold is new work: judged.
+    p.git_cmd(&["checkout", "-q", "-b", "late", "HEAD~3"]);
+    p.write(".github/workflows/ci.yml", "# no tests\n");
+    p.commit_as(AGENT, "Speed up CI\n");
+    let run = p.guard(&["check", "HEAD~1..HEAD", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.reasons(), ["agent_edit_protected"]);
+}
