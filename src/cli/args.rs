@@ -35,6 +35,14 @@ pub enum Command {
     /// Run the test command, then score the reports it was told to write against its exit
     /// status and the ledger.
     Run(RunArgs),
+    /// Run the base's versions of the tests agent commits changed against the range's code.
+    ///
+    /// guard copies the range's tip into a temporary directory (the work tree, index and HEAD
+    /// stay as they are), puts back the base's version of every test file and harness file an
+    /// agent commit changed last, runs COMMAND there and scores its reports as `guard run`
+    /// does; a put-back test that fails, errors, is skipped or did not run is
+    /// `old_test_fails`.
+    Retest(RetestArgs),
     /// Print runner arguments that leave active frozen tests out of a run.
     Deselect(DeselectArgs),
     /// Rebuild the fixture lockfile from the fixture paths (a human's command).
@@ -154,6 +162,32 @@ pub struct RunArgs {
 
     /// The test command and its arguments, after `--`: `guard run --junit junit.xml --
     /// python3 -m pytest --junitxml=junit.xml`. Its output goes to standard error.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct RetestArgs {
+    /// The commits whose agent-changed tests are put back: `A..B`, `A...B` or one commit
+    /// [default: @{upstream}..HEAD]. The policy comes from the range's base.
+    #[arg(value_name = "RANGE")]
+    pub range: Option<String>,
+
+    /// The ledger's path inside the base revision.
+    #[arg(long, value_name = "PATH", default_value = "qa/merge_ledger.toml")]
+    pub ledger: String,
+
+    /// The reports the command writes, relative to the copy it runs in.
+    #[command(flatten)]
+    pub artifacts: ArtifactArgs,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
+
+    /// The test command, after `--`, run in a copy of the range's tip with the base's tests
+    /// put back; an argument `{files}` becomes the put-back test files: `guard retest --junit
+    /// junit.xml -- python3 -m pytest --junitxml=junit.xml {files}`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
 }

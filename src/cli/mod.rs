@@ -26,6 +26,7 @@ mod deselect;
 mod init;
 mod lint;
 mod lock;
+mod retest;
 mod run;
 mod score;
 
@@ -99,6 +100,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Score(a) => (Some((Kind::Gate, a.format)), a.artifacts.min_proven),
         Command::Check(a) => (Some((Kind::Gate, a.format)), a.artifacts.min_proven),
         Command::Run(a) => (Some((Kind::Gate, a.format)), a.artifacts.min_proven),
+        Command::Retest(a) => (Some((Kind::Gate, a.format)), a.artifacts.min_proven),
         Command::Lint(a) => (Some((Kind::Lint, a.format)), None),
         _ => (None, None),
     };
@@ -155,6 +157,7 @@ fn dispatch(cli: Cli, progress: &mut Progress) -> anyhow::Result<i32> {
         Command::Check(args) => check::run(&args),
         Command::Score(args) => score::run(&ws()?, &args, progress),
         Command::Run(args) => run::run(&ws()?, &args, progress),
+        Command::Retest(args) => retest::run(&args, progress),
         Command::Deselect(args) => deselect::run(&ws()?, &args),
         Command::Lock(args) => lock::run(&ws()?, &args),
         Command::Lint(args) => lint::run(&ws()?, &args, progress),

@@ -38,7 +38,12 @@ pub fn run(ws: &Workspace, args: &RunArgs, progress: &mut Progress) -> anyhow::R
     progress.floor = Some(floor(&policy, &artifacts));
 
     let before: Vec<Option<Stamp>> = artifacts.junit.iter().map(|p| stamp(p)).collect();
-    let runner = run_command(&args.command, TestRunner::detect(&WorkTree { ws }))?;
+    let runner = run_command(
+        &args.command,
+        TestRunner::detect(&WorkTree { ws }),
+        None,
+        &[],
+    )?;
     progress.runner = Some(runner.clone());
     for (path, before) in artifacts.junit.iter().zip(before) {
         check_written(path, before, &runner)?;
@@ -56,7 +61,12 @@ pub fn run(ws: &Workspace, args: &RunArgs, progress: &mut Progress) -> anyhow::R
 
 /// Runs `command` (program and arguments) to its end, its output on guard's standard error.
 /// `example` names the runner the repository seems to use, for the hint.
-fn run_command(command: &[OsString], example: TestRunner) -> anyhow::Result<RunnerExit> {
+pub(super) fn run_command(
+    command: &[OsString],
+    example: TestRunner,
+    dir: Option<&Path>,
+    env: &[(&str, std::ffi::OsString)],
+) -> anyhow::Result<RunnerExit> {
     let shown: Vec<String> = command
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
@@ -69,20 +79,25 @@ fn run_command(command: &[OsString], example: TestRunner) -> anyhow::Result<Runn
         exit_code: None,
         signal: None,
     };
-    let status = Command::new(program)
-        .args(rest)
+    let mut cmd = Command::new(program);
+    cmd.args(rest)
         .stdout(std::io::stderr())
-        .stderr(Stdio::inherit())
-        .status()
-        .map_err(|e| {
-            anyhow!(
-                "cannot run `{}`: {e}\n  help: give the test command after `--` as you would \
+        .stderr(Stdio::inherit());
+    if let Some(dir) = dir {
+        cmd.current_dir(dir);
+    }
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    let status = cmd.status().map_err(|e| {
+        anyhow!(
+            "cannot run `{}`: {e}\n  help: give the test command after `--` as you would \
                  run it in this directory (`guard run --junit {} -- {}`)",
-                runner.command_line(),
-                example.junit_path(),
-                example.run_command()
-            )
-        })?;
+            runner.command_line(),
+            example.junit_path(),
+            example.run_command()
+        )
+    })?;
     runner.exit_code = status.code();
     #[cfg(unix)]
     {
@@ -94,7 +109,7 @@ fn run_command(command: &[OsString], example: TestRunner) -> anyhow::Result<Runn
 
 /// What tells a file written since: a new file, or one whose time, size or identity changed.
 #[derive(Debug, PartialEq, Eq)]
-struct Stamp {
+pub(super) struct Stamp {
     modified: Option<SystemTime>,
     len: u64,
     /// Device and inode: a file replaced by another.
@@ -102,7 +117,7 @@ struct Stamp {
     id: (u64, u64),
 }
 
-fn stamp(path: &Path) -> Option<Stamp> {
+pub(super) fn stamp(path: &Path) -> Option<Stamp> {
     let meta = std::fs::metadata(path).ok()?;
     Some(Stamp {
         modified: meta.modified().ok(),
@@ -117,7 +132,7 @@ fn stamp(path: &Path) -> Option<Stamp> {
 
 /// A report the run did not write is no evidence of it (one left by an earlier run would pass
 /// for this run's).
-fn check_written(
+pub(super) fn check_written(
     path: &Path,
     before: Option<Stamp>,
     runner: &RunnerExit,

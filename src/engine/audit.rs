@@ -154,7 +154,7 @@ fn ledger_path(opts: &CheckOptions) -> String {
 }
 
 /// A range's base: its short id and its tree.
-fn base_of(
+pub(super) fn base_of(
     repo: &Repository,
     base: Option<Oid>,
 ) -> anyhow::Result<(Option<String>, Option<GitTree<'_>>)> {
@@ -858,7 +858,7 @@ fn judge_commit(
 
 /// The allowed signers in force: the server's file, else the one the policy names in the
 /// base revision (so a push cannot bring its own key). `None` when signatures play no part.
-fn load_signers(
+pub(super) fn load_signers(
     base: Option<&GitTree>,
     policy: &Policy,
     server_file: Option<&Path>,
@@ -917,7 +917,7 @@ fn commit_signature(
 }
 
 /// The policy in force: the ledger in the base revision, else the embedded default.
-fn load_policy(
+pub(super) fn load_policy(
     base: Option<&GitTree>,
     ledger_path: &str,
     base_short: Option<&str>,

@@ -7,5 +7,6 @@ mod ahead;
 pub mod audit;
 pub mod lint;
 pub mod ref_update;
+pub mod retest;
 pub mod score;
 pub mod weakened;

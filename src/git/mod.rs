@@ -19,6 +19,7 @@ pub mod range;
 pub mod raw_tree;
 pub mod refs;
 pub mod tree_source;
+pub mod worktree_copy;
 
 use anyhow::bail;
 

@@ -112,6 +112,8 @@ codes! {
         "find out why the run failed (a crash after the report was written, an option that fails the run such as `--cov-fail-under`, code under test that rewrote its report), fix it and run again";
     BeforeAdoption => "before_adoption", "a warning, never a rejection: a range or push whose base holds no ledger brings commits from before the commit that adds the ledger on its first-parent line (where the gate starts); they are counted, not judged",
         "nothing: history from before adoption has no trailers to judge; the ledger's commit and everything after it are judged";
+    OldTestFails => "old_test_fails", "`guard retest`: a test of a file an agent commit changed, run as the base has it against the range's code, fails, errors or is skipped, or none of that file's tests has a record (the agent changed behaviour and the test that would have said so)",
+        "fix the code, not the test; a human who means the behaviour to change changes the test in a commit of their own, whose version is the one run";
     TestVanished => "test_vanished", "with a baseline (`--baseline-junit`, or in hooks the base's reports in `guard.artifacts`): a test that passed in the baseline has no record now (deleted, renamed, deselected, no longer collected). `check` names the commit of the range that changed the test's file",
         "restore the test; a human who means to remove it does so in a commit with `Test-Removal: human` (`guard check` waives it then); ids that come and go go in `[baseline] ignore`";
     TestNewlySkipped => "test_newly_skipped", "with a baseline: a test that passed in the baseline is skipped or xfailed now. `check` names the commit that changed its file",

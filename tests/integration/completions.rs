@@ -15,6 +15,7 @@ const COMMANDS: &[&str] = &[
     "check",
     "score",
     "run",
+    "retest",
     "deselect",
     "lock",
     "lint",

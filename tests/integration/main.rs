@@ -30,6 +30,7 @@ mod layering;
 mod packed;
 mod pre_commit;
 mod real_runners;
+mod retest;
 mod scenario;
 mod score;
 mod server_gitolite;

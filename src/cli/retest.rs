@@ -1,0 +1,147 @@
+//! `guard retest [RANGE] [--junit PATH]... -- COMMAND...`: copies the range's tip into a
+//! temporary directory, puts back the base's version of every test and harness file an agent
+//! commit changed last (`engine::retest`), runs the test command there and scores the reports
+//! it wrote, relative to that copy. The copy is removed afterwards, also when the command
+//! fails or is interrupted; the work tree, index and HEAD are never touched.
+
+use std::ffi::OsString;
+
+use anyhow::Context as _;
+
+use crate::cli::Progress;
+use crate::cli::args::RetestArgs;
+use crate::cli::print_report;
+use crate::cli::run::{check_written, run_command, stamp};
+use crate::cli::score::artifacts;
+use crate::engine::retest;
+use crate::engine::score::floor;
+use crate::git;
+use crate::policy::freeze::today_utc;
+use crate::report::Report;
+use crate::report::finding::{Code, Finding};
+use crate::runner::TestRunner;
+use crate::source::WorkTree;
+use crate::workspace::Workspace;
+
+pub fn run(args: &RetestArgs, progress: &mut Progress) -> anyhow::Result<i32> {
+    let repo = git::open()?;
+    let plan = retest::plan(&repo, args.range.as_deref(), Some(&args.ledger))?;
+    progress.policy = Some(plan.policy.source.clone());
+    progress.evaluate = plan.policy.evaluate;
+
+    let copy = tempfile::Builder::new()
+        .prefix("guard-retest-")
+        .tempdir()
+        .context("cannot make a temporary directory for the copy of the range's tip")?;
+    let dir = copy.path();
+    plan.materialize(&repo, dir)?;
+
+    let put: Vec<String> = plan
+        .put_back
+        .iter()
+        .filter(|p| p.base.is_some())
+        .map(|p| p.path.clone())
+        .collect();
+    eprintln!(
+        "guard: {} of {} as {} has {}: {}",
+        crate::wording::count(put.len(), "file"),
+        plan.spec,
+        plan.base_short,
+        if put.len() == 1 { "it" } else { "them" },
+        if put.is_empty() {
+            "none (no agent commit of the range changed a test file)".to_string()
+        } else {
+            put.join(", ")
+        }
+    );
+
+    // The reports are the copy's: the command runs there.
+    let mut artifacts = artifacts(&args.artifacts, true);
+    let in_copy = |p: &std::path::Path| {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            dir.join(p)
+        }
+    };
+    artifacts.junit = artifacts.junit.iter().map(|p| in_copy(p)).collect();
+    artifacts.coverage = artifacts.coverage.as_deref().map(in_copy);
+    artifacts.collected = artifacts.collected.as_deref().map(in_copy);
+    progress.floor = Some(floor(&plan.policy, &artifacts));
+
+    let files = plan.test_files();
+    let command: Vec<OsString> = args
+        .command
+        .iter()
+        .flat_map(|a| match a.to_str() {
+            Some("{files}") => files.iter().map(OsString::from).collect(),
+            _ => vec![a.clone()],
+        })
+        .collect();
+    // Python imports the copy's code, not an editable install of the work tree's.
+    let mut python_path = OsString::from(dir.join("src"));
+    python_path.push(":");
+    python_path.push(dir);
+    if let Some(old) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
+        python_path.push(":");
+        python_path.push(old);
+    }
+    let env = [
+        ("GUARD_RETEST_FILES", OsString::from(files.join("\n"))),
+        ("PYTHONPATH", python_path),
+    ];
+    let before: Vec<_> = artifacts.junit.iter().map(|p| stamp(p)).collect();
+    let example = TestRunner::detect(&WorkTree {
+        ws: &Workspace::at(dir),
+    });
+    // Ctrl-C stops the command (it gets the signal too); guard stays to remove the copy.
+    let runner = {
+        let _ignored = IgnoreInterrupt::new();
+        run_command(&command, example, Some(dir), &env)?
+    };
+    progress.runner = Some(runner.clone());
+    for (path, before) in artifacts.junit.iter().zip(before) {
+        check_written(path, before, &runner)?;
+    }
+    artifacts.runner = Some(runner.clone());
+
+    let evaluation = plan.judge(dir, &artifacts, today_utc())?;
+    let mut report = Report::gate(
+        plan.policy.source.clone(),
+        evaluation.findings,
+        evaluation.stats,
+    );
+    report.enforced = !plan.policy.evaluate;
+    report.runner = Some(runner);
+    report.warnings = evaluation.warnings;
+    for (path, why) in &plan.not_put_back {
+        report
+            .warnings
+            .push(Finding::new(Code::OldTestFails, format!("not put back: {why}")).path(path));
+    }
+    print_report(&report, args.format.into());
+    drop(copy);
+    Ok(report.exit_code())
+}
+
+/// Ignores SIGINT while alive, restoring what was there before.
+struct IgnoreInterrupt {
+    previous: libc::sighandler_t,
+}
+
+impl IgnoreInterrupt {
+    fn new() -> IgnoreInterrupt {
+        // SAFETY: `signal` with SIG_IGN installs no handler code; restored in `drop`.
+        let previous = unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+        IgnoreInterrupt { previous }
+    }
+}
+
+impl Drop for IgnoreInterrupt {
+    fn drop(&mut self) {
+        // SAFETY: puts back the disposition `new` found.
+        unsafe {
+            libc::signal(libc::SIGINT, self.previous);
+        }
+    }
+}

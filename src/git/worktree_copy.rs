@@ -1,0 +1,165 @@
+//! A commit's files written out to a directory of guard's own (`guard retest` runs the tests
+//! there), and what each commit of a range changed, with renames: the repository's own work
+//! tree, index and HEAD are never touched.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use git2::{Oid, Repository};
+
+/// Writes the files of `commit`'s tree into `dir` (which must exist), as a checkout would
+/// (modes, symlinks, submodules left empty), without touching the repository's index, HEAD
+/// or work tree.
+pub fn write_commit_to(repo: &Repository, commit: Oid, dir: &Path) -> anyhow::Result<()> {
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .with_context(|| format!("cannot read the tree of commit {commit}"))?;
+    let mut checkout = git2::build::CheckoutBuilder::new();
+    checkout
+        .target_dir(dir)
+        .force()
+        .recreate_missing(true)
+        .update_index(false)
+        .disable_filters(false);
+    repo.checkout_tree(tree.as_object(), Some(&mut checkout))
+        .with_context(|| {
+            format!(
+                "cannot write commit {commit}'s files into {}",
+                dir.display()
+            )
+        })
+}
+
+/// One file a commit changed against its parent: the path before (`None`: added) and after
+/// (`None`: deleted); a rename has both, and they differ.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    pub old: Option<String>,
+    pub new: Option<String>,
+}
+
+/// The files `commit` changed against `parent` (`None`: the empty tree), renames found as git
+/// finds them by default (50% similar).
+pub fn file_changes(
+    repo: &Repository,
+    commit: Oid,
+    parent: Option<Oid>,
+) -> Result<Vec<FileChange>, git2::Error> {
+    let new = repo.find_commit(commit)?.tree()?;
+    let old = parent.map(|p| repo.find_commit(p)?.tree()).transpose()?;
+    let mut diff = repo.diff_tree_to_tree(old.as_ref(), Some(&new), None)?;
+    diff.find_similar(Some(git2::DiffFindOptions::new().renames(true)))?;
+    let path = |f: git2::DiffFile| f.path().and_then(|p| p.to_str()).map(str::to_string);
+    Ok(diff
+        .deltas()
+        .map(|d| {
+            let (old, new) = match d.status() {
+                git2::Delta::Added | git2::Delta::Copied => (None, path(d.new_file())),
+                git2::Delta::Deleted => (path(d.old_file()), None),
+                _ => (path(d.old_file()), path(d.new_file())),
+            };
+            FileChange { old, new }
+        })
+        .collect())
+}
+
+/// The parents of `commit`, in order.
+pub fn parents(repo: &Repository, commit: Oid) -> Result<Vec<Oid>, git2::Error> {
+    Ok(repo.find_commit(commit)?.parent_ids().collect())
+}
+
+/// The bytes of the regular file at `path` in `commit`'s tree; `None` when there is none.
+pub fn file_at(repo: &Repository, commit: Oid, path: &str) -> Result<Option<Vec<u8>>, git2::Error> {
+    let tree = repo.find_commit(commit)?.tree()?;
+    let Ok(entry) = tree.get_path(Path::new(path)) else {
+        return Ok(None);
+    };
+    if entry.kind() != Some(git2::ObjectType::Blob) || entry.filemode() == 0o120000 {
+        return Ok(None);
+    }
+    Ok(Some(repo.find_blob(entry.id())?.content().to_vec()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "A")
+            .env("GIT_AUTHOR_EMAIL", "a@example.com")
+            .env("GIT_COMMITTER_NAME", "A")
+            .env("GIT_COMMITTER_EMAIL", "a@example.com")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn a_commit_is_written_out_and_the_repository_is_untouched() {
+        let repo_dir = tempfile::tempdir().unwrap();
+        let root = repo_dir.path();
+        git(root, &["init", "-q", "-b", "main"]);
+        std::fs::create_dir_all(root.join("tests")).unwrap();
+        std::fs::write(
+            root.join("tests/test_a.py"),
+            "def test_a():\n    assert 1\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("run.sh"), "echo hi\n").unwrap();
+        git(root, &["add", "-A"]);
+        git(root, &["update-index", "--chmod=+x", "run.sh"]);
+        git(root, &["commit", "-qm", "one"]);
+        git(root, &["mv", "tests/test_a.py", "tests/test_b.py"]);
+        std::fs::write(root.join("new.txt"), "n\n").unwrap();
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "two"]);
+        // An uncommitted edit stays where it is.
+        std::fs::write(root.join("new.txt"), "edited\n").unwrap();
+
+        let repo = Repository::open(root).unwrap();
+        let head = repo.head().unwrap().target().unwrap();
+        let first = repo.find_commit(head).unwrap().parent_id(0).unwrap();
+        let out = tempfile::tempdir().unwrap();
+        write_commit_to(&repo, first, out.path()).unwrap();
+        assert!(out.path().join("tests/test_a.py").is_file());
+        assert!(!out.path().join("new.txt").exists());
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(out.path().join("run.sh"))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert!(mode & 0o100 != 0, "{mode:o}");
+        }
+        assert_eq!(repo.head().unwrap().target(), Some(head));
+        assert_eq!(
+            std::fs::read_to_string(root.join("new.txt")).unwrap(),
+            "edited\n"
+        );
+        assert!(root.join("tests/test_b.py").is_file());
+        let statuses = repo.statuses(None).unwrap();
+        assert_eq!(statuses.len(), 1, "only the uncommitted edit");
+
+        let changes = file_changes(&repo, head, Some(first)).unwrap();
+        assert!(changes.contains(&FileChange {
+            old: Some("tests/test_a.py".into()),
+            new: Some("tests/test_b.py".into())
+        }));
+        assert!(changes.contains(&FileChange {
+            old: None,
+            new: Some("new.txt".into())
+        }));
+        assert_eq!(
+            file_at(&repo, first, "tests/test_a.py").unwrap().as_deref(),
+            Some(&b"def test_a():\n    assert 1\n"[..])
+        );
+        assert_eq!(file_at(&repo, head, "tests/test_a.py").unwrap(), None);
+    }
+}

@@ -1,0 +1,223 @@
+//! `guard retest`: the base's versions of the tests agent commits changed, run with real
+//! pytest against the range's code in a copy of its tip. The agent breaks the code and hides
+//! it in a way the static reading of test diffs does not see; the humans' test fails.
+
+use crate::support::{Project, Run};
+
+const HUMAN: (&str, &str) = ("Dev Human", "dev@example.com");
+const AGENT: (&str, &str) = ("Cursor Agent", "cursoragent@cursor.com");
+
+const LEDGER: &str = "version = 1\n\n[properties]\npaths = []\nrequired = false\n\n[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\n\n[freeze]\nfile = \"qa/freeze.toml\"\n\n[agents]\nemails = ['cursoragent@cursor.com']\n";
+
+const CALC: &str = "def total(xs):\n    return sum(xs)\n";
+const TESTS: &str = "from calc import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n\n\ndef test_empty():\n    assert total([]) == 0\n";
+
+/// A project whose first commit (a human's) holds the ledger, the code and its tests.
+fn project() -> Project {
+    let p = Project::git();
+    p.write("qa/merge_ledger.toml", LEDGER)
+        .write("qa/freeze.toml", "version = 1\nmax_active_leases = 0\n")
+        .write("qa/fixtures.lock.json", "{\"files\": {}}\n")
+        .write(".gitignore", "__pycache__/\n")
+        .write("src/calc.py", CALC)
+        .write("tests/test_calc.py", TESTS);
+    p.commit_as(
+        HUMAN,
+        "Add calc\n\nLedger-Change: human\nFreeze-Lease: human\nFixture-Lock: human\n",
+    );
+    p
+}
+
+fn retest(p: &Project, range: &str) -> Run {
+    p.guard(&[
+        "retest",
+        range,
+        "--junit",
+        "junit.xml",
+        "--format",
+        "json",
+        "--",
+        "python3",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--junitxml=junit.xml",
+        "{files}",
+    ])
+}
+
+/// The repository's state a retest must leave as it was: HEAD, the index, the work tree.
+fn state(p: &Project) -> (String, Vec<u8>, String) {
+    (
+        p.rev("HEAD"),
+        std::fs::read(p.path(".git/index")).unwrap(),
+        p.git_cmd(&["status", "--porcelain", "--untracked-files=all"]),
+    )
+}
+
+#[test]
+fn an_agent_that_breaks_the_code_and_hides_it_meets_the_humans_test() {
+    let p = project();
+    // The agent breaks `total` and throws the test bodies away with a decorator of its own:
+    // each test's text is as it was, so reading the diff finds no weakened assertion.
+    p.write("src/calc.py", "def total(xs):\n    return sum(xs) + 1\n");
+    p.write(
+        "tests/test_calc.py",
+        format!(
+            "def _fast(f):\n    def run():\n        pass\n    return run\n\n\n{}",
+            TESTS
+                .replace("def test_total", "@_fast\ndef test_total")
+                .replace("def test_empty", "@_fast\ndef test_empty")
+        ),
+    );
+    p.commit_as(AGENT, "Speed up the tests\n");
+    // Green with the agent's tests: pytest runs the empty wrappers.
+    let ran = std::process::Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .current_dir(p.root())
+        .env("PYTHONPATH", p.path("src"))
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "pytest must be installed and the agent's suite green: {}",
+        String::from_utf8_lossy(&ran.stdout)
+    );
+    let before = state(&p);
+    let run = retest(&p, "HEAD~1..HEAD");
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    let old: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "old_test_fails")
+        .map(|f| f["test"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        old,
+        ["tests.test_calc::test_empty", "tests.test_calc::test_total"],
+        "{json:#}"
+    );
+    assert!(
+        run.stderr.contains("guard: 1 file of HEAD~1..HEAD as "),
+        "{}",
+        run.stderr
+    );
+    // The repository is as it was: HEAD, index and work tree (no junit.xml, no copy).
+    assert_eq!(state(&p), before);
+    assert!(!p.path("junit.xml").exists());
+}
+
+#[test]
+fn a_refactor_that_keeps_the_meaning_passes() {
+    let p = project();
+    p.write(
+        "tests/test_calc.py",
+        "from calc import total\n\n\ndef test_total():\n    numbers = [1, 2]\n    assert total(numbers) == 3\n\n\ndef test_empty():\n    assert total([]) == 0\n\n\ndef test_one():\n    assert total([5]) == 5\n",
+    );
+    p.commit_as(AGENT, "Tidy the tests\n");
+    let run = retest(&p, "HEAD~1..HEAD");
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["findings"], serde_json::json!([]));
+}
+
+#[test]
+fn a_humans_change_of_the_test_is_not_put_back() {
+    let p = project();
+    // The agent changes behaviour and the test; a human then approves it in a commit of
+    // their own, re-making the test change.
+    p.write("src/calc.py", "def total(xs):\n    return sum(xs) + 1\n");
+    p.write(
+        "tests/test_calc.py",
+        TESTS.replace("== 3", "== 4").replace("== 0", "== 1"),
+    );
+    p.commit_as(AGENT, "Count the carry\n");
+    let run = retest(&p, "HEAD~1..HEAD");
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    p.write(
+        "tests/test_calc.py",
+        format!(
+            "{}\n",
+            TESTS.replace("== 3", "== 4").replace("== 0", "== 1")
+        ),
+    );
+    p.commit_as(HUMAN, "Approve the carry\n");
+    let run = retest(&p, "HEAD~2..HEAD");
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("guard: 0 files of HEAD~2..HEAD"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_put_back_test_file_that_did_not_run_is_old_test_fails() {
+    let p = project();
+    p.write("tests/test_calc.py", TESTS.replace("== 3", "== 3  # same"));
+    p.commit_as(AGENT, "Comment\n");
+    // The command runs other tests than the put-back file.
+    p.write(
+        "tests/test_other.py",
+        "def test_other():\n    assert True\n",
+    );
+    p.commit_as(HUMAN, "Another test\n");
+    let run = p.guard(&[
+        "retest",
+        "HEAD~2..HEAD",
+        "--junit",
+        "junit.xml",
+        "--format",
+        "json",
+        "--",
+        "python3",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--junitxml=junit.xml",
+        "tests/test_other.py",
+    ]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let json = run.json();
+    assert_eq!(
+        json["reasons"],
+        serde_json::json!(["old_test_fails"]),
+        "{json:#}"
+    );
+    assert!(
+        json["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("no test of tests/test_calc.py"),
+        "{json:#}"
+    );
+    // A command that cannot start, and a report it did not write, cannot be judged.
+    let run = p.guard(&[
+        "retest",
+        "HEAD~2..HEAD",
+        "--junit",
+        "junit.xml",
+        "--",
+        "no-such-runner",
+    ]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let run = p.guard(&[
+        "retest",
+        "HEAD~2..HEAD",
+        "--junit",
+        "junit.xml",
+        "--",
+        "true",
+    ]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("the run wrote no report here"),
+        "{}",
+        run.stderr
+    );
+}
