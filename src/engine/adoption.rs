@@ -9,7 +9,10 @@
 //! so it must be a human's with the ledger's trailers), and only commits that are its
 //! ancestors are left out: anything merged in after it is judged, and a merge cannot be the
 //! adoption point (the ledger would come from a side branch no single commit judged here
-//! added). A range whose base holds the ledger is unchanged.
+//! added). It must be the first ledger on its line (not one deleted and added again), and
+//! where guard is adopted already it must be the default line's own adoption commit: the
+//! hooks look for it only while no ledger is in force, and an audit only accepts the default
+//! branch's. A range whose base holds the ledger is unchanged.
 
 use crate::git::{self, Oid, Repository};
 use crate::report::finding::{Code, Finding};
@@ -23,12 +26,16 @@ pub struct Adoption {
 }
 
 /// The adoption point of the range `base..tip`, when its base holds no ledger at `ledger`
-/// and the tip's first-parent line adds one in a commit of its own.
+/// and the tip's first-parent line adds one in a commit of its own, for the first time.
+/// `default_line`: the tip of the repository's default branch, when it may hold a ledger
+/// already; then only the commit that adopted guard there is an adoption point (a copy of
+/// it on a branch from older history would pass the commits under it as "before adoption").
 pub fn start(
     repo: &Repository,
     base: Option<Oid>,
     tip: Oid,
     ledger: &str,
+    default_line: Option<Oid>,
 ) -> anyhow::Result<Option<Adoption>> {
     if let Some(base) = base {
         if git::commit::holds_blob(repo, base, ledger)? {
@@ -38,6 +45,14 @@ pub fn start(
     let Some((commit, parent)) = git::commit::first_parent_adding(repo, tip, ledger)? else {
         return Ok(None);
     };
+    if let Some(line) = default_line {
+        if git::commit::holds_blob(repo, line, ledger)? {
+            let adopted = git::commit::first_parent_adding(repo, line, ledger)?;
+            if adopted.map(|(c, _)| c) != Some(commit) {
+                return Ok(None);
+            }
+        }
+    }
     // The base may already be past the adoption point's parent (it holds no ledger only
     // because a later commit removed it): then nothing of the range is before adoption.
     if base.is_some_and(|b| b == parent) {
@@ -64,10 +79,7 @@ pub fn range_predates(
             return Ok(None);
         }
     }
-    let default = ["refs/remotes/origin/HEAD", "HEAD"]
-        .iter()
-        .find_map(|r| git::refs::tip(repo, r).ok().flatten());
-    let Some(default) = default else {
+    let Some(default) = default_line(repo) else {
         return Ok(None);
     };
     let Some((commit, parent)) = git::commit::first_parent_adding(repo, default, ledger)? else {
@@ -75,6 +87,13 @@ pub fn range_predates(
     };
     let before = parent == tip || git::commit::descends_from(repo, parent, tip)?;
     Ok(before.then_some(Adoption { commit, parent }))
+}
+
+/// The tip of the default line an audit trusts: `origin/HEAD` in a clone, else `HEAD`.
+pub fn default_line(repo: &Repository) -> Option<Oid> {
+    ["refs/remotes/origin/HEAD", "HEAD"]
+        .iter()
+        .find_map(|r| git::refs::tip(repo, r).ok().flatten())
 }
 
 /// The warning that counts the `skipped` commits before `adoption`.

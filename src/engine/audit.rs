@@ -98,7 +98,13 @@ pub struct Judged<'a> {
 pub fn check(repo: &Repository, opts: &CheckOptions, today: Date) -> anyhow::Result<Report> {
     let range = range::resolve(repo, opts.range.as_deref())?;
     // History from before the ledger's first commit is counted, not judged (`adoption`).
-    let adoption = adoption::start(repo, range.base, range.tip, &ledger_path(opts))?;
+    let adoption = adoption::start(
+        repo,
+        range.base,
+        range.tip,
+        &ledger_path(opts),
+        adoption::default_line(repo),
+    )?;
     let mut hide_list: Vec<Oid> = range.base.into_iter().collect();
     let before_adoption = match adoption {
         Some(a) => {

@@ -44,7 +44,16 @@ pub fn judge(repo: &Repository, update: Update) -> anyhow::Result<Report> {
     // from that commit on (`adoption`).
     let ledger_path = ledger.unwrap_or(crate::policy::ledger::DEFAULT_LEDGER_PATH);
     let mut known = update.known.clone();
-    let before_adoption = match adoption::start(repo, update.base, update.new, ledger_path)? {
+    // Only where no ledger is in force yet (the policy ref holds none): once the receiving
+    // side has adopted guard, every commit a push brings is judged, also on a branch made
+    // from history older than the adoption (an agent's commits there, topped by a copy of
+    // the ledger's commit, would otherwise be history "before adoption").
+    let adopting = update.policy.files_optional();
+    let start = match adopting {
+        true => adoption::start(repo, update.base, update.new, ledger_path, None)?,
+        false => None,
+    };
+    let before_adoption = match start {
         Some(a) => {
             let skipped = range::commits(repo, a.parent, &known)?.len();
             known.push(a.parent);

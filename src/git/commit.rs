@@ -161,8 +161,10 @@ pub fn holds_blob(repo: &Repository, commit: Oid, path: &str) -> Result<bool, gi
 /// The commit on `tip`'s first-parent line that added the blob at `path`, and its parent:
 /// the first-parent line is followed back while each commit holds the blob, to the one whose
 /// first parent does not. `None` when `tip` holds no such blob, when the line holds it back
-/// to a root commit (there is nothing before), or when the commit that brings it is a merge
-/// (a merge takes the file from a side branch: no single commit added it on this line).
+/// to a root commit (there is nothing before), when the commit that brings it is a merge (a
+/// merge takes the file from a side branch: no single commit added it on this line), or when
+/// an older commit of the line held it too (it was deleted and added again: this is not the
+/// first time, so nothing before it is from before the file).
 pub fn first_parent_adding(
     repo: &Repository,
     tip: Oid,
@@ -177,7 +179,21 @@ pub fn first_parent_adding(
             return Ok(None);
         };
         if !holds_blob(repo, parent.id(), path)? {
-            return Ok((at.parent_count() == 1).then(|| (at.id(), parent.id())));
+            if at.parent_count() != 1 {
+                return Ok(None);
+            }
+            let added = (at.id(), parent.id());
+            // Older than the addition, the line must never have held the file.
+            let mut older = parent;
+            loop {
+                if holds_blob(repo, older.id(), path)? {
+                    return Ok(None);
+                }
+                match older.parent(0) {
+                    Ok(p) => older = p,
+                    Err(_) => return Ok(Some(added)),
+                }
+            }
         }
         at = parent;
     }

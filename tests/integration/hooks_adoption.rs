@@ -184,3 +184,73 @@ fn guard_check_of_history_wholly_before_the_adoption_warns_once() {
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.reasons(), ["agent_edit_protected"]);
 }
+
+#[test]
+fn a_copy_of_the_ledgers_commit_on_old_history_launders_nothing() {
+    // Adopted: the server's main holds the ledger. An agent branches from history before
+    // adoption, edits the harness, and tops it with a human-looking copy of the ledger's
+    // commit: the branch's base holds no ledger, but guard is adopted, so every commit the
+    // push brings is judged (the copy made the agent's commit "before adoption").
+    let p = history_before_guard(3);
+    adopt(&p);
+    let (_tmp, bare) = guarded_server();
+    push(&p, &bare).assert_accepted();
+    p.git_cmd(&["checkout", "-q", "-b", "maint", "main~2"]);
+    let old = p.rev("HEAD");
+    // The maintenance branch exists on the server, at its old tip (no new commits: accepted).
+    let push_maint = || {
+        Pushed::from(
+            git_command(p.root(), p.root())
+                .args(["push", &file_url(&bare), "maint"])
+                .output()
+                .unwrap(),
+        )
+    };
+    push_maint().assert_accepted();
+    p.write("tests/conftest.py", "# every test passes\n");
+    p.commit_as(AGENT, "Speed up the fixtures\n");
+    adopt(&p);
+    let pushed = push_maint();
+    assert!(!pushed.ok, "{}", pushed.stderr);
+    assert!(
+        pushed.stderr.contains("[agent_edit_protected]")
+            && pushed.stderr.contains("tests/conftest.py"),
+        "{}",
+        pushed.stderr
+    );
+    assert!(
+        !pushed.stderr.contains("before_adoption"),
+        "{}",
+        pushed.stderr
+    );
+
+    // The same range audited by hand: the default line (main) adopted guard in another
+    // commit, so the copy is no adoption point.
+    p.git_cmd(&["checkout", "-q", "main"]);
+    let run = p.guard(&["check", &format!("{old}..maint"), "--format", "json"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.reasons().contains(&"agent_edit_protected".to_string()),
+        "{}",
+        run.stdout
+    );
+
+    // A ledger deleted and added again is not a first adoption either.
+    p.git_cmd(&["checkout", "-q", "-b", "again", "main"]);
+    p.git_cmd(&["rm", "-q", "-r", "qa"]);
+    p.commit_as(
+        HUMAN,
+        "Drop the ledger\n\nLedger-Change: human\nFreeze-Lease: human\nFixture-Lock: human\n",
+    );
+    let dropped = p.rev("HEAD");
+    p.write("tests/conftest.py", "# every test passes, again\n");
+    p.commit_as(AGENT, "Speed up the fixtures\n");
+    adopt(&p);
+    let run = p.guard(&["check", &format!("{dropped}..again"), "--format", "json"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.reasons().contains(&"agent_edit_protected".to_string()),
+        "{}",
+        run.stdout
+    );
+}
