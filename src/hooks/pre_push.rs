@@ -99,10 +99,13 @@ pub fn run(remote: Option<&str>, input: &mut dyn BufRead, today: Date) -> i32 {
         Ok((results, evaluate)) => {
             let mut rejected = false;
             let mut unjudged = false;
+            let mut keeps_the_gate = false;
             for (name, findings, error) in &results {
                 for f in findings {
                     rejected = true;
-                    let _ = err.write_all(msg.finding_in(name, f, !evaluate).as_bytes());
+                    keeps_the_gate |= f.code.keeps_the_gate();
+                    let enforced = !evaluate || f.code.keeps_the_gate();
+                    let _ = err.write_all(msg.finding_in(name, f, enforced).as_bytes());
                 }
                 if let Some(e) = error {
                     unjudged = true;
@@ -115,7 +118,7 @@ pub fn run(remote: Option<&str>, input: &mut dyn BufRead, today: Date) -> i32 {
                 }
             }
             // The ledger's evaluate mode rejects nothing: a trial before enforcing.
-            if evaluate && (rejected || unjudged) {
+            if evaluate && (rejected || unjudged) && !keeps_the_gate {
                 let _ = err.write_all(
                     msg.warning("guard: evaluate mode (the ledger's mode): the server would reject this push; it goes on")
                         .as_bytes(),

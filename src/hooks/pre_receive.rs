@@ -165,6 +165,9 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
         );
         let _ = tx.send(result);
     });
+    // A push that deletes refs is not accepted blind (a late or failed judgement): the audit
+    // log must learn of a deletion, and the default branch must not go.
+    let deletes = updates.iter().any(|u| u.new.is_none());
     let accepted_anyway = |err: &mut dyn Write| {
         let _ = err.write_all(
             msg.warning("guard: evaluate mode (guard.mode, or the ledger's mode): this push would be rejected; it is accepted")
@@ -180,7 +183,7 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
     let outcome = match received {
         Ok(outcome) => outcome,
         Err(mpsc::RecvTimeoutError::Timeout) => {
-            if evaluate.load(Ordering::SeqCst) {
+            if evaluate.load(Ordering::SeqCst) && !deletes {
                 let _ = err.write_all(
                     msg.warning(&format!(
                         "guard: checking the push took longer than {:?} (guard.timeout)",
@@ -206,7 +209,7 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
             return exit::REJECT;
         }
         Err(mpsc::RecvTimeoutError::Disconnected) => {
-            if evaluate.load(Ordering::SeqCst) {
+            if evaluate.load(Ordering::SeqCst) && !deletes {
                 let _ = err.write_all(
                     msg.warning("guard: internal error while checking the push")
                         .as_bytes(),
@@ -222,7 +225,7 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
     };
     let evaluate = evaluate.load(Ordering::SeqCst);
     match outcome {
-        Err(e) if evaluate => {
+        Err(e) if evaluate && !deletes => {
             let _ = err.write_all(msg.warning(&format!("guard: {e:#}")).as_bytes());
             accepted_anyway(&mut err)
         }
@@ -237,6 +240,7 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
         Ok(results) => {
             let mut rejected = false;
             let mut unjudged = false;
+            let mut keeps_the_gate = false;
             let mut judged = 0;
             for r in &results {
                 judged += r.commits;
@@ -248,7 +252,9 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
                 }
                 for f in &r.findings {
                     rejected = true;
-                    let _ = err.write_all(msg.finding_in(&r.name, f, !evaluate).as_bytes());
+                    keeps_the_gate |= f.code.keeps_the_gate();
+                    let enforced = !evaluate || f.code.keeps_the_gate();
+                    let _ = err.write_all(msg.finding_in(&r.name, f, enforced).as_bytes());
                 }
                 if let Some(e) = &r.unjudged {
                     unjudged = true;
@@ -260,7 +266,7 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
                     let _ = err.write_all(line.as_bytes());
                 }
             }
-            if evaluate && (rejected || unjudged) {
+            if evaluate && (rejected || unjudged) && !keeps_the_gate {
                 accepted_anyway(&mut err);
                 rejected = false;
                 unjudged = false;

@@ -29,6 +29,19 @@ macro_rules! codes {
     };
 }
 
+impl Code {
+    /// Findings that would leave the server unable to judge later pushes, or lose what it
+    /// needs to (the default branch or policy ref deleted, a protected ref deleted, the
+    /// ledger removed or made unreadable): they reject in evaluate mode too, which otherwise
+    /// rejects nothing.
+    pub fn keeps_the_gate(self) -> bool {
+        matches!(
+            self,
+            Code::RefDeletion | Code::LedgerInvalid | Code::LedgerRemoved
+        )
+    }
+}
+
 codes! {
     ExpiredLeases => "expired_leases", "a freeze lease is past its `expires` date (UTC)",
         "fix the test and drop the lease, or its owner renews it";

@@ -109,8 +109,9 @@ impl Report {
     /// The exit code agrees with the decision: any finding rejects (1), even beside input
     /// that could not be judged; with no finding, such input leaves no decision (2).
     pub fn exit_code(&self) -> i32 {
-        // Evaluate mode rejects nothing: the would-be decision is in the report.
-        if !self.enforced {
+        // Evaluate mode rejects nothing but what would leave the gate unable to judge (a
+        // removed or unreadable ledger): the would-be decision is in the report.
+        if !self.enforced && !self.findings.iter().any(|f| f.code.keeps_the_gate()) {
             return exit::MERGE;
         }
         match self.decision() {

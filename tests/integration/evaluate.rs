@@ -186,3 +186,34 @@ fn the_pre_push_hook_under_an_evaluating_ledger_lets_the_push_go_on() {
         pushed.stderr
     );
 }
+
+#[test]
+fn evaluate_mode_still_keeps_the_gate_itself() {
+    // Found in review: with everything accepted, a push that deleted the default branch or
+    // left a ledger that does not parse was accepted, and every later push was then rejected
+    // ("the default branch does not exist", "the policy in force could not be read").
+    let s = Server::new("");
+    s.config("guard.mode", "evaluate");
+    let pushed = s.push(&["origin", ":main"]);
+    assert!(!pushed.ok, "{}", pushed.stderr);
+    assert!(
+        pushed
+            .stderr
+            .contains("remote: error: refs/heads/main: [ref_deletion]"),
+        "{}",
+        pushed.stderr
+    );
+    append_in(&s.work, "qa/merge_ledger.toml", "[broken\n");
+    s.commit("Edit the ledger\n\nLedger-Change: human\n");
+    let pushed = s.push(&["origin", "main"]);
+    assert!(!pushed.ok, "{}", pushed.stderr);
+    assert!(
+        pushed.stderr.contains("[ledger_invalid]"),
+        "{}",
+        pushed.stderr
+    );
+    // Other findings are still only shown.
+    s.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    s.agent_edits_freeze("Park a flaky test");
+    s.push(&["origin", "main"]).assert_accepted();
+}
