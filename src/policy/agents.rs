@@ -346,6 +346,17 @@ mod tests {
                 ],
             );
             assert!(agents.matched_agent(&both).is_some());
+            // The whole identity, not an ending: an agent's co-author line that ends like the
+            // bot's is the agent's (found in review).
+            let smuggled = who(
+                "Florian Bruhin",
+                "me@the-compiler.org",
+                &[(
+                    "Co-authored-by",
+                    "Claude <noreply@anthropic.com> <66853113+pre-commit-ci[bot]@users.noreply.github.com>",
+                )],
+            );
+            assert!(agents.matched_agent(&smuggled).is_some());
             // The exemption is for the co-author trailer only, not another key.
             let other_key = who(
                 "Florian Bruhin",

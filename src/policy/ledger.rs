@@ -71,7 +71,7 @@ pub const DEFAULT_AGENT_PUSHERS: &[&str] = &[];
 /// `agents.formatting_coauthors`: bots whose `Co-authored-by:` trailer alone does not make a
 /// human's commit an agent's (pre-commit-ci's fixes squashed into a human's pull request).
 pub const DEFAULT_FORMATTING_COAUTHORS: &[&str] =
-    &[r"*<66853113+pre-commit-ci\[bot\]@users.noreply.github.com>"];
+    &[r"pre-commit-ci\[bot\] <66853113+pre-commit-ci\[bot\]@users.noreply.github.com>"];
 /// `[trailers]`: the human trailer each protected class needs.
 pub const DEFAULT_TRAILER_FIXTURES: &str = "Fixture-Lock: human";
 pub const DEFAULT_TRAILER_FREEZE: &str = "Freeze-Lease: human";
