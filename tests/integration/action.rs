@@ -337,7 +337,7 @@ fn run_step_passes_every_input_to_guard_with_the_github_format() {
     assert_eq!(push("4444444")[1], "4444444..3333333");
     assert_eq!(
         push(&"0".repeat(40)),
-        strings(&["check", "origin/trunk...3333333", "--format", "github"])
+        strings(&["check", "origin/trunk..3333333", "--format", "github"])
     );
 
     // Other commands take no range.
