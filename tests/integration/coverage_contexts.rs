@@ -258,3 +258,29 @@ fn a_statement_over_several_lines_counts_as_in_the_deselected_run() {
     assert_eq!(two_runs["proven_coverage_percent"], 100.0, "{two_runs:#}");
     assert_eq!(one_run["proven_coverage_percent"], 100.0, "{one_run:#}");
 }
+
+#[test]
+fn a_line_only_the_frozen_test_ran_gets_nothing_from_excluded_lines_below_it() {
+    // coverage.py records the tests that ran excluded lines (`# pragma: no cover`) too: read
+    // as part of the statement above them, they made a line only the frozen test ran count.
+    let p = project(60);
+    p.write(
+        "src/calc/__init__.py",
+        "class R:\n    def area(self):\n        return 2\n\n    def __repr__(self):  # pragma: no cover\n        return \"R\"\n\n\ndef f():\n    return 1\n",
+    );
+    p.write(
+        "tests/test_calc.py",
+        "from calc import R, f\n\n\ndef test_big():\n    assert R().area() == 2\n    assert False, \"flaky on CI\"\n\n\ndef test_add():\n    assert repr(R()) == \"R\"\n    assert f() == 1\n",
+    );
+    pytest_cov(p.root(), &["--cov-context=test", "--junitxml=junit.xml"]);
+    coverage_json(p.root(), "contexts.json", &["--show-contexts"]);
+    pytest_cov(p.root(), &[&format!("--deselect={FROZEN}")]);
+    coverage_json(p.root(), "deselected.json", &[]);
+    let two_runs = score(&p, "deselected.json").json();
+    let one_run = score(&p, "contexts.json").json();
+    assert_eq!(
+        one_run["proven_coverage_percent"], two_runs["proven_coverage_percent"],
+        "{one_run:#}\n{two_runs:#}"
+    );
+    assert_eq!(two_runs["proven_coverage_percent"], 80.0, "{two_runs:#}");
+}

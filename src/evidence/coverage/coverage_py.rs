@@ -39,6 +39,9 @@ struct Totals {
 struct PyFile {
     executed_lines: Option<Vec<u64>>,
     missing_lines: Option<Vec<u64>>,
+    /// Lines `exclude_lines`/`# pragma: no cover` leave out; coverage.py still records the
+    /// tests that ran them.
+    excluded_lines: Option<Vec<u64>>,
     /// Branch arcs (`[from, to]`); only counted.
     executed_branches: Option<Vec<serde::de::IgnoredAny>>,
     missing_branches: Option<Vec<serde::de::IgnoredAny>>,
@@ -241,7 +244,8 @@ pub(super) fn read_coverage_py(path: &Path, text: &[u8]) -> Result<Coverage, Inp
             }
         }
         if with_contexts {
-            contexts.add(executed, &lines, file.contexts.as_ref());
+            let excluded = file.excluded_lines.as_deref().unwrap_or_default();
+            contexts.add(executed, &lines, excluded, file.contexts.as_ref());
         }
         sum = sum.checked_add(counts).ok_or_else(|| {
             InputError::new(path, "the line counts of the files overflow").with_hint(forged)
@@ -307,11 +311,14 @@ impl ContextsBuilder {
     /// to coverage.py's counts (its first) while the tests that ran it are recorded on the
     /// lines that ran (a multi-line `if (` is executed on its first line, its contexts are
     /// on the conditions below): the contexts of a statement are those of its first line and
-    /// of every line after it before the next statement.
+    /// of the lines right after it that ran, up to the first that is a statement, is
+    /// excluded (`excluded`, whose tests coverage.py records too) or has no record (a blank
+    /// line, a closing bracket): a test that ran a later method must not count for it.
     fn add(
         &mut self,
         executed: &[u64],
         statements: &[u64],
+        excluded: &[u64],
         by_line: Option<&BTreeMap<String, Vec<String>>>,
     ) {
         let recorded: BTreeMap<u64, &Vec<String>> = by_line
@@ -324,8 +331,13 @@ impl ContextsBuilder {
                 .get(statements.partition_point(|&s| s <= line))
                 .copied()
                 .unwrap_or(u64::MAX);
+            // The run of consecutive recorded lines from the statement's own.
+            let mut end = line + 1;
+            while end < next && !excluded.contains(&end) && recorded.contains_key(&end) {
+                end += 1;
+            }
             let mut ids: Vec<u32> = Vec::new();
-            for names in recorded.range(line..next).map(|(_, names)| names) {
+            for names in recorded.range(line..end).map(|(_, names)| names) {
                 for n in names.iter() {
                     let id = match self.index.get(n) {
                         Some(&i) => i,
@@ -340,7 +352,7 @@ impl ContextsBuilder {
                 }
             }
             // A context on the first line and on a continuation line is one context.
-            if recorded.range(line..next).nth(1).is_some() {
+            if end > line + 1 {
                 ids.sort_unstable();
                 ids.dedup();
             }
