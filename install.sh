@@ -120,10 +120,14 @@ fi
 # and manifest of this checkout: installing hooks then does not build again (a release
 # build checks and relinks for a minute even when nothing changed).
 installed_current() {
-  local installed="${prefix:-${HOME:-/nonexistent}/.local}/bin/guard"
+  local installed="${prefix:-${HOME:-/nonexistent}/.local}/bin/guard" want
   [ -x "$installed" ] || return 1
-  [ -z "$(find "$here/src" "$here/Cargo.toml" "$here/Cargo.lock" -newer "$installed" -print -quit 2>/dev/null)" ] || return 1
-  "$installed" --version >/dev/null 2>&1 || return 1
+  # Everything the build reads: the sources, the ledger and freeze file compiled in, the
+  # manifests and cargo's own configuration.
+  [ -z "$(find "$here/src" "$here/policy" "$here/Cargo.toml" "$here/Cargo.lock" "$here/.cargo" -newer "$installed" -print -quit 2>/dev/null)" ] || return 1
+  # And it is this checkout's guard (another program called guard answers otherwise).
+  want="guard $(sed -n 's/^version = "\(.*\)"$/\1/p' "$here/Cargo.toml" | head -n 1)"
+  [ "$("$installed" --version 2>/dev/null)" = "$want" ] || return 1
   guard_bin="$installed"
   echo "using $installed (installed, and newer than this checkout's sources; run ./install.sh to rebuild)" >&2
 }

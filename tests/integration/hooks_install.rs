@@ -434,6 +434,20 @@ fn hooks_use_the_installed_guard_while_it_is_newer_than_the_sources() {
         "{hook}"
     );
 
+    // Another program installed as guard is not taken for it.
+    std::fs::write(
+        prefix.join("bin/guard"),
+        "#!/bin/sh\necho guard 9.9.9\nexit 0\n",
+    )
+    .unwrap();
+    let out = install(Some(
+        std::time::SystemTime::now() + std::time::Duration::from_secs(3600),
+    ));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("cargo not found"), "{stderr}");
+    std::fs::copy(GUARD, prefix.join("bin/guard")).unwrap();
+
     // Older than the sources: it is built again (here: cargo is not on PATH, so it says so).
     let out = install(Some(
         std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(86_400),
