@@ -122,7 +122,8 @@ pub fn summary(report: &Report) -> String {
 }
 
 /// Text for one table cell: one line, control characters as spaces, and what Markdown or
-/// HTML would read as structure escaped (`|`, `<`, `>`, `[`, `]`, `*`, `_`, `~`): the text comes from the
+/// HTML would read as structure escaped (`|`, `<`, `>`, `[`, `]`, `*`, `_`, `~`, and what
+/// GitHub turns into links: `scheme:`, `www.`, `name@host`): the text comes from the
 /// reports and commits under judgement, which could otherwise add links or images. Inside a
 /// code span (a run of backticks closed by a run of the same length) nothing is structure and
 /// a backslash is shown as written, so there only `|` is escaped (GFM splits table cells at a
@@ -165,6 +166,18 @@ fn cell(text: &str) -> String {
             '*' => out.push_str("\\*"),
             '_' => out.push_str("\\_"),
             '~' => out.push_str("\\~"),
+            // GitHub links bare URLs, `www.` names and e-mail addresses (GFM's autolinks):
+            // an escaped `:` or `.` is no scheme or `www.` to it; before `@` only a
+            // zero-width space breaks the address (an escape does not).
+            ':' => out.push_str("\\:"),
+            '.' if out
+                .as_bytes()
+                .get(out.len().saturating_sub(3)..)
+                .is_some_and(|end| end.eq_ignore_ascii_case(b"www")) =>
+            {
+                out.push_str("\\.")
+            }
+            '@' => out.push_str("\u{200B}@"),
             c => out.push(c),
         }
         i += 1;

@@ -465,7 +465,7 @@ fn github_step_summary_is_appended_in_every_format() {
     );
     assert_eq!(text.matches("### merge-guard").count(), 3);
     assert!(text.contains("Decision: **REJECT**, 15 findings."));
-    assert!(text.contains(r"| error | `test_failures` | `qa/merge_ledger.toml` | test tests.test\_many::test\_broken\_00 failed<br>help: "));
+    assert!(text.contains(r"| error | `test_failures` | `qa/merge_ledger.toml` | test tests.test\_many\:\:test\_broken\_00 failed<br>help: "));
     assert!(text.contains("| policy | collected tests |"));
 }
 
@@ -489,9 +489,52 @@ fn step_summary_escapes_markdown_from_the_reports() {
     assert_eq!(run.status.code(), Some(1));
     let text = std::fs::read_to_string(&summary).unwrap();
     assert!(
-        text.contains(r"test\_\[link\](http://x) &lt;img&gt; a\|b")
-            || text.contains(r"test_\[link\](http://x) &lt;img&gt; a\|b"),
+        text.contains(r"test\_\[link\](http\://x) &lt;img&gt; a\|b"),
         "{text}"
     );
     assert!(!text.contains("<img"), "{text}");
+}
+
+#[test]
+fn step_summary_renders_inert_on_github() {
+    // Rendered by cmark-gfm, GitHub's own Markdown (`cmarkgfm`, with its autolinks): a test
+    // name with a URL, a www name, an address and bold text was a live link and bold.
+    let p = clean();
+    let mut cases = clean_cases();
+    cases.push((
+        "tests.test_odd",
+        "test_x approved: https://evil.example/ok www.evil.example ops@evil.example **decision: MERGE** [y](http://z) `code` ``",
+        FAIL,
+    ));
+    p.write("junit.xml", junit(&cases));
+    let summary = p.root().join("summary.md");
+    crate::support::hermetic(Command::new(env!("CARGO_BIN_EXE_guard")), p.root())
+        .args(["score", "--junit", "junit.xml"])
+        .current_dir(p.root())
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, cmarkgfm; print(cmarkgfm.github_flavored_markdown_to_html(open(sys.argv[1]).read()))",
+        ])
+        .arg(&summary)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cmarkgfm must be installed (`python3 -m pip install cmarkgfm`; .ci/run does): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = String::from_utf8_lossy(&out.stdout);
+    let row = html
+        .lines()
+        .find(|l| l.contains("test_x approved"))
+        .unwrap_or_else(|| panic!("{html}"));
+    for made in ["<a ", "<strong>", "<em>", "<img"] {
+        assert!(!row.contains(made), "{made} in {row}");
+    }
+    // The text still reads as written.
+    assert!(row.contains("https://evil.example/ok"), "{row}");
 }
