@@ -249,26 +249,24 @@ fn judge_line(
         artifacts = crate::hooks::artifacts_in(workdir, &policy.artifacts)?;
         // A report written before the last edit of a file the push changes is an earlier
         // run's, of other code: scored, it rejected the push that adds a ledger for what an
-        // old run lacked. (Edited, tested, committed, pushed: the report is newer than the
-        // edits, and scored.)
-        let last_edit = git::commit::paths_changed(repo, base, tip)?
+        // old run lacked ("no property test ran"), and dropped, the push would go on with no
+        // evidence. Neither: the push cannot be judged until the tests run again. (Edited,
+        // tested, committed, pushed: the report is newer than the edits, and scored.)
+        let changed = git::commit::paths_changed(repo, base, tip)?;
+        let last_edit = changed
             .iter()
-            .filter_map(|p| modified_at(&workdir.join(p)))
+            .filter_map(|p| modified_at(&workdir.join(p)).map(|t| (t, p)))
             .max();
-        artifacts.junit.retain(|report| match (modified_at(report), last_edit) {
-            (Some(written), Some(edited)) if written < edited => {
-                eprint!(
-                    "{}",
-                    Messages { gitlab: false }.warning(&format!(
-                        "{}: {} was written before the last edit of a file this push changes, so it is an earlier run's: not scored; run the tests again to score this push",
-                        line.remote_ref,
+        for report in &artifacts.junit {
+            if let (Some(written), Some((edited, path))) = (modified_at(report), &last_edit) {
+                if written < *edited {
+                    anyhow::bail!(
+                        "{} was written before {path} was last edited, so it is an earlier run's, not this push's: run the tests again (or push with --no-verify: the server judges the push anyway)",
                         report.strip_prefix(workdir).unwrap_or(report).display(),
-                    ))
-                );
-                false
+                    );
+                }
             }
-            _ => true,
-        });
+        }
     }
     if policy.artifacts.required && artifacts.junit.is_empty() {
         prior.push(push::artifacts_missing(

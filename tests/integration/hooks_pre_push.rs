@@ -193,10 +193,12 @@ fn pre_push_refuses_deleting_a_protected_ref_locally() {
 }
 
 #[test]
-fn pre_push_does_not_score_a_report_older_than_the_changes_it_pushes() {
+fn pre_push_cannot_judge_with_a_report_older_than_the_changes_it_pushes() {
     // The first push of a ledger was rejected from a junit.xml that an earlier run left in
-    // the work tree: a report written before the last edit of a pushed file is an earlier
-    // run's, of other code. Edited, tested, committed and pushed, it is scored.
+    // the work tree ("no property test ran"): a report written before the last edit of a
+    // pushed file is an earlier run's, of other code, and the push cannot be judged until
+    // the tests run again (dropping it would push on with no evidence). Edited, tested,
+    // committed and pushed, it is scored.
     let s = Server::new("");
     install(&["--hooks", s.work.to_str().unwrap()]);
     write_in(&s.work, ".gitignore", "junit.xml\n");
@@ -215,13 +217,8 @@ fn pre_push_does_not_score_a_report_older_than_the_changes_it_pushes() {
     set_written(std::time::SystemTime::now() - std::time::Duration::from_secs(3600));
     s.human_change("README.md", "More docs");
     let pushed = s.push(&["origin", "main"]);
-    pushed.assert_accepted();
-    assert!(
-        pushed.stderr.contains(
-            "warning: refs/heads/main: junit.xml was written before the last edit of a file this push changes, so it is an earlier run's: not scored"
-        ),
-        "{}",
-        pushed.stderr
+    pushed.assert_refused_locally_with(
+        "error: refs/heads/main: cannot judge: junit.xml was written before README.md was last edited, so it is an earlier run's, not this push's: run the tests again",
     );
 
     // Edited, then tested (the report is newer than the edit): scored, and it rejects.
