@@ -141,16 +141,24 @@ impl PytestConfig {
     /// `python_files` names anywhere (a pattern with a `/` matches the end of a path, as
     /// pytest's `fnmatch_ex` does).
     pub fn test_globs(&self) -> Vec<String> {
+        // Only paths inside the repository, written as the ledger takes them: an absolute
+        // path, `..` or a backslash names nothing guard reads in a revision.
+        let inside = |p: &str| {
+            !p.is_empty()
+                && p != "."
+                && !p.contains('\\')
+                && crate::workspace::check_relative(p).is_ok()
+        };
         let mut globs: Vec<String> = self
             .testpaths
             .iter()
             .map(|t| t.trim_start_matches("./").trim_end_matches('/'))
-            .filter(|t| !t.is_empty() && *t != ".")
+            .filter(|t| inside(t))
             .map(|t| format!("{t}/**"))
             .collect();
         for pattern in &self.python_files {
             let pattern = pattern.trim_start_matches("./");
-            if !pattern.is_empty() {
+            if inside(pattern) {
                 globs.push(format!("**/{pattern}"));
             }
         }
@@ -315,6 +323,16 @@ mod tests {
         assert_eq!(c.file.as_deref(), Some("setup.cfg"));
         assert_eq!(c.testpaths, ["t1", "t2"]);
         assert_eq!(c.python_functions, ["check_*"]);
+    }
+
+    #[test]
+    fn paths_outside_the_repository_are_left_out() {
+        let c = read(&[(
+            "pytest.ini",
+            "[pytest]\ntestpaths = tests ../elsewhere /abs 'win\\dir'\npython_files = check_*.py ../x.py\n",
+        )])
+        .unwrap();
+        assert_eq!(c.test_globs(), ["tests/**", "**/check_*.py"]);
     }
 
     #[test]
