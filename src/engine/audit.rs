@@ -952,6 +952,7 @@ pub(super) fn load_policy(
     if let Ok(pytest) = crate::project::PytestConfig::read(base) {
         if pytest.file.is_some() {
             policy.tests.add_paths(&pytest.test_globs());
+            policy.tests.python_functions = pytest.python_functions;
         }
     }
     Ok(policy)

@@ -66,7 +66,10 @@ impl<'a> Judge<'a> {
             commits,
             who,
             base_name,
-            parsed: Parsed::default(),
+            parsed: Parsed {
+                python: test_source::PythonTests::new(&who.policy.tests.python_functions),
+                ..Parsed::default()
+            },
             found: Vec::new(),
         }
     }
@@ -175,6 +178,9 @@ impl<'a> Judge<'a> {
 #[derive(Default)]
 struct Parsed {
     files: HashMap<ParsedKey, Option<Rc<TestFile>>, foldhash::fast::RandomState>,
+    /// Which Python functions are tests (pytest's `python_functions` at the policy's
+    /// revision).
+    python: test_source::PythonTests,
 }
 
 /// What a parsed version is held by: its blob, whether its path is listed, its language.
@@ -209,7 +215,7 @@ impl Parsed {
             return Ok(known.clone());
         }
         let bytes = trees.blob(id)?;
-        let file = read_test_file(path, &bytes, listed)?.map(Rc::new);
+        let file = read_test_file(path, &bytes, listed, &self.python)?.map(Rc::new);
         self.hold(key, file.clone());
         Ok(file)
     }
@@ -257,13 +263,14 @@ impl Parsed {
         } else {
             1
         };
+        let python = &self.python;
         let parsed = crate::parallel::each(
             todo.len(),
             threads,
             || Some(()),
             |(), i| {
                 let ((_, listed, _), path) = todo[i];
-                read_test_file(path, &texts[i], listed)
+                read_test_file(path, &texts[i], listed, python)
             },
         );
         let mut read = Vec::with_capacity(parsed.len());
@@ -289,14 +296,19 @@ impl Parsed {
 /// hold a test (no `test` in it) holds none, unparsed. A Python file that declares a source
 /// encoding guard does not read as Python does is an error: what its tests assert cannot be
 /// told, and an agent's commit is not judged without it.
-fn read_test_file(path: &str, text: &[u8], listed: bool) -> anyhow::Result<Option<TestFile>> {
+fn read_test_file(
+    path: &str,
+    text: &[u8],
+    listed: bool,
+    python: &test_source::PythonTests,
+) -> anyhow::Result<Option<TestFile>> {
     if let Some((encoding, line)) = test_source::unread_encoding(path, text) {
         anyhow::bail!(
             "{path}:{line}: declares the source encoding {encoding:?}, which Python decodes the file from and guard does not read, so what its tests assert cannot be told; save the file as UTF-8 and drop the coding line"
         );
     }
     Ok(if listed || memchr::memmem::find(text, b"test").is_some() {
-        test_source::parse(path, text)
+        test_source::parse_with(path, text, python)
     } else {
         Some(TestFile::default())
     })

@@ -342,6 +342,9 @@ pub struct TestsPolicy {
     pub set: CaselessGlobSet,
     /// What a weakened test in an agent commit does (`weakened_test`).
     pub weakened: Severity,
+    /// Which Python functions are tests: pytest's `python_functions`, read from its settings
+    /// at the same revision (not a ledger key); `test` by default.
+    pub python_functions: Vec<String>,
 }
 
 impl TestsPolicy {
@@ -1093,6 +1096,7 @@ fn tests(raw: &RawTests, c: &mut Checker) -> TestsPolicy {
         paths,
         set,
         weakened,
+        python_functions: vec!["test".to_string()],
     }
 }
 

@@ -256,3 +256,33 @@ fn init_check_prints_the_ledger_and_writes_nothing() {
         run.stderr
     );
 }
+
+#[test]
+fn pytests_python_functions_decide_which_functions_are_tests() {
+    // A project whose tests are `check_*` functions (pytest's python_functions): an agent
+    // that drops one's assertion was not read (only `test*` functions were tests).
+    let p = Project::git();
+    p.write(
+        "pyproject.toml",
+        "[tool.pytest.ini_options]\npython_functions = \"check_*\"\n",
+    );
+    p.write(
+        "tests/test_calc.py",
+        "def check_total():\n    assert sum([1, 2]) == 3\n",
+    );
+    p.commit_as(
+        ("Dev Human", "dev@example.com"),
+        "Add the checks\n\nTest-Harness: human\n",
+    );
+    p.write(
+        "tests/test_calc.py",
+        "def check_total():\n    sum([1, 2])\n",
+    );
+    p.commit_as(("Cursor Agent", "cursoragent@cursor.com"), "Simplify\n");
+    let run = p.guard(&["check", "HEAD~1..HEAD", "--format", "json"]);
+    assert_decision(&run, 1, &["weakened_test"]);
+    assert_eq!(
+        run.json()["findings"][0]["test"],
+        "tests/test_calc.py::check_total"
+    );
+}

@@ -287,9 +287,50 @@ pub fn unread_encoding(path: &str, text: &[u8]) -> Option<(String, usize)> {
     }
 }
 
+/// Which Python functions and methods are tests: pytest's `python_functions`, each a name
+/// prefix, or a glob when it holds `*`, `?` or `[` (pytest's own rule). Default `test`.
+#[derive(Debug, Clone)]
+pub struct PythonTests {
+    prefixes: Vec<String>,
+    globs: Vec<globset::GlobMatcher>,
+}
+
+impl Default for PythonTests {
+    fn default() -> Self {
+        PythonTests::new(&["test".to_string()])
+    }
+}
+
+impl PythonTests {
+    pub fn new(patterns: &[String]) -> PythonTests {
+        let (mut prefixes, mut globs) = (Vec::new(), Vec::new());
+        for p in patterns {
+            if p.contains(['*', '?', '[']) {
+                if let Ok(g) = globset::Glob::new(p) {
+                    globs.push(g.compile_matcher());
+                }
+            } else {
+                prefixes.push(p.clone());
+            }
+        }
+        PythonTests { prefixes, globs }
+    }
+
+    /// Whether pytest collects a function of this name as a test.
+    pub fn is_test(&self, name: &str) -> bool {
+        self.prefixes.iter().any(|p| name.starts_with(p.as_str()))
+            || self.globs.iter().any(|g| g.is_match(name))
+    }
+}
+
 /// The test functions of `text`, read as the language of `path`; `None` for a file in no
 /// language read here.
 pub fn parse(path: &str, text: &[u8]) -> Option<TestFile> {
+    parse_with(path, text, &PythonTests::default())
+}
+
+/// `parse`, with which Python functions are tests.
+pub fn parse_with(path: &str, text: &[u8], python: &PythonTests) -> Option<TestFile> {
     let language = Language::of(path)?;
     // Without a function there is no test and no helper: nothing to parse.
     let keyword: &[u8] = match language {
@@ -325,7 +366,7 @@ pub fn parse(path: &str, text: &[u8]) -> Option<TestFile> {
     })?;
     let source = Source { text };
     Some(match language {
-        Language::Python => python::read(&source, tree.root_node()),
+        Language::Python => python::read(&source, tree.root_node(), python),
         Language::Rust => rust::read(&source, tree.root_node()),
     })
 }
@@ -535,6 +576,17 @@ fn number(text: &str) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn python_tests_are_named_as_pytest_names_them() {
+        let default = super::PythonTests::default();
+        assert!(
+            default.is_test("test_x") && default.is_test("testing") && !default.is_test("check_x")
+        );
+        let custom = super::PythonTests::new(&["check_".to_string(), "*_spec".to_string()]);
+        assert!(custom.is_test("check_total") && custom.is_test("total_spec"));
+        assert!(!custom.is_test("test_x") && !custom.is_test("spec_total"));
+    }
+
     use super::*;
 
     #[test]

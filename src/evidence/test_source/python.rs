@@ -196,7 +196,7 @@ fn inside_string(root: Node, at: usize) -> bool {
     false
 }
 
-pub(super) fn read(src: &Source, root: Node) -> TestFile {
+pub(super) fn read(src: &Source, root: Node, names: &super::PythonTests) -> TestFile {
     let (mut tests, mut helpers) = (Vec::new(), Vec::new());
     let unbound = unbound_later(src, root);
     let module_skips = scope_skips(src, root);
@@ -234,7 +234,7 @@ pub(super) fn read(src: &Source, root: Node) -> TestFile {
                 path.push(name);
                 push_statements(&mut stack, body, &path, &inner);
             }
-            "function_definition" if name.starts_with("test") => {
+            "function_definition" if names.is_test(&name) => {
                 let mut qualified = classes.join("::");
                 if !qualified.is_empty() {
                     qualified.push_str("::");
@@ -1189,7 +1189,11 @@ mod tests {
         let src = crate::evidence::test_source::Source {
             text: text.as_bytes(),
         };
-        super::read(&src, tree.root_node())
+        super::read(
+            &src,
+            tree.root_node(),
+            &crate::evidence::test_source::PythonTests::default(),
+        )
     }
 
     fn assertion_texts(file: &TestFile, name: &str) -> Vec<(u64, String)> {
