@@ -42,6 +42,18 @@ pub fn run(args: &RetestArgs, progress: &mut Progress) -> anyhow::Result<i32> {
         .filter(|p| p.base.is_some())
         .map(|p| p.path.clone())
         .collect();
+    let removed: Vec<&str> = plan
+        .put_back
+        .iter()
+        .filter(|p| p.base.is_none() && p.remove_if_new)
+        .map(|p| p.path.as_str())
+        .collect();
+    if !removed.is_empty() {
+        eprintln!(
+            "guard: removed from the copy, as the base has none and pytest or Python would load them unasked: {}",
+            removed.join(", ")
+        );
+    }
     eprintln!(
         "guard: {} of {} as {} has {}: {}",
         crate::wording::count(put.len(), "file"),
@@ -67,6 +79,23 @@ pub fn run(args: &RetestArgs, progress: &mut Progress) -> anyhow::Result<i32> {
     artifacts.junit = artifacts.junit.iter().map(|p| in_copy(p)).collect();
     artifacts.coverage = artifacts.coverage.as_deref().map(in_copy);
     artifacts.collected = artifacts.collected.as_deref().map(in_copy);
+    // Evidence the tip brought along (a committed coverage.json) is not this run's: gone
+    // before the run, whatever the run writes is read.
+    for path in artifacts
+        .junit
+        .iter()
+        .chain(&artifacts.coverage)
+        .chain(&artifacts.collected)
+    {
+        if path.starts_with(dir) && std::fs::symlink_metadata(path).is_ok() {
+            std::fs::remove_file(path).with_context(|| {
+                format!(
+                    "cannot remove {} from the copy before the run",
+                    path.display()
+                )
+            })?;
+        }
+    }
     progress.floor = Some(floor(&plan.policy, &artifacts));
 
     let files = plan.test_files();
@@ -78,17 +107,28 @@ pub fn run(args: &RetestArgs, progress: &mut Progress) -> anyhow::Result<i32> {
             _ => vec![a.clone()],
         })
         .collect();
-    // Python imports the copy's code, not an editable install of the work tree's.
+    // Python imports the copy's code, not an editable install of the work tree's: its
+    // `src` first (the copy's root is the command's directory; on PYTHONPATH it would also
+    // run a `sitecustomize.py` there at start).
     let mut python_path = OsString::from(dir.join("src"));
-    python_path.push(":");
-    python_path.push(dir);
     if let Some(old) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
         python_path.push(":");
         python_path.push(old);
     }
+    // pytest looks for its settings and conftest.py files in the directories above the
+    // one it runs in: the copy's are the project's, nothing above it counts.
+    let mut pytest_opts = OsString::from("--rootdir=");
+    pytest_opts.push(dir);
+    pytest_opts.push(" --confcutdir=");
+    pytest_opts.push(dir);
+    if let Some(old) = std::env::var_os("PYTEST_ADDOPTS").filter(|p| !p.is_empty()) {
+        pytest_opts.push(" ");
+        pytest_opts.push(old);
+    }
     let env = [
         ("GUARD_RETEST_FILES", OsString::from(files.join("\n"))),
         ("PYTHONPATH", python_path),
+        ("PYTEST_ADDOPTS", pytest_opts),
     ];
     let before: Vec<_> = artifacts.junit.iter().map(|p| stamp(p)).collect();
     let example = TestRunner::detect(&WorkTree {
@@ -96,7 +136,7 @@ pub fn run(args: &RetestArgs, progress: &mut Progress) -> anyhow::Result<i32> {
     });
     // Ctrl-C stops the command (it gets the signal too); guard stays to remove the copy.
     let runner = {
-        let _ignored = IgnoreInterrupt::new();
+        let _caught = CatchInterrupt::new();
         run_command(&command, example, Some(dir), &env)?
     };
     progress.runner = Some(runner.clone());
@@ -120,28 +160,47 @@ pub fn run(args: &RetestArgs, progress: &mut Progress) -> anyhow::Result<i32> {
             .push(Finding::new(Code::OldTestFails, format!("not put back: {why}")).path(path));
     }
     print_report(&report, args.format.into());
-    drop(copy);
+    if let Err(e) = copy.close() {
+        eprintln!("warning: guard: cannot remove the copy it ran the tests in: {e}");
+    }
     Ok(report.exit_code())
 }
 
-/// Ignores SIGINT while alive, restoring what was there before.
-struct IgnoreInterrupt {
-    previous: libc::sighandler_t,
+/// Catches SIGINT (and SIGTERM) with a handler that does nothing while alive, restoring
+/// what was there before: guard outlives the command to remove the copy, and the command,
+/// started while the handler is set, gets the signals' default action (a caught signal is
+/// reset on exec; an ignored one would stay ignored, and Ctrl-C would stop nothing).
+struct CatchInterrupt {
+    previous: [libc::sigaction; 2],
 }
 
-impl IgnoreInterrupt {
-    fn new() -> IgnoreInterrupt {
-        // SAFETY: `signal` with SIG_IGN installs no handler code; restored in `drop`.
-        let previous = unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
-        IgnoreInterrupt { previous }
+extern "C" fn do_nothing(_: libc::c_int) {}
+
+const CAUGHT: [libc::c_int; 2] = [libc::SIGINT, libc::SIGTERM];
+
+impl CatchInterrupt {
+    fn new() -> CatchInterrupt {
+        // SAFETY: sigaction with a handler that touches nothing; restored in `drop`.
+        unsafe {
+            let mut previous: [libc::sigaction; 2] = std::mem::zeroed();
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = do_nothing as *const () as libc::sighandler_t;
+            libc::sigemptyset(&mut action.sa_mask);
+            for (i, signal) in CAUGHT.iter().enumerate() {
+                libc::sigaction(*signal, &action, &mut previous[i]);
+            }
+            CatchInterrupt { previous }
+        }
     }
 }
 
-impl Drop for IgnoreInterrupt {
+impl Drop for CatchInterrupt {
     fn drop(&mut self) {
-        // SAFETY: puts back the disposition `new` found.
+        // SAFETY: puts back the actions `new` found.
         unsafe {
-            libc::signal(libc::SIGINT, self.previous);
+            for (i, signal) in CAUGHT.iter().enumerate() {
+                libc::sigaction(*signal, &self.previous[i], std::ptr::null_mut());
+            }
         }
     }
 }

@@ -11,6 +11,18 @@ use git2::{Oid, Repository};
 /// (modes, symlinks, submodules left empty), without touching the repository's index, HEAD
 /// or work tree.
 pub fn write_commit_to(repo: &Repository, commit: Oid, dir: &Path) -> anyhow::Result<()> {
+    // A handle of its own with an empty index in memory: libgit2's checkout loads the
+    // repository's index otherwise, and refuses one with extensions it does not know (split
+    // or sparse indexes), which has nothing to do with writing a tree out.
+    let repo = Repository::open(repo.path())
+        .with_context(|| format!("cannot open {} again", repo.path().display()))?;
+    // libgit2 reads the index a checkout updates even when told not to update it: a file
+    // of its own, in a directory of its own, that does not exist yet (an empty index).
+    let scratch = tempfile::tempdir().context("cannot make a directory for a scratch index")?;
+    let mut index =
+        git2::Index::open(&scratch.path().join("index")).context("cannot make an empty index")?;
+    repo.set_index(&mut index)
+        .context("cannot give the copy's checkout an index of its own")?;
     let tree = repo
         .find_commit(commit)
         .and_then(|c| c.tree())
@@ -69,8 +81,16 @@ pub fn parents(repo: &Repository, commit: Oid) -> Result<Vec<Oid>, git2::Error> 
     Ok(repo.find_commit(commit)?.parent_ids().collect())
 }
 
-/// The bytes of the regular file at `path` in `commit`'s tree; `None` when there is none.
-pub fn file_at(repo: &Repository, commit: Oid, path: &str) -> Result<Option<Vec<u8>>, git2::Error> {
+/// A regular file of a tree: its bytes, and whether it is executable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileAt {
+    pub bytes: Vec<u8>,
+    pub executable: bool,
+}
+
+/// The regular file at `path` in `commit`'s tree; `None` when there is none (or a symlink,
+/// a submodule or a directory is there).
+pub fn file_at(repo: &Repository, commit: Oid, path: &str) -> Result<Option<FileAt>, git2::Error> {
     let tree = repo.find_commit(commit)?.tree()?;
     let Ok(entry) = tree.get_path(Path::new(path)) else {
         return Ok(None);
@@ -78,7 +98,10 @@ pub fn file_at(repo: &Repository, commit: Oid, path: &str) -> Result<Option<Vec<
     if entry.kind() != Some(git2::ObjectType::Blob) || entry.filemode() == 0o120000 {
         return Ok(None);
     }
-    Ok(Some(repo.find_blob(entry.id())?.content().to_vec()))
+    Ok(Some(FileAt {
+        bytes: repo.find_blob(entry.id())?.content().to_vec(),
+        executable: entry.filemode() == 0o100755,
+    }))
 }
 
 #[cfg(test)]
@@ -157,9 +180,12 @@ mod tests {
             new: Some("new.txt".into())
         }));
         assert_eq!(
-            file_at(&repo, first, "tests/test_a.py").unwrap().as_deref(),
-            Some(&b"def test_a():\n    assert 1\n"[..])
+            file_at(&repo, first, "tests/test_a.py")
+                .unwrap()
+                .map(|f| f.bytes),
+            Some(b"def test_a():\n    assert 1\n".to_vec())
         );
+        assert!(file_at(&repo, first, "run.sh").unwrap().unwrap().executable);
         assert_eq!(file_at(&repo, head, "tests/test_a.py").unwrap(), None);
     }
 }

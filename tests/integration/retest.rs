@@ -98,7 +98,10 @@ fn an_agent_that_breaks_the_code_and_hides_it_meets_the_humans_test() {
         .collect();
     assert_eq!(
         old,
-        ["tests.test_calc::test_empty", "tests.test_calc::test_total"],
+        [
+            "tests/test_calc.py::test_total",
+            "tests/test_calc.py::test_empty"
+        ],
         "{json:#}"
     );
     assert!(
@@ -193,7 +196,7 @@ fn a_put_back_test_file_that_did_not_run_is_old_test_fails() {
         json["findings"][0]["message"]
             .as_str()
             .unwrap()
-            .starts_with("no test of tests/test_calc.py"),
+            .starts_with("the base's test tests/test_calc.py::test_total did not run (no record in the reports)"),
         "{json:#}"
     );
     // A command that cannot start, and a report it did not write, cannot be judged.
@@ -220,4 +223,62 @@ fn a_put_back_test_file_that_did_not_run_is_old_test_fails() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn an_agents_new_conftest_is_not_in_the_copy_and_each_base_test_must_run() {
+    let p = project();
+    // The agent breaks the code, rewrites one test, and adds a conftest.py that turns every
+    // failure into a pass and deselects the other test: files the base has none of that
+    // pytest loads unasked are removed from the copy.
+    p.write("src/calc.py", "def total(xs):\n    return sum(xs) + 1\n");
+    p.write("tests/test_calc.py", TESTS.replace("== 3", "== 4"));
+    p.write(
+        "tests/conftest.py",
+        "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    rep = outcome.get_result()\n    rep.outcome = \"passed\"\n\n\ndef pytest_collection_modifyitems(items):\n    items[:] = [i for i in items if \"empty\" not in i.name]\n",
+    );
+    p.commit_as(AGENT, "Fix the totals\n");
+    let run = retest(&p, "HEAD~1..HEAD");
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("guard: removed from the copy, as the base has none and pytest or Python would load them unasked: tests/conftest.py"),
+        "{}",
+        run.stderr
+    );
+    let old: Vec<String> = run.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "old_test_fails")
+        .map(|f| f["test"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        old,
+        [
+            "tests/test_calc.py::test_total",
+            "tests/test_calc.py::test_empty"
+        ]
+    );
+}
+
+#[test]
+fn the_command_keeps_ctrl_c() {
+    // guard catches SIGINT to outlive the command and remove the copy; the command must get
+    // the default action (an ignored signal stays ignored in a program it starts, and
+    // pytest then could not be stopped). Python installs its KeyboardInterrupt handler only
+    // over the default.
+    let p = project();
+    p.write("tests/test_calc.py", TESTS.replace("== 3", "== 3  # same"));
+    p.commit_as(AGENT, "Comment\n");
+    let run = p.guard(&[
+        "retest",
+        "HEAD~1..HEAD",
+        "--junit",
+        "junit.xml",
+        "--",
+        "python3",
+        "-c",
+        "import signal, sys; print(signal.getsignal(signal.SIGINT), file=sys.stderr)",
+    ]);
+    assert!(run.stderr.contains("default_int_handler"), "{}", run.stderr);
 }
