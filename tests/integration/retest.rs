@@ -282,3 +282,57 @@ fn the_command_keeps_ctrl_c() {
     ]);
     assert!(run.stderr.contains("default_int_handler"), "{}", run.stderr);
 }
+
+#[test]
+fn a_human_commit_on_a_parallel_branch_approves_nothing_of_the_agents() {
+    // The agent breaks the code and rewrites a test on one branch; a human adds a test to
+    // the same file on another, dated later, and the branches are merged. Read in date
+    // order, the human's commit came last and counted as approving the file: nothing was
+    // put back. Only a human commit that descends from the agent's approves it.
+    let p = project();
+    let base = p.rev("HEAD");
+    let commit = |who: (&str, &str), date: &str, message: &str| {
+        p.git_cmd(&["add", "-A"]);
+        let author = format!("{} <{}>", who.0, who.1);
+        p.git_env(
+            &[
+                ("GIT_AUTHOR_DATE", date),
+                ("GIT_COMMITTER_DATE", date),
+                ("GIT_COMMITTER_NAME", who.0),
+                ("GIT_COMMITTER_EMAIL", who.1),
+            ],
+            &["commit", "-q", "--author", &author, "-m", message],
+        );
+    };
+    p.git_cmd(&["checkout", "-q", "-b", "agent"]);
+    p.write(
+        "src/calc.py",
+        "def total(xs):\n    return sum(xs) if xs else 1\n",
+    );
+    p.write("tests/test_calc.py", TESTS.replace("== 0", "== 1"));
+    commit(AGENT, "2026-01-02T00:00:00Z", "Empty totals count one");
+    p.git_cmd(&["checkout", "-q", "-b", "human", &base]);
+    p.write(
+        "tests/test_calc.py",
+        TESTS.replace(
+            "from calc import total\n",
+            "from calc import total\n\n\ndef test_pair():\n    assert total([2, 2]) == 4\n",
+        ),
+    );
+    commit(HUMAN, "2026-01-03T00:00:00Z", "Add a test");
+    p.git_cmd(&["checkout", "-q", "agent"]);
+    p.git_env(
+        &[
+            ("GIT_AUTHOR_DATE", "2026-01-04T00:00:00Z"),
+            ("GIT_COMMITTER_DATE", "2026-01-04T00:00:00Z"),
+        ],
+        &["merge", "-q", "--no-ff", "-m", "Merge", "human"],
+    );
+    let run = retest(&p, &format!("{base}..HEAD"));
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.reasons().contains(&"old_test_fails".to_string()),
+        "{}",
+        run.stdout
+    );
+}
