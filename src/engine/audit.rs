@@ -952,7 +952,13 @@ pub(super) fn load_policy(
     if let Ok(pytest) = crate::project::PytestConfig::read(base) {
         if pytest.file.is_some() {
             policy.tests.add_paths(&pytest.test_globs());
-            policy.tests.python_functions = pytest.python_functions;
+            // pytest still collects unittest's `test*` methods whatever python_functions
+            // says, and reading more functions only widens the check.
+            let mut names = pytest.python_functions;
+            if !names.iter().any(|n| n == "test") {
+                names.push("test".to_string());
+            }
+            policy.tests.python_functions = names;
         }
     }
     Ok(policy)

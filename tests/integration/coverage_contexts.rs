@@ -234,6 +234,19 @@ fn the_readmes_one_run_command_writes_the_report_when_a_test_fails() {
     assert!(json["proven_coverage_percent"].is_number(), "{json:#}");
 }
 
+/// The proven coverage guard reads from one run with contexts, and from the run with the
+/// frozen test deselected, of the project as it is (JSON reports of `score`).
+fn one_run_and_two_runs(p: &Project) -> (serde_json::Value, serde_json::Value) {
+    pytest_cov(p.root(), &["--cov-context=test", "--junitxml=junit.xml"]);
+    coverage_json(p.root(), "contexts.json", &["--show-contexts"]);
+    pytest_cov(p.root(), &[&format!("--deselect={FROZEN}")]);
+    coverage_json(p.root(), "deselected.json", &[]);
+    (
+        score(p, "contexts.json").json(),
+        score(p, "deselected.json").json(),
+    )
+}
+
 #[test]
 fn a_statement_over_several_lines_counts_as_in_the_deselected_run() {
     // coverage.py counts a multi-line `if (` on its first line and records the tests that
@@ -249,12 +262,7 @@ fn a_statement_over_several_lines_counts_as_in_the_deselected_run() {
         "tests/test_calc.py",
         "from calc import check\n\n\ndef test_check():\n    assert check(1, 1)\n    assert not check(0, 1)\n\n\ndef test_big():\n    assert check(5, 5)\n    assert False, \"flaky on CI\"\n",
     );
-    pytest_cov(p.root(), &["--cov-context=test", "--junitxml=junit.xml"]);
-    coverage_json(p.root(), "contexts.json", &["--show-contexts"]);
-    pytest_cov(p.root(), &[&format!("--deselect={FROZEN}")]);
-    coverage_json(p.root(), "deselected.json", &[]);
-    let two_runs = score(&p, "deselected.json").json();
-    let one_run = score(&p, "contexts.json").json();
+    let (one_run, two_runs) = one_run_and_two_runs(&p);
     assert_eq!(two_runs["proven_coverage_percent"], 100.0, "{two_runs:#}");
     assert_eq!(one_run["proven_coverage_percent"], 100.0, "{one_run:#}");
 }
@@ -272,12 +280,7 @@ fn a_line_only_the_frozen_test_ran_gets_nothing_from_excluded_lines_below_it() {
         "tests/test_calc.py",
         "from calc import R, f\n\n\ndef test_big():\n    assert R().area() == 2\n    assert False, \"flaky on CI\"\n\n\ndef test_add():\n    assert repr(R()) == \"R\"\n    assert f() == 1\n",
     );
-    pytest_cov(p.root(), &["--cov-context=test", "--junitxml=junit.xml"]);
-    coverage_json(p.root(), "contexts.json", &["--show-contexts"]);
-    pytest_cov(p.root(), &[&format!("--deselect={FROZEN}")]);
-    coverage_json(p.root(), "deselected.json", &[]);
-    let two_runs = score(&p, "deselected.json").json();
-    let one_run = score(&p, "contexts.json").json();
+    let (one_run, two_runs) = one_run_and_two_runs(&p);
     assert_eq!(
         one_run["proven_coverage_percent"], two_runs["proven_coverage_percent"],
         "{one_run:#}\n{two_runs:#}"
