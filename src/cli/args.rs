@@ -210,6 +210,12 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub artifacts: ArtifactArgs,
 
+    /// A JUnit report of `guard retest`'s run (repeatable): each test file an agent commit
+    /// of the range changed is held, as the base has it, to these (`old_test_fails`). A
+    /// report that is absent while the range put a test back is a finding.
+    #[arg(long, value_name = "PATH")]
+    pub retest_junit: Vec<PathBuf>,
+
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,

@@ -4,6 +4,7 @@ use crate::cli::args::{CheckArgs, FormatArg};
 use crate::cli::print_report;
 use crate::cli::score::artifacts;
 use crate::engine::audit::{CheckOptions, Describe, check};
+use crate::engine::score::Artifacts;
 use crate::git;
 use crate::policy::freeze::today_utc;
 
@@ -13,7 +14,11 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         range: args.range.clone(),
         ledger: Some(args.ledger.clone()),
         pusher: None,
-        artifacts: artifacts(&args.artifacts, false),
+        artifacts: Artifacts {
+            retest_junit: args.retest_junit.clone(),
+            retest_required: !args.retest_junit.is_empty(),
+            ..artifacts(&args.artifacts, false)
+        },
         allowed_signers: None,
         // The JSON report and --verbose list every commit; the text report only counts them.
         describe: if args.verbose || args.format == FormatArg::Json {

@@ -29,12 +29,22 @@ pub fn run(args: &RetestArgs, progress: &mut Progress) -> anyhow::Result<i32> {
     progress.policy = Some(plan.policy.source.clone());
     progress.evaluate = plan.policy.evaluate;
 
-    let copy = tempfile::Builder::new()
-        .prefix("guard-retest-")
-        .tempdir()
-        .context("cannot make a temporary directory for the copy of the range's tip")?;
-    let dir = copy.path();
-    plan.materialize(&repo, dir)?;
+    // Nothing put back: the run would be the range's own, which its ordinary test run
+    // scores already; nothing is copied or run.
+    if plan.put_back.is_empty() {
+        eprintln!(
+            "guard: nothing to retest in {}: no agent commit changed a test or harness file that no human commit approved since",
+            plan.spec
+        );
+        let mut report = Report::gate(
+            plan.policy.source.clone(),
+            Vec::new(),
+            crate::report::Stats::unknown(today_utc(), None),
+        );
+        report.enforced = !plan.policy.evaluate;
+        print_report(&report, args.format.into());
+        return Ok(report.exit_code());
+    }
 
     let put: Vec<String> = plan
         .put_back
@@ -61,11 +71,18 @@ pub fn run(args: &RetestArgs, progress: &mut Progress) -> anyhow::Result<i32> {
         plan.base_short,
         if put.len() == 1 { "it" } else { "them" },
         if put.is_empty() {
-            "none (no agent commit of the range changed a test file)".to_string()
+            "none".to_string()
         } else {
             put.join(", ")
         }
     );
+
+    let copy = tempfile::Builder::new()
+        .prefix("guard-retest-")
+        .tempdir()
+        .context("cannot make a temporary directory for the copy of the range's tip")?;
+    let dir = copy.path();
+    plan.materialize(&repo, dir)?;
 
     // The reports are the copy's: the command runs there.
     let mut artifacts = artifacts(&args.artifacts, true);

@@ -29,6 +29,8 @@ pub fn artifacts(args: &ArtifactArgs, expect_evidence: bool) -> Artifacts {
     Artifacts {
         junit: args.junit.clone(),
         baseline_junit: args.baseline_junit.clone(),
+        retest_junit: Vec::new(),
+        retest_required: false,
         coverage: args.coverage.clone(),
         collected: args.collected.clone(),
         min_proven: args.min_proven,

@@ -11,6 +11,7 @@ use jiff::civil::Date;
 use crate::changes::{Change, ChangeKind, MalformedTree};
 use crate::engine::adoption;
 use crate::engine::ahead::{self, Ahead};
+use crate::engine::retest;
 use crate::engine::score::{Artifacts, Scored, floor, score_tree};
 use crate::engine::weakened;
 use crate::error::{ErrorReport, InputError};
@@ -372,6 +373,15 @@ fn judge_ahead(
                 );
             }
             findings.extend(evaluation.findings);
+            // The humans' tests, run against the range's code (`guard retest`'s reports).
+            let scope = retest::Scope {
+                base,
+                tip,
+                base_short: base_short.clone(),
+                base_tree: base_tree.as_ref(),
+                commits: commits.ids(),
+            };
+            findings.extend(retest::judge_reports(repo, scope, &judge_who, &artifacts)?);
             (evaluation.stats, None)
         }
         Err(e) => (

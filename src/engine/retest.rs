@@ -17,8 +17,9 @@ use crate::engine::audit::{WhoContext, base_of, load_policy, load_signers};
 use crate::engine::score::{Artifacts, Evaluation, score};
 use crate::evidence::junit::read_junit;
 use crate::evidence::record::Outcome;
-use crate::evidence::test_source::{self, PythonTests};
+use crate::evidence::test_source::{self, PythonTests, TestItems};
 use crate::git::commit::Commit;
+use crate::git::tree_source::GitTree;
 use crate::git::worktree_copy::{self, FileAt, file_changes};
 use crate::git::{self, Oid, Repository, range};
 use crate::policy::ledger::{DEFAULT_LEDGER_PATH, Policy, protect_glob};
@@ -44,6 +45,10 @@ pub struct PutBack {
     /// own (a `conftest.py`, an `__init__.py`, `sitecustomize.py`, a `pytest.ini` that pytest
     /// would prefer to the base's settings) is removed.
     pub remove_if_new: bool,
+    /// A Rust source file whose tests were put back inside the tip's code (`base` is the
+    /// tip's file with the base's test items in place of its own): not a file a runner
+    /// selects.
+    pub spliced: bool,
 }
 
 /// What `guard retest` does for a range.
@@ -98,23 +103,148 @@ pub fn plan(repo: &Repository, spec: Option<&str>, ledger: Option<&str>) -> anyh
         pusher: None,
         signatures_valid_at: None,
     };
-    let mut harness = GlobSetBuilder::new();
-    for pattern in &policy.harness.paths {
-        if let Ok(glob) = protect_glob(pattern) {
-            harness.add(glob);
+    let commits = range::commits(repo, range.tip, range.base.as_slice())?;
+    let mut plan = Plan::new(
+        repo,
+        Scope {
+            base: range.base,
+            tip: range.tip,
+            base_short,
+            base_tree: base_tree.as_ref(),
+            commits: commits.ids(),
+        },
+        &who,
+    )?;
+    plan.spec = range.spec;
+    Ok(plan)
+}
+
+/// `guard check`'s and the hooks' side of a retest: the reports of `guard retest`'s run
+/// (`artifacts.retest_junit`) hold every test an agent commit of `scope` changed, as the base
+/// has it. A report named and absent, or none where the hooks require them, while the range
+/// put a test back, is a finding: the humans' tests did not run.
+pub(super) fn judge_reports(
+    repo: &Repository,
+    scope: Scope,
+    who: &WhoContext,
+    artifacts: &Artifacts,
+) -> anyhow::Result<Vec<Finding>> {
+    if artifacts.retest_junit.is_empty() && !artifacts.retest_required {
+        return Ok(Vec::new());
+    }
+    let plan = Plan::new(repo, scope, who)?;
+    if !plan.has_old_tests() {
+        return Ok(Vec::new());
+    }
+    let changed: Vec<&str> = plan
+        .put_back
+        .iter()
+        .filter(|p| p.test_file && p.base.is_some())
+        .map(|p| p.path.as_str())
+        .collect();
+    let not_run = |why: String| {
+        Finding::new(
+            Code::OldTestFails,
+            format!(
+                "{why}, and agent commits changed {}: the humans' tests did not run against the range's code",
+                changed.join(", ")
+            ),
+        )
+        .path(changed[0])
+        .help(format!(
+            "run `guard retest {} --junit retest-junit.xml -- <your test command writing retest-junit.xml>` on the range and pass its report (`--retest-junit`, or `retest-junit.xml` in the server's artifact directory)",
+            plan.spec
+        ))
+    };
+    let mut findings = Vec::new();
+    let mut present = Vec::new();
+    for path in &artifacts.retest_junit {
+        if std::fs::symlink_metadata(path).is_ok() {
+            present.push(path.as_path());
+        } else {
+            findings.push(not_run(format!(
+                "no report of `guard retest` at {}",
+                path.display()
+            )));
         }
     }
-    let harness = harness
-        .build()
-        .unwrap_or_else(|_| globset::GlobSet::empty());
-    // Which files the runner collects as test modules, by the base's pytest settings.
-    let pytest = match &base_tree {
-        Some(tree) => PytestConfig::read(tree).unwrap_or_default(),
-        None => PytestConfig::default(),
-    };
+    if artifacts.retest_junit.is_empty() {
+        findings.push(not_run(
+            "no report of `guard retest` among the artifacts".to_string(),
+        ));
+    }
+    if !present.is_empty() {
+        findings.extend(plan.old_test_findings(&present)?);
+    }
+    Ok(findings)
+}
+
+/// The commits a plan covers: `commits` (oldest first) lead from `base` to `tip`.
+pub(super) struct Scope<'a, 'r> {
+    pub base: Option<Oid>,
+    pub tip: Oid,
+    pub base_short: Option<String>,
+    pub base_tree: Option<&'a GitTree<'r>>,
+    pub commits: &'a [Oid],
+}
+
+impl Plan {
+    /// What an agent's commits of `scope` changed that the humans did not approve since,
+    /// under `who`'s policy (the base's).
+    pub(super) fn new(repo: &Repository, scope: Scope, who: &WhoContext) -> anyhow::Result<Plan> {
+        let policy = who.policy;
+        let base_tree = scope.base_tree;
+        let mut harness = GlobSetBuilder::new();
+        for pattern in &policy.harness.paths {
+            if let Ok(glob) = protect_glob(pattern) {
+                harness.add(glob);
+            }
+        }
+        let harness = harness
+            .build()
+            .unwrap_or_else(|_| globset::GlobSet::empty());
+        // Which files the runner collects as test modules, by the base's pytest settings.
+        let pytest = match base_tree {
+            Some(tree) => PytestConfig::read(tree).unwrap_or_default(),
+            None => PytestConfig::default(),
+        };
+        let collects = collector(&pytest);
+        let touched = agent_touches(repo, scope.commits, who)?;
+        let (put_back, not_put_back) = put_back(
+            repo,
+            (scope.base, scope.tip),
+            touched,
+            policy,
+            &harness,
+            &collects,
+        )?;
+        let frozen = match base_tree {
+            Some(tree) => load_freeze(tree, policy)
+                .map(|f| f.leases.iter().map(|l| id_key(&l.nodeid)).collect())
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let base_short = scope.base_short.unwrap_or_else(|| "the root".to_string());
+        Ok(Plan {
+            spec: format!("{base_short}..{}", git::short_id(repo, scope.tip)),
+            base: scope.base,
+            tip: scope.tip,
+            base_short,
+            policy: policy.clone(),
+            put_back,
+            not_put_back,
+            frozen,
+            python: PythonTests::new(&pytest.python_functions),
+        })
+    }
+}
+
+/// Whether the runner collects `path` as a test module: pytest's `python_files` (a name
+/// anywhere, or with a `/` the end of a path, as pytest's fnmatch_ex reads it), or a Cargo
+/// integration test (`tests/NAME.rs`, `tests/NAME/main.rs`, at the root or in a member).
+fn collector(pytest: &PytestConfig) -> impl Fn(&str) -> bool + use<> {
     let mut collected = GlobSetBuilder::new();
     for pattern in &pytest.python_files {
-        // A name anywhere, or (with a `/`) the end of a path, as pytest's fnmatch_ex reads it.
         let glob = format!("**/{pattern}");
         if let Ok(g) = globset::GlobBuilder::new(&glob)
             .literal_separator(true)
@@ -126,25 +256,29 @@ pub fn plan(repo: &Repository, spec: Option<&str>, ledger: Option<&str>) -> anyh
     let collected = collected
         .build()
         .unwrap_or_else(|_| globset::GlobSet::empty());
-    let collects = |path: &str| {
+    move |path: &str| {
         if path.ends_with(".py") {
             return collected.is_match(path);
         }
-        // Cargo's integration tests: `tests/NAME.rs` or `tests/NAME/main.rs`, at the root or
-        // in a workspace member.
         let in_tests = path
             .strip_prefix("tests/")
             .or_else(|| path.rsplit_once("/tests/").map(|(_, rest)| rest));
         in_tests.is_some_and(|rest| {
             (rest.ends_with(".rs") && !rest.contains('/')) || rest.ends_with("/main.rs")
         })
-    };
+    }
+}
 
-    // An agent's change stands until a human commit that descends from it changes the file
-    // again (the humans' approval); order alone is the commit dates', which the agent writes.
-    let commits = range::commits(repo, range.tip, range.base.as_slice())?;
+/// Per path, the agent commits whose change of it no human commit has approved since: an
+/// agent's change stands until a human commit that descends from it changes the file again
+/// (order alone is the commit dates', which the agent writes).
+fn agent_touches(
+    repo: &Repository,
+    commits: &[Oid],
+    who: &WhoContext,
+) -> anyhow::Result<BTreeMap<String, Vec<AgentTouch>>> {
     let mut touched: BTreeMap<String, Vec<AgentTouch>> = BTreeMap::new();
-    for &id in commits.ids() {
+    for &id in commits {
         let commit = Commit::find(repo, id)?;
         let agent = who.agent(&commit).is_some();
         let parents = worktree_copy::parents(repo, id)?;
@@ -186,7 +320,21 @@ pub fn plan(repo: &Repository, spec: Option<&str>, ledger: Option<&str>) -> anyh
             }
         }
     }
+    Ok(touched)
+}
 
+type NotPutBack = Vec<(String, String)>;
+
+/// Which touched files are put back (test files, harness files, files loaded unasked), and
+/// which cannot be (with why).
+fn put_back(
+    repo: &Repository,
+    (base, tip): (Option<Oid>, Oid),
+    touched: BTreeMap<String, Vec<AgentTouch>>,
+    policy: &Policy,
+    harness: &globset::GlobSet,
+    collects: &dyn Fn(&str) -> bool,
+) -> anyhow::Result<(Vec<PutBack>, NotPutBack)> {
     let mut put_back = Vec::new();
     let mut not_put_back = Vec::new();
     for (path, touches) in touched {
@@ -199,7 +347,7 @@ pub fn plan(repo: &Repository, spec: Option<&str>, ledger: Option<&str>) -> anyh
                 by.push(t.label);
             }
         }
-        let base = match range.base {
+        let base_file = match base {
             Some(b) => worktree_copy::file_at(repo, b, &path)?,
             None => None,
         };
@@ -209,14 +357,24 @@ pub fn plan(repo: &Repository, spec: Option<&str>, ledger: Option<&str>) -> anyh
         let rust_unit_tests = path.ends_with(".rs")
             && !collects(&path)
             && !listed
-            && base
+            && base_file
                 .as_ref()
                 .is_some_and(|b| memchr::memmem::find(&b.bytes, b"#[test]").is_some());
         if rust_unit_tests {
-            not_put_back.push((
-                path,
-                "Rust unit tests inside a source file are not put back (the file is the agent's code too): they run as the tip has them".to_string(),
-            ));
+            let Some(base_file) = base_file else {
+                continue;
+            };
+            match splice_rust_tests(repo, tip, &path, base_file)? {
+                Ok(spliced) => put_back.push(PutBack {
+                    path,
+                    base: Some(spliced),
+                    by,
+                    test_file: true,
+                    remove_if_new: false,
+                    spliced: true,
+                }),
+                Err(why) => not_put_back.push((path, why)),
+            }
             continue;
         }
         if listed || is_harness || unasked {
@@ -224,28 +382,84 @@ pub fn plan(repo: &Repository, spec: Option<&str>, ledger: Option<&str>) -> anyh
                 test_file: listed && !is_harness && !unasked && collects(&path),
                 remove_if_new: is_harness || unasked,
                 path,
-                base,
+                base: base_file,
                 by,
+                spliced: false,
             });
         }
     }
-    let frozen = match &base_tree {
-        Some(tree) => load_freeze(tree, &policy)
-            .map(|f| f.leases.iter().map(|l| id_key(&l.nodeid)).collect())
-            .unwrap_or_default(),
-        None => Vec::new(),
+    Ok((put_back, not_put_back))
+}
+
+/// The tip's Rust source file `path` with the base's tests in place of its own: the tip's
+/// test items (`#[cfg(test)]` modules and items, test functions) are cut out, and the base's
+/// go where the first of them stood (or at the end). `Err` says why it cannot be done.
+fn splice_rust_tests(
+    repo: &Repository,
+    tip: Oid,
+    path: &str,
+    base: FileAt,
+) -> anyhow::Result<Result<FileAt, String>> {
+    let Some(tip_file) = worktree_copy::file_at(repo, tip, path)? else {
+        return Ok(Err(
+            "the range deleted this Rust source file: its unit tests are gone with it".to_string(),
+        ));
     };
-    Ok(Plan {
-        spec: range.spec,
-        base: range.base,
-        tip: range.tip,
-        base_short: base_short.unwrap_or_else(|| "the root".to_string()),
-        policy,
-        put_back,
-        not_put_back,
-        frozen,
-        python: PythonTests::new(&pytest.python_functions),
-    })
+    let unreadable = |side: &str| {
+        Err(format!(
+            "Rust unit tests inside a source file are not put back: the {side}'s file does not parse cleanly, and a splice could cut through code; they run as the tip has them"
+        ))
+    };
+    let Some(base_items) = test_source::rust_test_items(&base.bytes) else {
+        return Ok(unreadable("base"));
+    };
+    let Some(tip_items) = test_source::rust_test_items(&tip_file.bytes) else {
+        return Ok(unreadable("tip"));
+    };
+    Ok(Ok(FileAt {
+        bytes: splice(&base.bytes, &base_items, &tip_file.bytes, &tip_items),
+        executable: tip_file.executable,
+    }))
+}
+
+/// `tip` with `tip_items` cut out and `base`'s `base_items` in their place.
+fn splice(base: &[u8], base_items: &TestItems, tip: &[u8], tip_items: &TestItems) -> Vec<u8> {
+    let base_tests: Vec<u8> = match base_items {
+        // The whole file is test code (`#![cfg(test)]`): the base's file.
+        TestItems::Whole => return base.to_vec(),
+        TestItems::Items(ranges) => {
+            let mut out = Vec::new();
+            for r in ranges {
+                out.extend_from_slice(&base[r.clone()]);
+                out.extend_from_slice(b"\n\n");
+            }
+            out
+        }
+    };
+    let ranges: &[std::ops::Range<usize>] = match tip_items {
+        TestItems::Whole => &[],
+        TestItems::Items(ranges) => ranges,
+    };
+    let mut out = Vec::with_capacity(tip.len() + base_tests.len());
+    let mut at = 0;
+    let mut placed = false;
+    for r in ranges {
+        out.extend_from_slice(&tip[at..r.start]);
+        if !placed {
+            out.extend_from_slice(&base_tests);
+            placed = true;
+        }
+        at = r.end;
+    }
+    out.extend_from_slice(&tip[at..]);
+    if !placed {
+        if !out.ends_with(b"\n") {
+            out.push(b'\n');
+        }
+        out.push(b'\n');
+        out.extend_from_slice(&base_tests);
+    }
+    out
 }
 
 impl Plan {
@@ -279,14 +493,13 @@ impl Plan {
     pub fn test_files(&self) -> Vec<&str> {
         self.put_back
             .iter()
-            .filter(|p| p.test_file && p.base.is_some())
+            .filter(|p| p.test_file && !p.spliced && p.base.is_some())
             .map(|p| p.path.as_str())
             .collect()
     }
 
     /// Scores the run in `dir` as `guard run` does, then holds every put-back test module to
-    /// each of its base tests: each must have a record, and none may fail or error, nor be
-    /// skipped unless the base's test is marked to skip.
+    /// each of its base tests (`old_test_findings`).
     pub fn judge(
         &self,
         dir: &Path,
@@ -296,6 +509,22 @@ impl Plan {
         let ws = crate::workspace::Workspace::at(dir);
         let source = crate::source::WorkTree { ws: &ws };
         let mut scored = score(&source, &self.policy, artifacts, today)?;
+        let reports: Vec<&Path> = artifacts.junit.iter().map(|p| p.as_path()).collect();
+        scored.findings.extend(self.old_test_findings(&reports)?);
+        Ok(scored)
+    }
+
+    /// Whether any put-back file's tests must be seen in the reports of the run.
+    pub fn has_old_tests(&self) -> bool {
+        self.put_back
+            .iter()
+            .any(|p| p.test_file && p.base.is_some())
+    }
+
+    /// Each base test of a put-back module must have a record in `reports`, and none may
+    /// fail or error, nor be skipped unless the base's test is marked to skip.
+    pub fn old_test_findings(&self, reports: &[&Path]) -> anyhow::Result<Vec<Finding>> {
+        let mut findings = Vec::new();
         // The base's tests of each put-back module, by the name its runner gives them.
         let files: Vec<(&PutBack, Module, Vec<test_source::TestFunction>)> = self
             .put_back
@@ -304,13 +533,13 @@ impl Plan {
             .filter_map(|p| {
                 let base = p.base.as_ref()?;
                 let tests = test_source::parse_with(&p.path, &base.bytes, &self.python)?.functions;
-                Some((p, Module::new(&p.path), tests))
+                Some((p, Module::new(&p.path, p.spliced), tests))
             })
             .collect();
         // (file index, qualified test name) -> worst outcome (a skip counts worse than a
         // pass here: a pass in one report must not hide a skip in another).
         let mut seen: BTreeMap<(usize, String), Outcome> = BTreeMap::new();
-        for report in &artifacts.junit {
+        for report in reports {
             read_junit(report, &mut |case| {
                 let frozen = record_keys(&case.classname, &case.name)
                     .iter()
@@ -335,6 +564,11 @@ impl Plan {
                 "the agent's code fails the humans' test: fix the code, not the test; if the behaviour is meant to change, a human changes {} in a commit of their own (not an agent's), and that version is the one run",
                 put.path
             );
+            let how = if put.spliced {
+                "its tests spliced into the range's code"
+            } else {
+                "put back over the change"
+            };
             for test in tests {
                 let what = match seen.get(&(i, test.name.clone())) {
                     None => "did not run (no record in the reports)",
@@ -344,11 +578,11 @@ impl Plan {
                     Some(Outcome::Errored) => "errors",
                     Some(Outcome::Skipped) => "is skipped",
                 };
-                scored.findings.push(
+                findings.push(
                     Finding::new(
                         Code::OldTestFails,
                         format!(
-                            "the base's test {}::{} {what} against the range's code ({} as {} has it, put back over the change by {by})",
+                            "the base's test {}::{} {what} against the range's code ({} as {} has it, {how}; changed by {by})",
                             put.path, test.name, put.path, self.base_short
                         ),
                     )
@@ -359,7 +593,7 @@ impl Plan {
                 );
             }
         }
-        Ok(scored)
+        Ok(findings)
     }
 }
 
@@ -371,20 +605,30 @@ struct Module {
     /// `tests.test_calc` for `tests/test_calc.py`.
     dotted: String,
     path: String,
+    /// For a Rust source file's unit tests: the module path its file gives them
+    /// (`calc::` for `src/calc.rs`, empty for `src/lib.rs`), which starts the names nextest
+    /// and libtest give them in the crate's own binary.
+    unit_prefix: Option<String>,
 }
 
 impl Module {
-    fn new(path: &str) -> Module {
+    fn new(path: &str, unit_tests: bool) -> Module {
         Module {
             matcher: PathMatcher::new(path),
             dotted: path.trim_end_matches(".py").replace('/', "."),
             path: path.to_string(),
+            unit_prefix: unit_tests.then(|| rust_module_prefix(path)),
         }
     }
 
-    /// The record's test as the base file names its tests (`TestX::test_y`, `it_works`),
-    /// when the record is of this module.
+    /// The record's test as the base file names its tests (`TestX::test_y`, `it_works`,
+    /// `tests::it_works`), when the record is of this module.
     fn test_of(&self, classname: &str, file: Option<&str>, name: &str) -> Option<String> {
+        if let Some(prefix) = &self.unit_prefix {
+            // The crate's binary is the record's classname (`calc`, `calc::bin/calc`): the
+            // name alone tells the module.
+            return name.strip_prefix(prefix.as_str()).map(str::to_string);
+        }
         self.matcher.place(classname, file)?;
         let function = name.split('[').next().unwrap_or(name);
         if !self.path.ends_with(".py") {
@@ -400,6 +644,29 @@ impl Module {
             format!("{}::{function}", classes.replace('.', "::"))
         })
     }
+}
+
+/// The module path a Rust source file gives its items, with a trailing `::` (empty for a
+/// crate root): `src/calc.rs` and `src/calc/mod.rs` are `calc::`, `member/src/a/b.rs` is
+/// `a::b::`, `src/lib.rs`, `src/main.rs` and `src/bin/x.rs` are crate roots.
+fn rust_module_prefix(path: &str) -> String {
+    let in_src = path
+        .strip_prefix("src/")
+        .or_else(|| path.rsplit_once("/src/").map(|(_, rest)| rest))
+        .unwrap_or(path);
+    let in_src = in_src.trim_end_matches(".rs");
+    if matches!(in_src, "lib" | "main") || in_src.starts_with("bin/") {
+        return String::new();
+    }
+    let mut parts: Vec<&str> = in_src.split('/').collect();
+    if parts.last() == Some(&"mod") {
+        parts.pop();
+    }
+    let mut prefix = parts.join("::");
+    if !prefix.is_empty() {
+        prefix.push_str("::");
+    }
+    prefix
 }
 
 /// The worse of two outcomes for a put-back test: a failure or error over a skip over a pass.
@@ -453,4 +720,70 @@ fn write_file(path: &Path, file: &FileAt) -> std::io::Result<()> {
         .mode(if file.executable { 0o755 } else { 0o644 })
         .open(path)?;
     out.write_all(&file.bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn items(text: &str) -> TestItems {
+        test_source::rust_test_items(text.as_bytes()).expect("parses")
+    }
+
+    #[test]
+    fn test_items_are_cfg_test_items_and_test_functions_with_their_attributes() {
+        let text = "use std::fmt;\n\npub fn f() {}\n\n// about the tests\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n\n#[test]\nfn top() {}\n\n#[cfg(test)]\nuse helper::x;\n";
+        let TestItems::Items(ranges) = items(text) else {
+            panic!("not a whole-file test module");
+        };
+        let cut: Vec<&str> = ranges.iter().map(|r| &text[r.clone()]).collect();
+        assert_eq!(
+            cut,
+            [
+                "// about the tests\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}",
+                "#[test]\nfn top() {}",
+                "#[cfg(test)]\nuse helper::x;",
+            ]
+        );
+        assert_eq!(items("#![cfg(test)]\nfn helper() {}\n"), TestItems::Whole);
+        // `cfg(not(test))` is the code's, not the tests'.
+        assert_eq!(
+            items("#[cfg(not(test))]\nmod real {}\n"),
+            TestItems::Items(vec![])
+        );
+        assert!(test_source::rust_test_items(b"fn broken( {").is_none());
+    }
+
+    #[test]
+    fn splice_puts_the_bases_tests_where_the_tips_stood() {
+        let base = "pub fn f() -> i32 { 1 }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn one() { assert_eq!(super::f(), 1); }\n}\n";
+        let tip = "pub fn f() -> i32 { 2 }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn one() { assert_eq!(super::f(), 2); }\n}\n\npub fn g() {}\n";
+        let out = splice(base.as_bytes(), &items(base), tip.as_bytes(), &items(tip));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "pub fn f() -> i32 { 2 }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn one() { assert_eq!(super::f(), 1); }\n}\n\n\n\npub fn g() {}\n"
+        );
+        // The tip dropped its tests: the base's are appended.
+        let bare = "pub fn f() -> i32 { 2 }";
+        let out = splice(base.as_bytes(), &items(base), bare.as_bytes(), &items(bare));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "pub fn f() -> i32 { 2 }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn one() { assert_eq!(super::f(), 1); }\n}\n\n"
+        );
+    }
+
+    #[test]
+    fn a_source_files_module_path_prefixes_its_unit_tests() {
+        for (path, prefix) in [
+            ("src/lib.rs", ""),
+            ("src/main.rs", ""),
+            ("src/bin/tool.rs", ""),
+            ("src/calc.rs", "calc::"),
+            ("src/calc/mod.rs", "calc::"),
+            ("src/a/b.rs", "a::b::"),
+            ("member/src/a/b.rs", "a::b::"),
+        ] {
+            assert_eq!(rust_module_prefix(path), prefix, "{path}");
+        }
+    }
 }

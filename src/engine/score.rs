@@ -35,6 +35,12 @@ pub struct Artifacts {
     pub junit: Vec<PathBuf>,
     /// The JUnit reports of the base revision, to compare the tests with (`[baseline]`).
     pub baseline_junit: Vec<PathBuf>,
+    /// The JUnit reports of the humans' tests run against the range's code (`guard
+    /// retest`): `check` holds each test an agent changed, as the base has it, to them.
+    pub retest_junit: Vec<PathBuf>,
+    /// Whether the retest reports must be there when an agent changed a test (the hooks,
+    /// with `artifacts.required`); `check` expects those it was given.
+    pub retest_required: bool,
     pub coverage: Option<PathBuf>,
     pub collected: Option<PathBuf>,
     /// Overrides the ledger's `coverage.min_proven`.

@@ -52,6 +52,12 @@ pub fn artifacts_in(
             .map(existing)
             .transpose()?
             .flatten(),
+        retest_junit: names
+            .retest_junit
+            .iter()
+            .filter_map(|n| existing(n).transpose())
+            .collect::<anyhow::Result<_>>()?,
+        retest_required: names.required,
         ..Default::default()
     })
 }

@@ -87,6 +87,8 @@ pub const DEFAULT_ALLOW_DELETE: bool = true;
 pub const DEFAULT_ARTIFACTS_REQUIRED: bool = false;
 /// `artifacts.junit`.
 pub const DEFAULT_JUNIT_ARTIFACTS: &[&str] = &["junit.xml"];
+/// `artifacts.retest_junit`.
+pub const DEFAULT_RETEST_JUNIT_ARTIFACTS: &[&str] = &["retest-junit.xml"];
 /// `humans.require_signature`.
 pub const DEFAULT_REQUIRE_SIGNATURE: bool = false;
 /// `baseline.vanished` and `baseline.newly_skipped`.
@@ -281,6 +283,8 @@ pub struct ArtifactsPolicy {
     pub junit: Vec<String>,
     pub coverage: Option<String>,
     pub collected: Option<String>,
+    /// `guard retest`'s JUnit reports: the humans' tests run against the pushed code.
+    pub retest_junit: Vec<String>,
 }
 
 /// The human trailer each protected class needs.
@@ -1004,6 +1008,16 @@ fn artifacts(a: &RawArtifacts, c: &mut Checker) -> ArtifactsPolicy {
         },
         coverage: a.coverage.as_ref().and_then(|v| name(c, v, "coverage")),
         collected: a.collected.as_ref().and_then(|v| name(c, v, "collected")),
+        retest_junit: match &a.retest_junit {
+            None => DEFAULT_RETEST_JUNIT_ARTIFACTS
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            Some(list) => list
+                .iter()
+                .filter_map(|v| name(c, v, "retest_junit"))
+                .collect(),
+        },
     }
 }
 
@@ -1351,6 +1365,7 @@ struct RawArtifacts {
     junit: Option<Vec<Spanned<String>>>,
     coverage: Option<Spanned<String>>,
     collected: Option<Spanned<String>>,
+    retest_junit: Option<Vec<Spanned<String>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

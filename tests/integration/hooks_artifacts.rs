@@ -190,6 +190,43 @@ fn base_reports_in_guard_artifacts_are_the_baseline() {
     assert_eq!(s.server_ref("refs/heads/main"), Some(human));
 }
 
+#[test]
+fn the_server_holds_an_agents_test_change_to_the_retest_report() {
+    // CI runs `guard retest` and leaves `retest-junit.xml` (the humans' tests, run against
+    // the pushed code) beside its other reports.
+    let s = Server::new("[artifacts]\nrequired = true\n");
+    let ci = s.artifacts_per_commit();
+    let tests = "def test_ok():\n    assert True\n\n\ndef test_kept():\n    assert True\n";
+    s.write("tests/test_app.py", tests);
+    let human = s.commit("Add tests");
+    let both = junit(&[("test_ok", ""), ("test_kept", "")]);
+    write_in(&ci.join(&human), "junit.xml", &both);
+    // A human's change needs no retest.
+    s.push(&["origin", "main"]).assert_accepted();
+
+    s.write(
+        "tests/test_app.py",
+        &tests.replace("def test_kept():\n", "def test_kept():\n    x = 1\n"),
+    );
+    let agent = s.agent_commit("Tidy the tests");
+    write_in(&ci.join(&agent), "junit.xml", &both);
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [old_test_fails] tests/test_app.py: no report of `guard retest` among the artifacts");
+
+    write_in(
+        &ci.join(&agent),
+        "retest-junit.xml",
+        &junit(&[("test_ok", ""), ("test_kept", FAILURE)]),
+    );
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [old_test_fails] tests/test_app.py:5: the base's test tests/test_app.py::test_kept fails against the range's code");
+    assert_eq!(s.server_ref("refs/heads/main"), Some(human.clone()));
+
+    write_in(&ci.join(&agent), "retest-junit.xml", &both);
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(agent));
+}
+
 fn junit(cases: &[(&str, &str)]) -> String {
     let body: String = cases
         .iter()

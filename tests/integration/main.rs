@@ -31,6 +31,7 @@ mod packed;
 mod pre_commit;
 mod real_runners;
 mod retest;
+mod retest_evasions;
 mod scenario;
 mod score;
 mod server_gitolite;

@@ -4,8 +4,8 @@
 
 use crate::support::{Project, Run};
 
-const HUMAN: (&str, &str) = ("Dev Human", "dev@example.com");
-const AGENT: (&str, &str) = ("Cursor Agent", "cursoragent@cursor.com");
+pub(crate) const HUMAN: (&str, &str) = ("Dev Human", "dev@example.com");
+pub(crate) const AGENT: (&str, &str) = ("Cursor Agent", "cursoragent@cursor.com");
 
 const LEDGER: &str = "version = 1\n\n[properties]\npaths = []\nrequired = false\n\n[fixtures]\nlockfile = \"qa/fixtures.lock.json\"\n\n[freeze]\nfile = \"qa/freeze.toml\"\n\n[agents]\nemails = ['cursoragent@cursor.com']\n";
 
@@ -14,13 +14,19 @@ const TESTS: &str = "from calc import total\n\n\ndef test_total():\n    assert t
 
 /// A project whose first commit (a human's) holds the ledger, the code and its tests.
 fn project() -> Project {
+    project_with(&[("src/calc.py", CALC), ("tests/test_calc.py", TESTS)])
+}
+
+/// A project whose first commit (a human's) holds the ledger and `files`.
+pub(crate) fn project_with(files: &[(&str, &str)]) -> Project {
     let p = Project::git();
     p.write("qa/merge_ledger.toml", LEDGER)
         .write("qa/freeze.toml", "version = 1\nmax_active_leases = 0\n")
         .write("qa/fixtures.lock.json", "{\"files\": {}}\n")
-        .write(".gitignore", "__pycache__/\n")
-        .write("src/calc.py", CALC)
-        .write("tests/test_calc.py", TESTS);
+        .write(".gitignore", "__pycache__/\ntarget/\n");
+    for (path, text) in files {
+        p.write(path, text);
+    }
     p.commit_as(
         HUMAN,
         "Add calc\n\nLedger-Change: human\nFreeze-Lease: human\nFixture-Lock: human\n",
@@ -28,7 +34,8 @@ fn project() -> Project {
     p
 }
 
-fn retest(p: &Project, range: &str) -> Run {
+/// `guard retest RANGE` with pytest on the put-back files, as JSON.
+pub(crate) fn retest(p: &Project, range: &str) -> Run {
     p.guard(&[
         "retest",
         range,
@@ -48,6 +55,17 @@ fn retest(p: &Project, range: &str) -> Run {
     ])
 }
 
+/// The test ids of a JSON report's `old_test_fails` findings.
+pub(crate) fn old_tests(run: &Run) -> Vec<String> {
+    run.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "old_test_fails")
+        .map(|f| f["test"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 /// The repository's state a retest must leave as it was: HEAD, the index, the work tree.
 fn state(p: &Project) -> (String, Vec<u8>, String) {
     (
@@ -57,11 +75,10 @@ fn state(p: &Project) -> (String, Vec<u8>, String) {
     )
 }
 
-#[test]
-fn an_agent_that_breaks_the_code_and_hides_it_meets_the_humans_test() {
+/// The agent breaks `total` and throws the test bodies away with a decorator of its own:
+/// each test's text is as it was, so reading the diff finds no weakened assertion.
+fn decorator_hidden() -> Project {
     let p = project();
-    // The agent breaks `total` and throws the test bodies away with a decorator of its own:
-    // each test's text is as it was, so reading the diff finds no weakened assertion.
     p.write("src/calc.py", "def total(xs):\n    return sum(xs) + 1\n");
     p.write(
         "tests/test_calc.py",
@@ -73,6 +90,12 @@ fn an_agent_that_breaks_the_code_and_hides_it_meets_the_humans_test() {
         ),
     );
     p.commit_as(AGENT, "Speed up the tests\n");
+    p
+}
+
+#[test]
+fn an_agent_that_breaks_the_code_and_hides_it_meets_the_humans_test() {
+    let p = decorator_hidden();
     // Green with the agent's tests: pytest runs the empty wrappers.
     let ran = std::process::Command::new("python3")
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
@@ -89,13 +112,7 @@ fn an_agent_that_breaks_the_code_and_hides_it_meets_the_humans_test() {
     let run = retest(&p, "HEAD~1..HEAD");
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let json = run.json();
-    let old: Vec<&str> = json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["code"] == "old_test_fails")
-        .map(|f| f["test"].as_str().unwrap())
-        .collect();
+    let old = old_tests(&run);
     assert_eq!(
         old,
         [
@@ -151,7 +168,8 @@ fn a_humans_change_of_the_test_is_not_put_back() {
     let run = retest(&p, "HEAD~2..HEAD");
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(
-        run.stderr.contains("guard: 0 files of HEAD~2..HEAD"),
+        run.stderr
+            .contains("guard: nothing to retest in HEAD~2..HEAD"),
         "{}",
         run.stderr
     );
@@ -245,13 +263,7 @@ fn an_agents_new_conftest_is_not_in_the_copy_and_each_base_test_must_run() {
         "{}",
         run.stderr
     );
-    let old: Vec<String> = run.json()["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["code"] == "old_test_fails")
-        .map(|f| f["test"].as_str().unwrap().to_string())
-        .collect();
+    let old = old_tests(&run);
     assert_eq!(
         old,
         [
@@ -335,4 +347,89 @@ fn a_human_commit_on_a_parallel_branch_approves_nothing_of_the_agents() {
         "{}",
         run.stdout
     );
+}
+
+#[test]
+fn check_judges_the_retest_report_ci_passes_it() {
+    // CI's test job runs `guard retest` and keeps its report; the judging job's `guard
+    // check` plans the same put-back from git and holds the report to it.
+    let p = decorator_hidden();
+    let report = p.path("retest-junit.xml");
+    let report = report.to_str().unwrap();
+    let run = p.guard(&[
+        "retest",
+        "HEAD~1..HEAD",
+        "--junit",
+        report,
+        "--",
+        "python3",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        &format!("--junitxml={report}"),
+        "{files}",
+    ]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+
+    let check = |args: &[&str]| {
+        let mut all = vec!["check", "HEAD~1..HEAD", "--format", "json"];
+        all.extend(args);
+        p.guard(&all)
+    };
+    let judged = check(&["--retest-junit", "retest-junit.xml"]);
+    assert_eq!(judged.code, 1, "{}{}", judged.stdout, judged.stderr);
+    assert_eq!(
+        old_tests(&judged),
+        [
+            "tests/test_calc.py::test_total",
+            "tests/test_calc.py::test_empty"
+        ],
+        "{}",
+        judged.stdout
+    );
+
+    // A report that is not there, while an agent changed a test: the humans' tests did not
+    // run, which rejects.
+    let missing = check(&["--retest-junit", "nowhere.xml"]);
+    assert_eq!(missing.code, 1, "{}{}", missing.stdout, missing.stderr);
+    let message = missing.json()["findings"][0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.starts_with("no report of `guard retest` at nowhere.xml"),
+        "{message}"
+    );
+    // Without `--retest-junit`, `check` judges what it always did (the weakened test's
+    // decorator is not a rule of its own): no retest finding.
+    let plain = check(&[]);
+    assert!(!plain.stdout.contains("old_test_fails"), "{}", plain.stdout);
+}
+
+#[test]
+fn a_range_without_agent_test_changes_needs_no_retest_report() {
+    let p = project();
+    p.write("src/calc.py", "def total(xs):\n    return sum(list(xs))\n");
+    p.commit_as(AGENT, "Accept any iterable\n");
+    let run = p.guard(&[
+        "check",
+        "HEAD~1..HEAD",
+        "--retest-junit",
+        "nowhere.xml",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    // And `guard retest` runs nothing: the range's own run is all there is.
+    let run = retest(&p, "HEAD~1..HEAD");
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("guard: nothing to retest in HEAD~1..HEAD"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("pytest"), "{}", run.stderr);
 }

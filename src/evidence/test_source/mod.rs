@@ -17,6 +17,8 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
+pub use rust::TestItems;
+
 /// The languages whose tests are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Language {
@@ -369,6 +371,19 @@ pub fn parse_with(path: &str, text: &[u8], python: &PythonTests) -> Option<TestF
         Language::Python => python::read(&source, tree.root_node(), python),
         Language::Rust => rust::read(&source, tree.root_node()),
     })
+}
+
+/// Where the tests of the Rust source `text` are (`rust::test_items`); `None` when it does
+/// not parse cleanly (a splice could cut through code).
+pub fn rust_test_items(text: &[u8]) -> Option<TestItems> {
+    let mut parser = tree_sitter::Parser::new();
+    let grammar: tree_sitter::Language = tree_sitter_rust::LANGUAGE.into();
+    parser.set_language(&grammar).ok()?;
+    let tree = parser.parse(text, None)?;
+    if tree.root_node().has_error() {
+        return None;
+    }
+    Some(rust::test_items(&Source { text }, tree.root_node()))
 }
 
 /// Assertion `a` as it stands inside `statement`, whose body may not run or whose failures

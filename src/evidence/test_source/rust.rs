@@ -68,6 +68,56 @@ pub(super) fn read(src: &Source, root: Node) -> TestFile {
     file
 }
 
+/// Where a source file's tests are: the whole file (an inner `#![cfg(test)]`), or the byte
+/// ranges of its top-level test items (each with its attributes and the comments just
+/// above): a module, function, `use` or `impl` under `#[cfg(test)]`, and a function with a
+/// test attribute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TestItems {
+    Whole,
+    Items(Vec<std::ops::Range<usize>>),
+}
+
+pub(super) fn test_items(src: &Source, root: Node) -> TestItems {
+    let cfg_test = |item: Node| {
+        attribute_path(src, item).as_deref() == Some("cfg")
+            && src.tokens(item).split_whitespace().collect::<String>() == "#[cfg(test)]"
+    };
+    let mut ranges = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut attributes: Vec<Node> = Vec::new();
+    let mut cursor = root.walk();
+    for item in root.named_children(&mut cursor) {
+        match item.kind() {
+            "inner_attribute_item" => {
+                if src.tokens(item).split_whitespace().collect::<String>() == "#![cfg(test)]" {
+                    return TestItems::Whole;
+                }
+                continue;
+            }
+            "attribute_item" => {
+                start.get_or_insert(item.start_byte());
+                attributes.push(item);
+                continue;
+            }
+            "line_comment" | "block_comment" => {
+                start.get_or_insert(item.start_byte());
+                continue;
+            }
+            _ => {}
+        }
+        let test = attributes.iter().any(|a| cfg_test(*a))
+            || (item.kind() == "function_item"
+                && attributes.iter().any(|a| is_test_attribute(src, *a)));
+        if test {
+            ranges.push(start.unwrap_or(item.start_byte())..item.end_byte());
+        }
+        start = None;
+        attributes.clear();
+    }
+    TestItems::Items(ranges)
+}
+
 /// The path an attribute names (`test`, `tokio::test`, `cfg_attr`).
 fn attribute_path(src: &Source, item: Node) -> Option<String> {
     let attribute = item.named_child(0).filter(|a| a.kind() == "attribute")?;
