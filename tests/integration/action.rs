@@ -83,11 +83,13 @@ fn action_declares_its_inputs_and_uses_every_one() {
         names,
         [
             "args",
+            "baseline-junit",
             "collected",
             "command",
             "coverage",
             "junit",
             "range",
+            "retest-junit",
             "version"
         ]
     );
@@ -277,6 +279,8 @@ fn run_step_passes_every_input_to_guard_with_the_github_format() {
         &[
             ("range", "v1.0..HEAD"),
             ("junit", "junit.xml\nreports/unit tests.xml\n\n"),
+            ("baseline-junit", "base-junit.xml\n"),
+            ("retest-junit", "retest-junit.xml\nmore retest.xml"),
             ("coverage", "coverage.json"),
             ("collected", "collected.txt"),
             (
@@ -298,6 +302,12 @@ fn run_step_passes_every_input_to_guard_with_the_github_format() {
             "junit.xml",
             "--junit",
             "reports/unit tests.xml",
+            "--baseline-junit",
+            "base-junit.xml",
+            "--retest-junit",
+            "retest-junit.xml",
+            "--retest-junit",
+            "more retest.xml",
             "--coverage",
             "coverage.json",
             "--collected",
@@ -340,9 +350,14 @@ fn run_step_passes_every_input_to_guard_with_the_github_format() {
         strings(&["check", "origin/trunk..3333333", "--format", "github"])
     );
 
-    // Other commands take no range.
+    // Other commands take no range, nor retest reports.
     run(
-        &[("command", "score"), ("range", "a..b"), ("args", "  ")],
+        &[
+            ("command", "score"),
+            ("range", "a..b"),
+            ("args", "  "),
+            ("retest-junit", "retest-junit.xml"),
+        ],
         &pr,
     );
     assert_eq!(
@@ -607,4 +622,252 @@ fn action_and_readme_workflow_validate_against_githubs_schemas() {
     );
     let (ok, _) = action_validator(&p.path("bad/action.yml"));
     assert!(!ok, "a broken action validated");
+}
+
+/// Runs a `run:` step of the README's workflow as GitHub would (`bash -e`), its `env:`
+/// expressions looked up in `context` (GitHub evaluates one it has no value for to "").
+fn run_readme_step(step: &serde_norway::Value, context: &[(&str, &str)], path: &str, home: &Path) {
+    let workspace = home.join("work");
+    let mut cmd = Command::new("bash");
+    cmd.args(["--noprofile", "--norc", "-e", "-c"])
+        .arg(step["run"].as_str().unwrap())
+        .current_dir(&workspace)
+        .env("GITHUB_WORKSPACE", &workspace)
+        .env("RUNNER_TEMP", home)
+        .env("PATH", path)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1");
+    for (var, expr) in step["env"].as_mapping().into_iter().flatten() {
+        let expr = expr.as_str().unwrap();
+        let value = context
+            .iter()
+            .find(|(k, _)| *k == expr)
+            .map_or("", |(_, v)| *v);
+        cmd.env(var.as_str().unwrap(), value);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "step {:?} failed:\n{}{}",
+        step["name"],
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A throwaway project: a human's calc with two tests; then an agent breaks `total` for the
+/// empty list and deletes the test that would have said so (its own run is green). The
+/// project, the base and the tip.
+fn deleted_test_and_broken_code() -> (Project, String, String) {
+    let origin = Project::git();
+    origin
+        .write(
+            "qa/merge_ledger.toml",
+            "version = 1\n\n[properties]\npaths = []\nrequired = false\n\n[agents]\nemails = ['cursoragent@cursor.com']\n",
+        )
+        .write("qa/freeze.toml", "version = 1\nmax_active_leases = 0\n")
+        .write("qa/fixtures.lock.json", "{\"files\": {}}\n")
+        .write("pytest.ini", "[pytest]\npythonpath = src\n")
+        .write(".gitignore", "__pycache__/\n")
+        .write("src/calc.py", "def total(xs):\n    return sum(xs)\n")
+        .write(
+            "tests/test_calc.py",
+            "from calc import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n\n\ndef test_empty():\n    assert total([]) == 0\n",
+        );
+    origin.commit_as(
+        ("Dev Human", "dev@example.com"),
+        "Add calc\n\nLedger-Change: human\nFreeze-Lease: human\nFixture-Lock: human\n",
+    );
+    let base = origin.rev("HEAD");
+    origin
+        .write(
+            "src/calc.py",
+            "def total(xs):\n    return sum(xs) if xs else 1\n",
+        )
+        .write(
+            "tests/test_calc.py",
+            "from calc import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n",
+        );
+    origin.commit_as(
+        ("Cursor Agent", "cursoragent@cursor.com"),
+        "Simplify total\n",
+    );
+    let tip = origin.rev("HEAD");
+    (origin, base, tip)
+}
+
+/// A full clone of `origin` in `home/work`, `tip` checked out.
+fn clone_at(origin: &Project, tip: &str, home: &Project) {
+    let out = Command::new("git")
+        .args(["clone", "-q"])
+        .arg(origin.root())
+        .arg(home.path("work"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let out = Command::new("git")
+        .args(["checkout", "-q", "--detach", tip])
+        .current_dir(home.path("work"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+}
+
+#[test]
+fn readme_workflow_run_step_by_step_rejects_an_agent_that_deletes_a_test_and_breaks_the_code() {
+    let (origin, base, tip) = deleted_test_and_broken_code();
+    let context = [
+        (
+            "${{ github.event.pull_request.base.sha || github.event.before }}",
+            base.as_str(),
+        ),
+        (
+            "${{ github.event.pull_request.head.sha || github.sha }}",
+            tip.as_str(),
+        ),
+        ("${{ github.event.pull_request.base.sha }}", base.as_str()),
+        ("${{ github.event.pull_request.head.sha }}", tip.as_str()),
+        ("${{ github.event.repository.default_branch }}", "main"),
+    ];
+    let workflow: serde_norway::Value =
+        serde_norway::from_str(&readme_block("# .github/workflows/merge-guard.yml")).unwrap();
+    // guard on PATH, as the lint step leaves it.
+    let bin = Project::new();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_guard"), bin.path("guard")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.root().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let clone = |home: &Project| clone_at(&origin, &tip, home);
+
+    // The tests job, step by step: checkout (a full clone), then every `run:` step.
+    let tests_home = Project::new();
+    clone(&tests_home);
+    let tests = workflow["jobs"]["tests"]["steps"].as_sequence().unwrap();
+    for step in tests.iter().filter(|s| s.get("run").is_some()) {
+        run_readme_step(step, &context, &path, tests_home.root());
+    }
+    // The judging job: a fresh clone, the uploaded reports downloaded, the action run.
+    let upload = step_using(tests, "actions/upload-artifact@", true).unwrap();
+    let guard_home = Project::new();
+    clone(&guard_home);
+    let steps = workflow["jobs"]["guard"]["steps"].as_sequence().unwrap();
+    let download = step_using(steps, "actions/download-artifact@", true).unwrap();
+    let into = guard_home.path(&format!(
+        "work/{}",
+        download["with"]["path"].as_str().unwrap()
+    ));
+    std::fs::create_dir_all(&into).unwrap();
+    let mut uploaded = Vec::new();
+    for name in upload["with"]["path"].as_str().unwrap().lines() {
+        let from = tests_home.path(&format!("work/{name}"));
+        if from.exists() {
+            std::fs::copy(&from, into.join(name)).unwrap();
+            uploaded.push(name);
+        }
+    }
+    assert!(
+        uploaded.contains(&"base-junit.xml") && uploaded.contains(&"retest-junit.xml"),
+        "{uploaded:?}"
+    );
+    let guard = step_using(steps, "merge-guard@", false).unwrap();
+    let inputs: Vec<(String, String)> = guard["with"]
+        .as_mapping()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().unwrap().to_string(),
+                v.as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let inputs: Vec<(&str, &str)> = inputs
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let real = Stubs::new(&[]);
+    std::fs::create_dir_all(real.dir.path("bin")).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_guard"), real.dir.path("bin/guard")).unwrap();
+    let (code, stdout) = run_step("Run guard", &inputs, &context, &real, guard_home.root());
+    assert_eq!(code, 1, "{stdout}");
+    // The deleted test is gone from the run (the baseline), and the base's version of it
+    // fails on the agent's code (the retest).
+    assert!(
+        stdout.contains("test_vanished") && stdout.contains("tests.test_calc::test_empty"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("old_test_fails")
+            && stdout.contains("the base's test tests/test_calc.py::test_empty fails"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn readme_gitlab_pipeline_run_step_by_step_rejects_an_agent_that_deletes_a_test_and_breaks_the_code()
+ {
+    let (origin, base, tip) = deleted_test_and_broken_code();
+    let ci: serde_norway::Value =
+        serde_norway::from_str(&readme_block("# .gitlab-ci.yml")).unwrap();
+    let bin = Project::new();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_guard"), bin.path("guard")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.root().display(),
+        std::env::var("PATH").unwrap()
+    );
+    // Each script line as GitLab runs it, in the job's checkout; the exit code.
+    let run_job = |job: &str, home: &Project| -> i32 {
+        let dir = home.path("work");
+        let script: Vec<&str> = ci[job]["script"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect();
+        let out = Command::new("bash")
+            .args(["--noprofile", "--norc", "-e", "-c"])
+            .arg(script.join("\n"))
+            .current_dir(&dir)
+            .env("CI_PROJECT_DIR", &dir)
+            .env("TMPDIR", home.root())
+            .env("CI_MERGE_REQUEST_DIFF_BASE_SHA", &base)
+            .env("CI_COMMIT_SHA", &tip)
+            .env("PATH", &path)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+        out.status.code().unwrap()
+    };
+    // The tests job, with the guard-binary job's artifact.
+    let tests_home = Project::new();
+    clone_at(&origin, &tip, &tests_home);
+    let built = ci["guard-binary"]["artifacts"]["paths"][0]
+        .as_str()
+        .unwrap();
+    let built = tests_home.path(&format!("work/{built}"));
+    std::fs::create_dir_all(built.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_guard"), &built).unwrap();
+    assert_eq!(run_job("tests", &tests_home), 0);
+    // The judging job: a fresh clone with the tests job's artifacts.
+    let guard_home = Project::new();
+    clone_at(&origin, &tip, &guard_home);
+    for name in ci["tests"]["artifacts"]["paths"].as_sequence().unwrap() {
+        let name = name.as_str().unwrap();
+        std::fs::copy(
+            tests_home.path(&format!("work/{name}")),
+            guard_home.path(&format!("work/{name}")),
+        )
+        .unwrap_or_else(|e| panic!("the tests job wrote no {name}: {e}"));
+    }
+    assert_eq!(run_job("merge-guard", &guard_home), 1);
+    let report = guard_home.read("work/gl-code-quality.json");
+    assert!(
+        report.contains("test_vanished") && report.contains("old_test_fails"),
+        "{report}"
+    );
 }
