@@ -4,7 +4,9 @@
 # Makes a small pytest project in a temp git repository, writes the starter policy with
 # `guard init`, freezes one flaky test, runs pytest with JUnit output and scores it (MERGE).
 # Then it plays an agent that re-writes a golden fixture and "fixes" the flaky test, and
-# scores again (REJECT). Uses $GUARD, else `guard` on PATH, else ~/.local/bin/guard.
+# scores again (REJECT); then an agent breaks the code and hides it behind a decorator, and
+# `guard retest` runs the humans' version of the test on the agent's code (REJECT).
+# Uses $GUARD, else `guard` on PATH, else ~/.local/bin/guard.
 set -euo pipefail
 
 guard="${GUARD:-$(command -v guard || echo "$HOME/.local/bin/guard")}"
@@ -134,6 +136,38 @@ set +e
 check_code=$?
 set -e
 echo "(exit $check_code: REJECT)"
+
+echo
+echo "== an agent breaks the tax and hides it behind a decorator of its own: guard retest runs the humans' test"
+git reset -q --hard HEAD~1
+python3 - <<'PY'
+from pathlib import Path
+p = Path("src/billing.py")
+p.write_text(p.read_text().replace("    return (net", '    if not net:\n        return Decimal("1.00")\n    return (net'))
+p = Path("tests/test_billing.py")
+text = p.read_text().replace("import pytest\n", "import functools\n\nimport pytest\n", 1)
+text = text.replace("\n\n@pytest.mark.parametrize", """
+
+def _cached(test):
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        pass
+    return run
+
+
+@pytest.mark.parametrize""", 1).replace("def test_total(", "@_cached\ndef test_total(", 1)
+p.write_text(text)
+PY
+git add -A
+git -c user.name="Cursor Agent" -c user.email=cursoragent@cursor.com commit -q -m "Cache the tax tests"
+run_tests
+"$guard" score --junit junit.xml --collected collected.txt >/dev/null && echo "(guard score of the agent's own run: MERGE, exit 0)"
+set +e
+"$guard" retest HEAD~1..HEAD --junit junit.xml -- python3 -m pytest -q -p no:cacheprovider --junitxml=junit.xml {files} >retest.txt 2>/dev/null
+retest_code=$?
+set -e
+grep old_test_fails retest.txt
+echo "(exit $retest_code: REJECT)"
 echo
 echo "The repository is in $repo"
-[ "$code" -eq 1 ] && [ "$check_code" -eq 1 ]
+[ "$code" -eq 1 ] && [ "$check_code" -eq 1 ] && [ "$retest_code" -eq 1 ]

@@ -433,3 +433,43 @@ fn a_range_without_agent_test_changes_needs_no_retest_report() {
     );
     assert!(!run.stderr.contains("pytest"), "{}", run.stderr);
 }
+
+#[test]
+fn the_quickstart_script_ends_with_a_retest_that_rejects() {
+    // README's quick start runs examples/quickstart.sh: every stage, the last one the
+    // humans' test run against an agent's hidden break.
+    let tmp = Project::new();
+    // As a user runs it: the script sets the identities of its commits itself.
+    let out = std::process::Command::new("bash")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/quickstart.sh"
+        ))
+        .env("GUARD", env!("CARGO_BIN_EXE_guard"))
+        .env("TMPDIR", tmp.root())
+        .env("HOME", tmp.root())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("GIT_AUTHOR_NAME")
+        .env_remove("GIT_AUTHOR_EMAIL")
+        .env_remove("GIT_COMMITTER_NAME")
+        .env_remove("GIT_COMMITTER_EMAIL")
+        .env_remove("GIT_DIR")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("(guard score of the agent's own run: MERGE, exit 0)")
+            && stdout.contains("error[old_test_fails]: tests/test_billing.py:12: the base's test tests/test_billing.py::test_total fails")
+            && stdout.ends_with(&format!(
+                "(exit 1: REJECT)\n\nThe repository is in {}\n",
+                stdout.rsplit_once("The repository is in ").unwrap().1.trim_end()
+            )),
+        "{stdout}"
+    );
+}
