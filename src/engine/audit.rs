@@ -969,6 +969,8 @@ pub(super) fn load_policy(
                 names.push("test".to_string());
             }
             policy.tests.python_functions = names;
+            policy.tests.python_classes = pytest.python_classes;
+            policy.tests.python_files = pytest.python_files;
         }
     }
     Ok(policy)

@@ -234,7 +234,9 @@ impl Plan {
             put_back,
             not_put_back,
             frozen,
-            python: PythonTests::new(&pytest.python_functions),
+            python: PythonTests::new(&pytest.python_functions)
+                .with_classes(&pytest.python_classes)
+                .with_files(&pytest.python_files),
         })
     }
 }

@@ -67,7 +67,9 @@ impl<'a> Judge<'a> {
             who,
             base_name,
             parsed: Parsed {
-                python: test_source::PythonTests::new(&who.policy.tests.python_functions),
+                python: test_source::PythonTests::new(&who.policy.tests.python_functions)
+                    .with_classes(&who.policy.tests.python_classes)
+                    .with_files(&who.policy.tests.python_files),
                 ..Parsed::default()
             },
             found: Vec::new(),
@@ -183,11 +185,13 @@ struct Parsed {
     python: test_source::PythonTests,
 }
 
-/// What a parsed version is held by: its blob, whether its path is listed, its language.
-type ParsedKey = (Oid, bool, Option<Language>);
+/// What a parsed version is held by: its blob, whether its path is listed, its language,
+/// and whether pytest collects a module of its name (the same blob moved to a name
+/// `python_files` misses runs no test).
+type ParsedKey = (Oid, bool, Option<Language>, bool);
 
-fn parsed_key(id: Oid, path: &str, listed: bool) -> ParsedKey {
-    (id, listed, Language::of(path))
+fn parsed_key(id: Oid, path: &str, listed: bool, python: &test_source::PythonTests) -> ParsedKey {
+    (id, listed, Language::of(path), python.collects_module(path))
 }
 
 /// Versions of test files held at once, at most.
@@ -210,7 +214,7 @@ impl Parsed {
         id: Oid,
         listed: bool,
     ) -> anyhow::Result<Option<Rc<TestFile>>> {
-        let key = parsed_key(id, path, listed);
+        let key = parsed_key(id, path, listed, &self.python);
         if let Some(known) = self.files.get(&key) {
             return Ok(known.clone());
         }
@@ -234,7 +238,7 @@ impl Parsed {
     fn read_ahead(&mut self, trees: &Trees, wanted: &[(Oid, &str, bool)]) -> anyhow::Result<()> {
         let mut todo: Vec<(ParsedKey, &str)> = Vec::new();
         for &(id, path, listed) in wanted {
-            let key = parsed_key(id, path, listed);
+            let key = parsed_key(id, path, listed, &self.python);
             if !self.files.contains_key(&key) && !todo.iter().any(|(k, _)| *k == key) {
                 todo.push((key, path));
             }
@@ -247,7 +251,7 @@ impl Parsed {
             return Ok(());
         }
         let (mut texts, mut held): (Vec<Vec<u8>>, usize) = (Vec::new(), 0);
-        for &((id, _, _), _) in &todo {
+        for &((id, _, _, _), _) in &todo {
             if held >= READ_AHEAD_BYTES {
                 break;
             }
@@ -269,7 +273,7 @@ impl Parsed {
             threads,
             || Some(()),
             |(), i| {
-                let ((_, listed, _), path) = todo[i];
+                let ((_, listed, _, _), path) = todo[i];
                 read_test_file(path, &texts[i], listed, python)
             },
         );

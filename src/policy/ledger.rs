@@ -349,6 +349,12 @@ pub struct TestsPolicy {
     /// Which Python functions are tests: pytest's `python_functions`, read from its settings
     /// at the same revision (not a ledger key); `test` by default.
     pub python_functions: Vec<String>,
+    /// Which Python classes pytest collects: `python_classes`, from the same settings;
+    /// `Test` by default.
+    pub python_classes: Vec<String>,
+    /// Which Python modules pytest collects: `python_files`, from the same settings;
+    /// `test_*.py` and `*_test.py` by default.
+    pub python_files: Vec<String>,
 }
 
 impl TestsPolicy {
@@ -1111,6 +1117,8 @@ fn tests(raw: &RawTests, c: &mut Checker) -> TestsPolicy {
         set,
         weakened,
         python_functions: vec!["test".to_string()],
+        python_classes: vec!["Test".to_string()],
+        python_files: vec!["test_*.py".to_string(), "*_test.py".to_string()],
     }
 }
 

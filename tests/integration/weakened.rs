@@ -1046,3 +1046,230 @@ fn weakenings_in_both_halves_of_a_long_range_are_each_found() {
         ]
     );
 }
+
+#[test]
+fn the_retest_evasions_a_precise_rule_reads_are_weakened_tests() {
+    // The cheap spellings of issue 29, each read by a rule of its own (`guard retest`
+    // catches them all by running the base's tests; these need no run). (base, agent's
+    // edit, path, line, kind, excerpt)
+    let given = "from hypothesis import given, strategies as st\nfrom calc import total\n\n\n@given(st.lists(st.integers()))\ndef test_total_is_sum(xs):\n    assert total(xs) == sum(xs)\n";
+    let sums = "use calc::total;\n\n#[test]\nfn sums() {\n    assert_eq!(total(&[2, 2]), 4);\n}\n";
+    let helper_edit = CALC
+        .replace(
+            "from calc import ratio, total\n",
+            "from calc import ratio, total\n\n\ndef check(xs, expected):\n    if xs:\n        return\n    assert total(xs) == expected\n",
+        )
+        .replace("    assert total([1, 2]) == 3\n", "    check([1, 2], 3)\n");
+    let cases: Vec<(String, String, &str, u64, &str, &str)> = vec![
+        // A skip through an alias of pytest.skip.
+        (
+            CALC.to_string(),
+            CALC.replace(
+                "import pytest\n",
+                "import pytest\nfrom pytest import skip as later\n",
+            )
+            .replace(
+                "def test_total():\n",
+                "def test_total():\n    later(\"slow\")\n",
+            ),
+            "tests/test_calc.py",
+            8,
+            "adds a skip or expected failure",
+            "later(\"slow\")",
+        ),
+        // An xfail marker applied while the test runs.
+        (
+            CALC.to_string(),
+            CALC.replace(
+                "def test_total():\n",
+                "def test_total(request):\n    request.applymarker(pytest.mark.xfail)\n",
+            ),
+            "tests/test_calc.py",
+            7,
+            "adds a skip or expected failure",
+            "pytest.mark.xfail",
+        ),
+        // pytest's own Skipped outcome, raised.
+        (
+            CALC.to_string(),
+            CALC.replace(
+                "import pytest\n",
+                "import pytest\nfrom _pytest.outcomes import Skipped\n",
+            )
+            .replace(
+                "def test_total():\n",
+                "def test_total():\n    raise Skipped(\"later\")\n",
+            ),
+            "tests/test_calc.py",
+            8,
+            "adds a skip or expected failure",
+            "raise Skipped(\"later\")",
+        ),
+        // The session ended green before the assertions.
+        (
+            CALC.to_string(),
+            CALC.replace(
+                "def test_total():\n",
+                "def test_total():\n    pytest.exit(\"done\", returncode=0)\n",
+            ),
+            "tests/test_calc.py",
+            7,
+            "adds a skip or expected failure",
+            "pytest.exit(",
+        ),
+        // A test class pytest no longer collects: renamed out of `python_classes`.
+        (
+            format!(
+                "{CALC}\n\nclass TestPair:\n    def test_pair(self):\n        assert total([2, 2]) == 4\n"
+            ),
+            format!(
+                "{CALC}\n\nclass PairChecks:\n    def test_pair(self):\n        assert total([2, 2]) == 4\n"
+            ),
+            "tests/test_calc.py",
+            15,
+            "adds a skip or expected failure",
+            "class PairChecks is not collected",
+        ),
+        // ... or given an `__init__`.
+        (
+            format!(
+                "{CALC}\n\nclass TestPair:\n    def test_pair(self):\n        assert total([2, 2]) == 4\n"
+            ),
+            format!(
+                "{CALC}\n\nclass TestPair:\n    def __init__(self):\n        self.xs = [2, 2]\n\n    def test_pair(self):\n        assert total([2, 2]) == 4\n"
+            ),
+            "tests/test_calc.py",
+            16,
+            "adds a skip or expected failure",
+            "class TestPair is not collected (it defines __init__)",
+        ),
+        // A tolerance respelled: another spelling of the expected value, a wider `rel`.
+        (
+            CALC.to_string(),
+            CALC.replace(
+                "pytest.approx(0.5, rel=1e-9)",
+                "pytest.approx(0.50, rel=0.5)",
+            ),
+            "tests/test_calc.py",
+            12,
+            "widens a tolerance",
+            "rel=0.5",
+        ),
+        // `rel` given by position.
+        (
+            CALC.replace("pytest.approx(0.5, rel=1e-9)", "pytest.approx(0.5, 1e-9)"),
+            CALC.replace("pytest.approx(0.5, rel=1e-9)", "pytest.approx(0.5, 0.5)"),
+            "tests/test_calc.py",
+            12,
+            "widens a tolerance",
+            "rel=0.5",
+        ),
+        // hypothesis told to try one example.
+        (
+            given.to_string(),
+            given
+                .replace("@given(", "@settings(max_examples=1)\n@given(")
+                .replace("import given,", "import given, settings,"),
+            "tests/test_calc.py",
+            5,
+            "widens a tolerance",
+            "max_examples=1",
+        ),
+        // ... or the same examples every run.
+        (
+            given
+                .replace("@given(", "@settings(max_examples=200)\n@given(")
+                .replace("import given,", "import given, settings,"),
+            given
+                .replace(
+                    "@given(",
+                    "@settings(max_examples=200, derandomize=True)\n@given(",
+                )
+                .replace("import given,", "import given, settings,"),
+            "tests/test_calc.py",
+            5,
+            "widens a tolerance",
+            "derandomize=True",
+        ),
+        // An assertion moved into a helper that returns before it.
+        (
+            CALC.to_string(),
+            helper_edit.clone(),
+            "tests/test_calc.py",
+            helper_edit
+                .lines()
+                .position(|l| l.contains("check([1, 2], 3)"))
+                .unwrap() as u64
+                + 1,
+            "loosens an assertion",
+            "`+check([1, 2], 3)`",
+        ),
+        // A test module moved where pytest does not collect it (`python_files`).
+        (
+            CALC.to_string(),
+            CALC.to_string(),
+            "tests/calc_checks.py",
+            1,
+            "adds a skip or expected failure",
+            "calc_checks.py is not collected (python_files: test_*.py *_test.py)",
+        ),
+        // Rust: the process ended before the assertion.
+        (
+            sums.to_string(),
+            sums.replace("fn sums() {\n", "fn sums() {\n    std::process::exit(0);\n"),
+            "tests/sums.rs",
+            5,
+            "returns before its assertions",
+            "std::process::exit(0)",
+        ),
+        // Rust: the whole file compiled out.
+        (
+            sums.to_string(),
+            format!("#![cfg(any())]\n{sums}"),
+            "tests/sums.rs",
+            1,
+            "adds a skip or expected failure",
+            "#![cfg(any())]",
+        ),
+    ];
+    for (base, edited, path, line, kind, excerpt) in &cases {
+        let p = project();
+        if *path == "tests/calc_checks.py" {
+            // Moved: the base is tests/test_calc.py (the project's own).
+            p.git_cmd(&["mv", "tests/test_calc.py", path]);
+        } else {
+            p.write(path, base);
+            p.commit_as(HUMAN, "Set the tests up\n");
+        }
+        let run = commit_and_check(&p, AGENT, &[(path, edited)]);
+        assert_eq!(run.code, 1, "{excerpt}: {}", run.stdout);
+        let found = weakened(&run);
+        // A moved module skips both of its tests; every other case weakens one.
+        let expected = if *path == "tests/calc_checks.py" {
+            2
+        } else {
+            1
+        };
+        assert_eq!(found.len(), expected, "{excerpt}: {found:?}");
+        assert_eq!(
+            (found[0].0.as_str(), found[0].1),
+            (*path, *line),
+            "{excerpt}"
+        );
+        assert_said(&run, kind, excerpt);
+    }
+    // Through the pre-receive hook: one of each kind of rule.
+    for i in [0, 4, 6, 12] {
+        let (base, edited, path, ..) = &cases[i];
+        let s = Server::new("");
+        write_in(&s.work, path, base);
+        s.commit("Add the tests\n");
+        s.push(&["origin", "main"]).assert_accepted();
+        write_in(&s.work, path, edited);
+        let commit = s.agent_commit("Tidy the tests\n");
+        s.push(&["origin", "main"]).assert_rejected_with(&format!(
+            "remote: error: refs/heads/main: [weakened_test] {} \"Tidy the tests\" {path}:",
+            s.short(&commit)
+        ));
+    }
+}

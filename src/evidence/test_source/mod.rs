@@ -213,6 +213,19 @@ pub struct Tolerance {
 }
 
 impl Tolerance {
+    /// What the number bounds without what it is compared with: the key with its first
+    /// bracketed part left out (`approx.rel` for `approx(expected).rel`). A tolerance whose
+    /// call was respelled (`approx(0.3)` made `approx(0.30, rel=0.5)`) pairs by this, in
+    /// order, when nothing pairs by its key.
+    pub fn slot(&self) -> String {
+        match (self.key.find('('), self.key.find(')')) {
+            (Some(open), Some(close)) if open < close => {
+                format!("{}{}", &self.key[..open], &self.key[close + 1..])
+            }
+            _ => self.key.clone(),
+        }
+    }
+
     /// Whether `self` (a later version) allows more than `before`.
     pub fn wider_than(&self, before: &Tolerance) -> bool {
         match self.looser {
@@ -235,12 +248,23 @@ struct Draft {
 }
 
 /// The file: its test functions, and its helpers. A `return` before a call of a helper of
-/// the file that asserts is early.
+/// the file that asserts is early. A helper's assertion after a `return` of its own (`if
+/// xs: return`) may not run: weak, so that a test's assertion moved into such a helper is
+/// loosened, not moved.
 fn finish(tests: Vec<Draft>, helpers: Vec<Draft>) -> TestFile {
     let mut facts: Helpers = HashMap::new();
     for h in &helpers {
         let f = HelperFacts {
-            assertions: h.function.assertions.iter().map(|a| a.strength).collect(),
+            assertions: h
+                .function
+                .assertions
+                .iter()
+                .zip(&h.assertion_at)
+                .map(|(a, at)| match h.returns.iter().any(|(r, _)| r < at) {
+                    true => Strength::Weak,
+                    false => a.strength,
+                })
+                .collect(),
             calls: h.function.calls.iter().map(|c| c.name.clone()).collect(),
         };
         facts.entry(h.function.name.clone()).or_default().push(f);
@@ -295,6 +319,13 @@ pub fn unread_encoding(path: &str, text: &[u8]) -> Option<(String, usize)> {
 pub struct PythonTests {
     prefixes: Vec<String>,
     globs: Vec<globset::GlobMatcher>,
+    /// pytest's `python_classes`, read the same way: the classes it collects tests from.
+    class_prefixes: Vec<String>,
+    class_globs: Vec<globset::GlobMatcher>,
+    /// pytest's `python_files`: the modules it collects (a name, or with a `/` the end of
+    /// the path), and the patterns as written, to name them.
+    files: globset::GlobSet,
+    file_patterns: Vec<String>,
 }
 
 impl Default for PythonTests {
@@ -305,17 +336,63 @@ impl Default for PythonTests {
 
 impl PythonTests {
     pub fn new(patterns: &[String]) -> PythonTests {
-        let (mut prefixes, mut globs) = (Vec::new(), Vec::new());
+        let (prefixes, globs) = name_patterns(patterns);
+        let (class_prefixes, class_globs) = name_patterns(&["Test".to_string()]);
+        PythonTests {
+            prefixes,
+            globs,
+            class_prefixes,
+            class_globs,
+            files: globset::GlobSet::empty(),
+            file_patterns: Vec::new(),
+        }
+        .with_files(&["test_*.py".to_string(), "*_test.py".to_string()])
+    }
+
+    /// With pytest's `python_files` (default `test_*.py`, `*_test.py`).
+    pub fn with_files(mut self, patterns: &[String]) -> PythonTests {
+        let mut set = globset::GlobSetBuilder::new();
         for p in patterns {
-            if p.contains(['*', '?', '[']) {
-                if let Ok(g) = globset::Glob::new(p) {
-                    globs.push(g.compile_matcher());
-                }
-            } else {
-                prefixes.push(p.clone());
+            let glob = format!("**/{p}");
+            if let Ok(g) = globset::GlobBuilder::new(&glob)
+                .literal_separator(true)
+                .build()
+            {
+                set.add(g);
             }
         }
-        PythonTests { prefixes, globs }
+        self.files = set.build().unwrap_or_else(|_| globset::GlobSet::empty());
+        self.file_patterns = patterns.to_vec();
+        self
+    }
+
+    /// Whether pytest collects the module at `path` (any file that is not Python: yes).
+    pub fn collects_module(&self, path: &str) -> bool {
+        !path.ends_with(".py") || self.files.is_match(path)
+    }
+
+    /// Why pytest collects no test of the module at `path`, if it does not: its name is
+    /// not one `python_files` names. As good as a skip of each of its tests (a test file
+    /// moved to `tests/calc_checks.py` runs no more).
+    fn module_not_collected(&self, path: &str) -> Option<Site> {
+        if self.collects_module(path) {
+            return None;
+        }
+        let name = path.rsplit('/').next().unwrap_or(path);
+        Some(Site {
+            line: 1,
+            text: format!(
+                "{name} is not collected (python_files: {})",
+                self.file_patterns.join(" ")
+            ),
+            key: "not collected: module name".to_string(),
+        })
+    }
+
+    /// With pytest's `python_classes` (default `Test`).
+    pub fn with_classes(mut self, patterns: &[String]) -> PythonTests {
+        (self.class_prefixes, self.class_globs) = name_patterns(patterns);
+        self
     }
 
     /// Whether pytest collects a function of this name as a test.
@@ -323,6 +400,30 @@ impl PythonTests {
         self.prefixes.iter().any(|p| name.starts_with(p.as_str()))
             || self.globs.iter().any(|g| g.is_match(name))
     }
+
+    /// Whether pytest collects tests from a class of this name (one that is not a
+    /// `unittest.TestCase`, which it collects by its base).
+    pub fn is_test_class(&self, name: &str) -> bool {
+        self.class_prefixes
+            .iter()
+            .any(|p| name.starts_with(p.as_str()))
+            || self.class_globs.iter().any(|g| g.is_match(name))
+    }
+}
+
+/// pytest's name patterns: a prefix each, or a glob when it holds `*`, `?` or `[`.
+fn name_patterns(patterns: &[String]) -> (Vec<String>, Vec<globset::GlobMatcher>) {
+    let (mut prefixes, mut globs) = (Vec::new(), Vec::new());
+    for p in patterns {
+        if p.contains(['*', '?', '[']) {
+            if let Ok(g) = globset::Glob::new(p) {
+                globs.push(g.compile_matcher());
+            }
+        } else {
+            prefixes.push(p.clone());
+        }
+    }
+    (prefixes, globs)
 }
 
 /// The test functions of `text`, read as the language of `path`; `None` for a file in no
@@ -366,9 +467,20 @@ pub fn parse_with(path: &str, text: &[u8], python: &PythonTests) -> Option<TestF
             Language::Rust => parser.parse(text, None),
         }
     })?;
-    let source = Source { text };
+    let source = Source {
+        text,
+        skip_aliases: Vec::new(),
+    };
     Some(match language {
-        Language::Python => python::read(&source, tree.root_node(), python),
+        Language::Python => {
+            let mut file = python::read(&source, tree.root_node(), python);
+            if let Some(site) = python.module_not_collected(path) {
+                for f in &mut file.functions {
+                    f.skips.push(site.clone());
+                }
+            }
+            file
+        }
         Language::Rust => rust::read(&source, tree.root_node()),
     })
 }
@@ -383,7 +495,11 @@ pub fn rust_test_items(text: &[u8]) -> Option<TestItems> {
     if tree.root_node().has_error() {
         return None;
     }
-    Some(rust::test_items(&Source { text }, tree.root_node()))
+    let source = Source {
+        text,
+        skip_aliases: Vec::new(),
+    };
+    Some(rust::test_items(&source, tree.root_node()))
 }
 
 /// Assertion `a` as it stands inside `statement`, whose body may not run or whose failures
@@ -404,6 +520,10 @@ fn conditional(src: &Source, mut a: Assertion, statement: Node) -> Assertion {
 /// The text being read, for node texts.
 struct Source<'t> {
     text: &'t [u8],
+    /// Python: the names a skipping call of pytest's goes by in this file besides its own
+    /// (`later` after `from pytest import skip as later`, `pt.skip` after `import pytest as
+    /// pt`).
+    skip_aliases: Vec<String>,
 }
 
 impl Source<'_> {

@@ -28,7 +28,14 @@ const COMPOUND: &[&str] = &[
 const SKIP_MARKS: &[&str] = &["mark.skip", "mark.skipif", "mark.xfail"];
 const UNITTEST_SKIPS: &[&str] = &["skip", "skipIf", "skipUnless", "expectedFailure"];
 /// Calls that skip or expect failure from where they stand.
-const SKIP_CALLS: &[&str] = &["pytest.skip", "pytest.xfail", "pytest.importorskip"];
+/// Calls that end a test without a failure: skipped, expected to fail, or the whole session
+/// ended (`pytest.exit(returncode=0)` leaves every later test unrun).
+const SKIP_CALLS: &[&str] = &[
+    "pytest.skip",
+    "pytest.xfail",
+    "pytest.importorskip",
+    "pytest.exit",
+];
 
 /// The source encoding the first two lines of Python `text` declare (PEP 263's
 /// `# -*- coding: NAME -*-`), with its 1-based line, when it is one guard does not read as
@@ -197,6 +204,10 @@ fn inside_string(root: Node, at: usize) -> bool {
 }
 
 pub(super) fn read(src: &Source, root: Node, names: &super::PythonTests) -> TestFile {
+    let src = &Source {
+        text: src.text,
+        skip_aliases: skip_aliases(src, root),
+    };
     let (mut tests, mut helpers) = (Vec::new(), Vec::new());
     let unbound = unbound_later(src, root);
     let module_skips = scope_skips(src, root);
@@ -230,6 +241,7 @@ pub(super) fn read(src: &Source, root: Node, names: &super::PythonTests) -> Test
                     continue;
                 };
                 inner.extend(scope_skips(src, body));
+                inner.extend(not_collected(src, def, &name, body, names));
                 let mut path = classes.clone();
                 path.push(name);
                 push_statements(&mut stack, body, &path, &inner);
@@ -438,7 +450,9 @@ fn scope_skips(src: &Source, scope: Node) -> Vec<Site> {
                                     }
                                 }
                             }
-                            "call" if is_skip_call(&callee(src, n)) => out.push(skip_site(src, n)),
+                            "call" if is_skip_call(src, &callee(src, n)) => {
+                                out.push(skip_site(src, n))
+                            }
                             _ => {}
                         }
                     }
@@ -545,6 +559,53 @@ fn explains(src: &Source, node: Node) -> bool {
     }
 }
 
+/// Why pytest does not collect the tests of a class, if it does not: a class with no base
+/// (so not a `unittest.TestCase`) whose name `python_classes` does not match, or that
+/// defines `__init__` (pytest warns and skips it). As good as a skip of each of its tests.
+fn not_collected(
+    src: &Source,
+    class: Node,
+    name: &str,
+    body: Node,
+    names: &super::PythonTests,
+) -> Option<Site> {
+    let bases = class
+        .child_by_field_name("superclasses")
+        .map(|b| src.normal(b))
+        .unwrap_or_default();
+    if !matches!(bases.as_str(), "" | "()" | "(object)") {
+        return None;
+    }
+    let why = if !names.is_test_class(name) {
+        format!("class {name} is not collected (python_classes)")
+    } else {
+        let mut cursor = body.walk();
+        let init = body.named_children(&mut cursor).find(|s| {
+            let def = match s.kind() {
+                "decorated_definition" => s.child_by_field_name("definition"),
+                _ => Some(*s),
+            };
+            def.is_some_and(|d| {
+                d.kind() == "function_definition"
+                    && d.child_by_field_name("name")
+                        .map(|n| src.text(n))
+                        .as_deref()
+                        == Some("__init__")
+            })
+        })?;
+        return Some(Site {
+            line: line(init),
+            text: format!("class {name} is not collected (it defines __init__)"),
+            key: "not collected: __init__".to_string(),
+        });
+    };
+    Some(Site {
+        line: line(class),
+        key: "not collected: class name".to_string(),
+        text: why,
+    })
+}
+
 /// The normalised text of a call's callee (`self.assertEqual`, `pytest.raises`).
 fn callee(src: &Source, call: Node) -> String {
     call.child_by_field_name("function")
@@ -552,14 +613,81 @@ fn callee(src: &Source, call: Node) -> String {
         .unwrap_or_default()
 }
 
-fn is_skip_call(callee: &str) -> bool {
-    SKIP_CALLS.contains(&callee) || callee.ends_with(".skipTest") || callee == "skipTest"
+fn is_skip_call(src: &Source, callee: &str) -> bool {
+    SKIP_CALLS.contains(&callee)
+        || callee.ends_with(".skipTest")
+        || callee == "skipTest"
+        || src.skip_aliases.iter().any(|a| a == callee)
 }
 
-/// `raise SkipTest(...)`, `raise unittest.SkipTest`, `raise pytest.skip.Exception`.
+/// The other names pytest's skipping calls go by in this module: `from pytest import skip
+/// as later` (`later`), `from pytest import xfail` (`xfail`), `import pytest as pt`
+/// (`pt.skip`, ...), at any level of the module.
+fn skip_aliases(src: &Source, root: Node) -> Vec<String> {
+    let mut aliases = Vec::new();
+    for node in descendants(root) {
+        match node.kind() {
+            "import_from_statement" => {
+                let module = node
+                    .child_by_field_name("module_name")
+                    .map(|m| src.normal(m))
+                    .unwrap_or_default();
+                if !matches!(module.as_str(), "pytest" | "_pytest.outcomes") {
+                    continue;
+                }
+                let mut cursor = node.walk();
+                for name in node.children_by_field_name("name", &mut cursor) {
+                    let (imported, alias) = match name.kind() {
+                        "aliased_import" => (
+                            name.child_by_field_name("name").map(|n| src.normal(n)),
+                            name.child_by_field_name("alias").map(|n| src.normal(n)),
+                        ),
+                        _ => (Some(src.normal(name)), None),
+                    };
+                    let Some(imported) = imported else { continue };
+                    if SKIP_CALLS.contains(&format!("pytest.{imported}").as_str()) {
+                        aliases.push(alias.unwrap_or(imported));
+                    }
+                }
+            }
+            "import_statement" => {
+                let mut cursor = node.walk();
+                for name in node.children_by_field_name("name", &mut cursor) {
+                    if name.kind() != "aliased_import" {
+                        continue;
+                    }
+                    let module = name.child_by_field_name("name").map(|n| src.normal(n));
+                    let alias = name.child_by_field_name("alias").map(|n| src.normal(n));
+                    if let (Some("pytest"), Some(alias)) = (module.as_deref(), alias) {
+                        for call in SKIP_CALLS {
+                            aliases.push(call.replacen("pytest", &alias, 1));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    aliases
+}
+
+/// `raise SkipTest(...)`, `raise unittest.SkipTest`, `raise pytest.skip.Exception`, pytest's
+/// own outcomes raised by name (`raise Skipped(..)`, `XFailed`, `Exit`).
 fn raises_skip(src: &Source, raise: Node) -> bool {
     let text = src.normal(raise);
-    text.contains("SkipTest") || text.contains("skip.Exception")
+    text.contains("SkipTest")
+        || text.contains("skip.Exception")
+        || text.contains("xfail.Exception")
+        || text.contains("exit.Exception")
+        || ["Skipped", "XFailed", "Exit"].iter().any(|name| {
+            let raised = text.trim_start_matches("raise").trim_start();
+            raised == *name
+                || raised.starts_with(&format!("{name}("))
+                || raised.starts_with(&format!("{name} ("))
+                || raised.ends_with(&format!(".{name}"))
+                || raised.contains(&format!(".{name}("))
+                || raised.contains(&format!(".{name} ("))
+        })
 }
 
 /// Whether `child` of `node` may not run, or may have its failure swallowed, when `node`
@@ -598,10 +726,29 @@ fn function(
 ) -> Draft {
     let mut skips = inherited.to_vec();
     let mut tolerances = Vec::new();
+    let mut given = false;
+    let mut settings = false;
     for d in decorators {
         skips.extend(decorator_skips(src, *d));
         for n in descendants(*d).filter(|n| n.kind() == "call") {
+            let name = callee(src, n);
+            let last = name.rsplit('.').next().unwrap_or(&name);
+            given |= last == "given";
+            settings |= last == "settings";
             tolerances.extend(call_tolerances(src, n));
+        }
+    }
+    // A hypothesis test without `@settings` runs with hypothesis' defaults: what a
+    // `@settings(max_examples=1)` added later is compared with.
+    if given && !settings {
+        for (param, default, looser) in defaults("settings") {
+            tolerances.push(Tolerance {
+                line: line(def),
+                key: format!("settings().{param}"),
+                value: *default,
+                looser: *looser,
+                text: format!("{param} (hypothesis' default {default})"),
+            });
         }
     }
     let mut assertions: Vec<(usize, Assertion)> = Vec::new();
@@ -639,8 +786,11 @@ fn function(
             }
             "call" => {
                 let name = callee(src, node);
-                if is_skip_call(&name) {
+                if is_skip_call(src, &name) {
                     skips.push(skip_site(src, node));
+                } else if name.ends_with("applymarker") || name.ends_with("add_marker") {
+                    // `request.applymarker(pytest.mark.xfail)`: a mark added as the test runs.
+                    skips.extend(mark_sites(src, node));
                 } else {
                     let found = assertion_call(src, node, &name);
                     if found.is_empty() {
@@ -1015,7 +1165,45 @@ fn defaults(name: &str) -> &'static [(&'static str, f64, Looser)] {
         ],
         "assert_almost_equal" => &[("decimal", 7.0, Looser::Smaller)],
         "assert_array_almost_equal" => &[("decimal", 6.0, Looser::Smaller)],
+        // hypothesis: fewer examples, the same examples every run, or fewer phases search
+        // less (`phases` counts the phases listed; hypothesis has six).
+        "settings" if name == "settings" || name == "hypothesis.settings" => &[
+            ("max_examples", 100.0, Looser::Smaller),
+            ("derandomize", 0.0, Looser::Larger),
+            ("phases", 6.0, Looser::Smaller),
+        ],
         _ => &[],
+    }
+}
+
+/// The tolerance parameters a call takes by position, after the values it compares
+/// (`approx(expected, rel, abs)`, numpy's `isclose(a, b, rtol, atol)`), by index.
+fn positional_tolerances(name: &str) -> &'static [(usize, &'static str, Looser)] {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    match last {
+        "approx" => &[(1, "rel", Looser::Larger), (2, "abs", Looser::Larger)],
+        "isclose" if name == "math.isclose" || name == "isclose" => &[],
+        "isclose" | "allclose" | "assert_allclose" => {
+            &[(2, "rtol", Looser::Larger), (3, "atol", Looser::Larger)]
+        }
+        "assertAlmostEqual" => &[(2, "places", Looser::Smaller)],
+        "assert_almost_equal" | "assert_array_almost_equal" => &[(2, "decimal", Looser::Smaller)],
+        _ => &[],
+    }
+}
+
+/// A tolerance's value as written: a number, `True`/`False` (`derandomize`), or the length
+/// of a list or tuple (`phases=[Phase.explicit]`).
+fn tolerance_value(src: &Source, param: &str, node: Node) -> Option<f64> {
+    let text = src.normal(node);
+    match (param, text.as_str()) {
+        (_, "True") => Some(1.0),
+        (_, "False") => Some(0.0),
+        ("phases", _) if matches!(node.kind(), "list" | "tuple") => {
+            let mut cursor = node.walk();
+            Some(node.named_children(&mut cursor).count() as f64)
+        }
+        _ => number(&text),
     }
 }
 
@@ -1024,7 +1212,8 @@ fn tolerance_keyword(key: &str) -> Option<Looser> {
     match key {
         "rel" | "abs" | "rel_tol" | "abs_tol" | "rtol" | "atol" | "delta" | "tolerance" | "tol"
         | "epsilon" | "eps" | "timeout" => Some(Looser::Larger),
-        "places" | "decimal" => Some(Looser::Smaller),
+        "places" | "decimal" | "max_examples" | "phases" => Some(Looser::Smaller),
+        "derandomize" => Some(Looser::Larger),
         _ => None,
     }
 }
@@ -1044,7 +1233,7 @@ fn call_tolerances(src: &Source, call: Node) -> Vec<Tolerance> {
     let mut out = Vec::new();
     let literal = |node: Node| number(&src.normal(node));
     for (k, v) in &keywords {
-        if let (Some(looser), Some(value)) = (tolerance_keyword(k), literal(*v)) {
+        if let (Some(looser), Some(value)) = (tolerance_keyword(k), tolerance_value(src, k, *v)) {
             out.push(Tolerance {
                 line: line(*v),
                 key: key(k),
@@ -1054,19 +1243,15 @@ fn call_tolerances(src: &Source, call: Node) -> Vec<Tolerance> {
             });
         }
     }
-    let positional_places = match last.as_str() {
-        "assertAlmostEqual" => Some("places"),
-        "assert_almost_equal" | "assert_array_almost_equal" => Some("decimal"),
-        _ => None,
-    };
-    if let (Some(param), Some(third)) = (positional_places, positional.get(2)) {
-        if let Some(value) = literal(*third) {
+    for (index, param, looser) in positional_tolerances(&name) {
+        if let Some(value) = positional.get(*index).and_then(|p| literal(*p)) {
+            let at = positional[*index];
             out.push(Tolerance {
-                line: line(*third),
+                line: line(at),
                 key: key(param),
                 value,
-                looser: Looser::Smaller,
-                text: format!("{param}={}", src.shown(*third)),
+                looser: *looser,
+                text: format!("{param}={}", src.shown(at)),
             });
         }
     }
@@ -1188,6 +1373,7 @@ mod tests {
         let tree = super::parse_masked(&mut parser, text.as_bytes(), from_lines).unwrap();
         let src = crate::evidence::test_source::Source {
             text: text.as_bytes(),
+            skip_aliases: Vec::new(),
         };
         super::read(
             &src,
@@ -1447,6 +1633,111 @@ mod tests {
                 Strong, Weak, Strong, Weak, Strong, Weak, Strong, Strong, Strong, Weak, Strong
             ]
         );
+    }
+
+    #[test]
+    fn skips_through_aliases_run_time_marks_raised_outcomes_and_exit() {
+        let file = read(concat!(
+            "import pytest as pt\n",                                        // 1
+            "from pytest import skip as later, xfail\n",                    // 2
+            "from _pytest.outcomes import Skipped\n",                       // 3
+            "\n",                                                           // 4
+            "def test_alias():\n",                                          // 5
+            "    later('slow')\n",                                          // 6
+            "def test_imported():\n",                                       // 7
+            "    xfail('flaky')\n",                                         // 8
+            "def test_module_alias():\n",                                   // 9
+            "    pt.skip('x')\n",                                           // 10
+            "def test_marker(request):\n",                                  // 11
+            "    request.applymarker(pytest.mark.xfail(reason='later'))\n", // 12
+            "def test_node_marker(request):\n",                             // 13
+            "    request.node.add_marker(pytest.mark.skip)\n",              // 14
+            "def test_raised():\n",                                         // 15
+            "    raise Skipped('later')\n",                                 // 16
+            "def test_exit():\n",                                           // 17
+            "    pytest.exit('done', returncode=0)\n",                      // 18
+            "def test_plain():\n",                                          // 19
+            "    skip_it('x')\n",                                           // 20
+            "    request.applymarker(pytest.mark.slow)\n",                  // 21
+            "    raise SkippedThing()\n",                                   // 22
+        ));
+        let skips: Vec<(&str, Vec<u64>)> = file
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.skips.iter().map(|s| s.line).collect()))
+            .collect();
+        assert_eq!(
+            skips,
+            [
+                ("test_alias", vec![6]),
+                ("test_imported", vec![8]),
+                ("test_module_alias", vec![10]),
+                ("test_marker", vec![12]),
+                ("test_node_marker", vec![14]),
+                ("test_raised", vec![16]),
+                ("test_exit", vec![18]),
+                ("test_plain", vec![]),
+            ]
+        );
+    }
+
+    #[test]
+    fn tests_of_a_class_pytest_does_not_collect_are_skipped() {
+        let file = read(concat!(
+            "class TestKept:\n",                    // 1
+            "    def test_a(self): pass\n",         // 2
+            "class CalcChecks:\n",                  // 3
+            "    def test_b(self): pass\n",         // 4
+            "class TestInit:\n",                    // 5
+            "    def __init__(self):\n",            // 6
+            "        self.x = 1\n",                 // 7
+            "    def test_c(self): pass\n",         // 8
+            "class CalcCase(unittest.TestCase):\n", // 9
+            "    def __init__(self, *a):\n",        // 10
+            "        super().__init__(*a)\n",       // 11
+            "    def test_d(self): pass\n",         // 12
+        ));
+        let skips: Vec<(&str, Vec<(u64, String)>)> = file
+            .functions
+            .iter()
+            .map(|f| {
+                (
+                    f.name.as_str(),
+                    f.skips.iter().map(|s| (s.line, s.text.clone())).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            skips,
+            [
+                ("TestKept::test_a", vec![]),
+                (
+                    "CalcChecks::test_b",
+                    vec![(
+                        3,
+                        "class CalcChecks is not collected (python_classes)".to_string()
+                    )]
+                ),
+                (
+                    "TestInit::test_c",
+                    vec![(
+                        6,
+                        "class TestInit is not collected (it defines __init__)".to_string()
+                    )]
+                ),
+                ("CalcCase::test_d", vec![]),
+            ]
+        );
+        // pytest's `python_classes` decides: `*Checks` collects CalcChecks.
+        let custom = crate::evidence::test_source::PythonTests::default()
+            .with_classes(&["Test".to_string(), "*Checks".to_string()]);
+        let file = crate::evidence::test_source::parse_with(
+            "tests/test_x.py",
+            b"class CalcChecks:\n    def test_b(self): pass\n",
+            &custom,
+        )
+        .unwrap();
+        assert!(file.functions[0].skips.is_empty());
     }
 
     #[test]

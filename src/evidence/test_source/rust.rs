@@ -15,13 +15,21 @@ pub(super) fn read(src: &Source, root: Node) -> TestFile {
     let (mut tests, mut helpers) = (Vec::new(), Vec::new());
     // (a list of items, the module path it is in, the build conditions of its modules)
     let mut stack: Vec<(Node, Vec<String>, Vec<Site>)> = vec![(root, Vec::new(), Vec::new())];
-    while let Some((items, path, conditions)) = stack.pop() {
+    while let Some((items, path, mut conditions)) = stack.pop() {
         let mut attributes: Vec<Node> = Vec::new();
         let mut cursor = items.walk();
         for item in items.named_children(&mut cursor) {
             match item.kind() {
                 "attribute_item" => {
                     attributes.push(item);
+                    continue;
+                }
+                // `#![cfg(any())]` first in a file or module (inner attributes come before
+                // its items) leaves every test in it out of the build.
+                "inner_attribute_item" => {
+                    if is_build_condition(src, item) {
+                        conditions.push(src.site(item));
+                    }
                     continue;
                 }
                 "line_comment" | "block_comment" => continue,
@@ -162,10 +170,17 @@ fn sites_of<'a>(
         .map(|a| src.site(*a))
 }
 
-/// A `#[cfg(..)]` other than `#[cfg(test)]`: what it names may be left out of the build.
+/// A `#[cfg(..)]` (or `#![cfg(..)]`) other than `cfg(test)`: what it names may be left out
+/// of the build.
 fn is_build_condition(src: &Source, item: Node) -> bool {
     attribute_path(src, item).as_deref() == Some("cfg")
-        && src.tokens(item).split_whitespace().collect::<String>() != "#[cfg(test)]"
+        && !matches!(
+            src.tokens(item)
+                .split_whitespace()
+                .collect::<String>()
+                .as_str(),
+            "#[cfg(test)]" | "#![cfg(test)]"
+        )
 }
 
 /// Whether `child` of `node` may not run when `node` runs: an assertion moved there (`if
@@ -225,6 +240,11 @@ fn function(
                 continue;
             }
             "return_expression" if !nested => returns.push((node.start_byte(), src.site(node))),
+            // `std::process::exit(0)` ends the test's process: a test run in a process of its
+            // own (nextest) passes, whatever comes after. As early as a `return`.
+            "call_expression" if !nested && exits_the_process(src, node) => {
+                returns.push((node.start_byte(), src.site(node)));
+            }
             "call_expression" => {
                 tolerances.extend(duration(src, node));
                 // A function or method of the file (`expect(&run, 0)`, `Daemon::start(..)`,
@@ -274,6 +294,14 @@ fn function(
         returns,
         call_at: calls.iter().map(|(at, _)| *at).collect(),
     }
+}
+
+/// A call of `std::process::exit` (`process::exit`, or `exit` imported).
+fn exits_the_process(src: &Source, call: Node) -> bool {
+    call.child_by_field_name("function").is_some_and(|f| {
+        let callee = src.normal(f);
+        callee == "exit" || callee.ends_with("process::exit")
+    })
 }
 
 /// What an assertion macro asserts and the tolerances it allows.
@@ -747,6 +775,52 @@ mod tests {
                 (13, Weak),
             ]
         );
+    }
+
+    #[test]
+    fn an_inner_cfg_leaves_every_test_of_its_file_or_module_out_but_cfg_test_does_not() {
+        let file = read(concat!(
+            "#![cfg(any())]\n",
+            "#[test]\n",
+            "fn gone() {}\n",
+            "mod m {\n",
+            "    #![cfg(test)]\n",
+            "    #[test]\n",
+            "    fn kept() {}\n",
+            "}\n",
+        ));
+        assert_eq!(
+            crate::evidence::test_source::skip_sites(&file),
+            [
+                ("gone", vec![(1, "#![cfg(any())]")]),
+                ("m::kept", vec![(1, "#![cfg(any())]")]),
+            ]
+        );
+        let file = read("#![cfg(test)]\n#[test]\nfn kept() {}\n");
+        assert_eq!(
+            crate::evidence::test_source::skip_sites(&file),
+            [("kept", vec![])]
+        );
+    }
+
+    #[test]
+    fn exiting_the_process_is_as_early_as_a_return() {
+        for exit in ["std::process::exit(0);", "process::exit(0);", "exit(0);"] {
+            let file = read(&format!(
+                "#[test]\nfn t() {{\n    {exit}\n    assert_eq!(f(), 1);\n}}\n"
+            ));
+            let early: Vec<u64> = file.functions[0]
+                .early_returns
+                .iter()
+                .map(|s| s.line)
+                .collect();
+            assert_eq!(early, [3], "{exit}");
+        }
+        // `exit` in a closure that may never run, or after the assertion, is not early.
+        let file = read(
+            "#[test]\nfn t() {\n    let f = || std::process::exit(1);\n    assert_eq!(g(), 1);\n    std::process::exit(0);\n}\n",
+        );
+        assert!(file.functions[0].early_returns.is_empty());
     }
 
     #[test]

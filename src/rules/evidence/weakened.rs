@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::evidence::test_source::{
-    Assertion, Helper, Helpers, Strength, TestFile, TestFunction, normal_key, summarise,
+    Assertion, Helper, Helpers, Strength, TestFile, TestFunction, Tolerance, normal_key, summarise,
 };
 use crate::policy::agents::HumanTrailer;
 use crate::report::finding::{Code, Finding};
@@ -405,14 +405,42 @@ fn compare(
             new.early_returns.len() - old.early_returns.len() - 1,
         ));
     }
-    // Tolerances pair by what they bound, in order.
+    // Tolerances pair by what they bound, in order; those left over by the call and
+    // parameter alone (`approx.rel`), in order, so that respelling what the call compares
+    // (`approx(0.3)` made `approx(0.30, rel=0.5)`) widens nothing unseen.
     let mut seen: HashMap<&str, usize> = HashMap::new();
-    let mut widened = Vec::new();
+    let mut paired = vec![false; old.tolerances.len()];
+    let mut pairs: Vec<(Option<usize>, &Tolerance)> = Vec::new();
     for t in &new.tolerances {
         let k = seen.entry(t.key.as_str()).or_default();
-        let before = old.tolerances.iter().filter(|o| o.key == t.key).nth(*k);
+        let before = old
+            .tolerances
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.key == t.key)
+            .nth(*k)
+            .map(|(i, _)| i);
         *k += 1;
-        if let Some(before) = before.filter(|b| t.wider_than(b)) {
+        if let Some(i) = before {
+            paired[i] = true;
+        }
+        pairs.push((before, t));
+    }
+    for (before, t) in pairs.iter_mut().filter(|(b, _)| b.is_none()) {
+        let slot = t.slot();
+        let left =
+            (0..old.tolerances.len()).find(|&i| !paired[i] && old.tolerances[i].slot() == slot);
+        if let Some(i) = left {
+            paired[i] = true;
+            *before = Some(i);
+        }
+    }
+    let mut widened = Vec::new();
+    for (before, t) in pairs {
+        if let Some(before) = before
+            .map(|i| &old.tolerances[i])
+            .filter(|b| t.wider_than(b))
+        {
             widened.push((before, t));
         }
     }
