@@ -540,7 +540,7 @@ impl Plan {
             .collect();
         // (file index, qualified test name) -> worst outcome (a skip counts worse than a
         // pass here: a pass in one report must not hide a skip in another).
-        let mut seen: BTreeMap<(usize, String), Outcome> = BTreeMap::new();
+        let mut seen: BTreeMap<(usize, String), Seen> = BTreeMap::new();
         for report in reports {
             read_junit(report, &mut |case| {
                 let frozen = record_keys(&case.classname, &case.name)
@@ -555,8 +555,12 @@ impl Plan {
                     else {
                         continue;
                     };
-                    let slot = seen.entry((i, test)).or_insert(case.outcome);
-                    *slot = worse(*slot, case.outcome);
+                    let slot = seen
+                        .entry((i, test))
+                        .or_insert((case.outcome, case.message.clone()));
+                    if worse(slot.0, case.outcome) != slot.0 {
+                        *slot = (case.outcome, case.message.clone());
+                    }
                 }
             })?;
         }
@@ -572,7 +576,8 @@ impl Plan {
                 "put back over the change"
             };
             for test in tests {
-                let what = match seen.get(&(i, test.name.clone())) {
+                let record = seen.get(&(i, test.name.clone()));
+                let what = match record.map(|(o, _)| *o) {
                     None => "did not run (no record in the reports)",
                     Some(Outcome::Passed | Outcome::Flaky) => continue,
                     Some(Outcome::Skipped) if !test.skips.is_empty() => continue,
@@ -580,11 +585,16 @@ impl Plan {
                     Some(Outcome::Errored) => "errors",
                     Some(Outcome::Skipped) => "is skipped",
                 };
+                let said = record
+                    .and_then(|(_, m)| m.as_deref())
+                    .filter(|m| !m.is_empty())
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default();
                 findings.push(
                     Finding::new(
                         Code::OldTestFails,
                         format!(
-                            "the base's test {}::{} {what} against the range's code ({} as {} has it, {how}; changed by {by})",
+                            "the base's test {}::{} {what} against the range's code ({} as {} has it, {how}; changed by {by}){said}",
                             put.path, test.name, put.path, self.base_short
                         ),
                     )
@@ -670,6 +680,9 @@ fn rust_module_prefix(path: &str) -> String {
     }
     prefix
 }
+
+/// A put-back test's worst record so far: its outcome and failure message.
+type Seen = (Outcome, Option<Box<str>>);
 
 /// The worse of two outcomes for a put-back test: a failure or error over a skip over a pass.
 fn worse(a: Outcome, b: Outcome) -> Outcome {

@@ -871,6 +871,7 @@ mod tests {
             name: name.into(),
             file: None,
             outcome,
+            message: None,
         }
     }
 

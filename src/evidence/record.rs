@@ -26,6 +26,8 @@ pub struct TestCase {
     /// The `file` attribute when the runner writes one (pytest xunit1, some others).
     pub file: Option<String>,
     pub outcome: Outcome,
+    /// The first failure's or error's `message` (its first line, shortened), when it has one.
+    pub message: Option<Box<str>>,
 }
 
 /// Counts of one or more reports, before duplicate records merge.

@@ -121,6 +121,15 @@ fn an_agent_that_breaks_the_code_and_hides_it_meets_the_humans_test() {
         ],
         "{json:#}"
     );
+    // The finding ends with pytest's own failure message.
+    let message = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "old_test_fails")
+        .and_then(|f| f["message"].as_str())
+        .unwrap();
+    assert!(message.ends_with("): assert 4 == 3"), "{message}");
     assert!(
         run.stderr.contains("guard: 1 file of HEAD~1..HEAD as "),
         "{}",

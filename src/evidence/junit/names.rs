@@ -33,6 +33,11 @@ pub(super) fn spelled_like(element: &str) -> Option<&'static str> {
         .find(|known| known.eq_ignore_ascii_case(local))
 }
 
+/// Whether `mark` is a failure's or an error's (not a skip or a rerun's).
+pub(super) fn fails(mark: u8) -> bool {
+    mark & (FAILURE | ERROR) != 0
+}
+
 pub(super) fn outcome_mark(element: &str) -> u8 {
     match element {
         "failure" => FAILURE,

@@ -15,7 +15,7 @@ use super::content::{check_reference, skip_content, skip_whitespace};
 use super::errors::{
     Bad, Failure, HINT_DTD, HINT_MALFORMED, HINT_NOT_JUNIT, HINT_SPELLING, HINT_TRUNCATED,
 };
-use super::names::{outcome_mark, outcome_of, spelled_like};
+use super::names::{fails, outcome_mark, outcome_of, spelled_like};
 use crate::error::Location;
 use crate::evidence::record::{JunitCounts, Outcome, SuiteFailure, TestCase};
 
@@ -49,6 +49,7 @@ impl TestCase {
             name: String::new(),
             file: None,
             outcome: Outcome::Passed,
+            message: None,
         }
     }
 
@@ -232,6 +233,10 @@ impl<'s> Parser<'s> {
                 if mark != 0 {
                     if self.in_case {
                         self.marks |= mark;
+                        // The first failure's message, for findings that name it.
+                        if fails(mark) && self.case.message.is_none() {
+                            self.case.message = attribute(e, "message").map(short_message);
+                        }
                     }
                 } else if let Some(known) = spelled_like(name) {
                     return Err(self.misplaced(name, known, start));
@@ -247,6 +252,7 @@ impl<'s> Parser<'s> {
                 Kind::Suite
             }
             (_, "testcase") => {
+                self.case.message = None;
                 read_case_attributes(e, start, &mut self.case)?;
                 self.in_case = true;
                 self.marks = 0;
@@ -478,4 +484,19 @@ impl<'s> Parser<'s> {
             ),
         }
     }
+}
+
+/// A failure message as findings show it: its first line, at most 200 characters, control
+/// characters made spaces (a message is the test's output, which the tested code writes).
+pub(super) fn short_message(message: String) -> Box<str> {
+    let first = message.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let mut out: String = first
+        .chars()
+        .take(200)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if first.chars().count() > 200 {
+        out.push_str("...");
+    }
+    out.trim().into()
 }

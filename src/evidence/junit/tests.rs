@@ -137,6 +137,24 @@ fn pytest_xunit1_sample_has_file_attributes() {
     let retry = ids["tests.runtime.test_retry::test_backoff_under_load"];
     assert_eq!(retry.file.as_deref(), Some("tests/runtime/test_retry.py"));
     assert!(cases.iter().all(|c| c.file.is_some()));
+    // A failure's message, its first line (the `&#10;` is a line feed): checked against the
+    // sample by hand. A passing record has none.
+    assert_eq!(
+        failing.message.as_deref(),
+        Some("AssertionError: assert (Decimal('20.00') * Decimal('0.9')) == Decimal('17.00')")
+    );
+    assert!(retry.message.is_none());
+    assert_eq!(
+        ids["tests.test_billing::test_converts_currency"]
+            .message
+            .as_deref(),
+        Some("failed on setup with \"ConnectionError: rates service unreachable\"")
+    );
+    assert!(
+        ids["tests.test_billing.TestInvoice::test_total[p-1]"]
+            .message
+            .is_none()
+    );
 }
 
 #[test]
@@ -1008,4 +1026,20 @@ fn throughput() {
         out.flush().unwrap();
     }
     assert_eq!(time_read(file.path()).0, counts(1, 1, 0, 0, 0));
+}
+
+#[test]
+fn a_failure_message_is_shown_as_one_short_inert_line() {
+    use super::parser::short_message;
+    assert_eq!(
+        &*short_message("\n  assert 1 == 2\nwhere 1 = f()".to_string()),
+        "assert 1 == 2"
+    );
+    // Control characters (an ESC the tested code printed) become spaces.
+    assert_eq!(
+        &*short_message("red \u{1b}[31mtext\u{7}".to_string()),
+        "red  [31mtext"
+    );
+    let long = "x".repeat(300);
+    assert_eq!(&*short_message(long), format!("{}...", "x".repeat(200)));
 }
