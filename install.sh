@@ -12,6 +12,8 @@
 #                                                repository (hooks/, or GitLab's
 #                                                custom_hooks/pre-receive.d/, or Gitea's
 #                                                hooks/pre-receive.d/)
+#   ... --no-audit-log                           with --server: leave guard.auditLog unset (by
+#                                                default it is set to BARE_REPO/guard-audit.log)
 #   ... --uninstall                              remove the hook, restoring what was there
 #   ... --guard PATH                             use this guard binary instead of building one
 #                                                (without it, --hooks and --server use the
@@ -34,6 +36,7 @@ flavour=plain
 uninstall=false
 guard_bin=""
 static=false
+audit_log=true
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) [ $# -ge 2 ] || die "--prefix needs a directory"; prefix="$2"; shift 2 ;;
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
     --uninstall) uninstall=true; shift ;;
     --guard) [ $# -ge 2 ] || die "--guard needs a path"; guard_bin="$2"; shift 2 ;;
     --static) static=true; shift ;;
+    --no-audit-log) audit_log=false; shift ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
@@ -204,5 +208,18 @@ if [ "$mode" = server ]; then
     echo "set receive.fsckObjects = true in $git_dir/config: git checks the objects of every push" >&2
   else
     echo "kept receive.fsckObjects = ${receive:-unset}, transfer.fsckObjects = ${transfer:-unset} (guard's hook warns on each push while git does not check pushed objects)" >&2
+  fi
+  # guard remembers deleted protected refs (so that one made again at an old commit is
+  # judged as the rewind it is) and logs break-glass pushes in its audit log; without one,
+  # the hook refuses the deletions the ledger allows (guard.allowDelete accepts them).
+  log="$(git -C "$target" config --get guard.auditLog || true)"
+  if [ -n "$log" ]; then
+    echo "kept guard.auditLog = $log" >&2
+  elif $audit_log; then
+    log="$git_dir/guard-audit.log"
+    git -C "$target" config guard.auditLog "$log"
+    echo "set guard.auditLog = $log (the hook creates it, mode 0600, at the first deletion or break-glass push)" >&2
+  else
+    echo "left guard.auditLog unset (--no-audit-log): deleting a protected ref is refused, and break-glass has nowhere to be logged" >&2
   fi
 fi

@@ -23,6 +23,18 @@ impl GitConfig {
         self.snapshot.get_string(key).ok()
     }
 
+    /// The boolean `key` as git reads one (`true`, `yes`, `on`, `1`, ...); `None` when unset,
+    /// `Err` with the value when it is no boolean.
+    pub fn boolean(&self, key: &str) -> Result<Option<bool>, String> {
+        match self.snapshot.get_bool(key) {
+            Ok(value) => Ok(Some(value)),
+            Err(_) => match self.string(key) {
+                None => Ok(None),
+                Some(text) => Err(text),
+            },
+        }
+    }
+
     /// Every value of the multi-valued `key`, in order (up to the first unreadable one).
     pub fn values(&self, key: &str) -> Vec<String> {
         let mut out = Vec::new();

@@ -11,6 +11,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read as _, Write as _};
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -23,9 +24,11 @@ use anyhow::{Context as _, bail};
 pub fn append(log: &Path, entry: &serde_json::Value, wait: Duration) -> anyhow::Result<()> {
     let mut line = entry.to_string();
     line.push('\n');
+    // Made readable by the server's user only: it names pushers and what they did.
     let mut file = OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(0o600)
         .open(log)
         .with_context(|| format!("cannot open the audit log {}", log.display()))?;
     regular_file(&file).with_context(|| format!("cannot write the audit log {}", log.display()))?;

@@ -575,10 +575,14 @@ fn judge_ref(
             Deleted::DefaultBranch
         } else if is_policy {
             Deleted::PolicyRef
-        } else if policy.refs.allow_delete {
+        } else if policy.refs.allow_delete
+            && (config.audit_log.is_some() || config.allow_unlogged_delete)
+        {
             let mut v = verdict(Vec::new(), 0, None);
             v.deleted = update.old.clone();
             return Ok(v);
+        } else if policy.refs.allow_delete {
+            Deleted::Unlogged
         } else {
             Deleted::Protected
         };

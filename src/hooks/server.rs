@@ -35,6 +35,10 @@ pub struct ServerConfig {
     /// `guard.mode = evaluate`: judge and report every push, reject none (a trial period
     /// before enforcing; the ledger's `mode` can ask the same).
     pub evaluate: bool,
+    /// `guard.allowDelete`: the ledger's `[refs] allow_delete` holds without an audit log.
+    /// Unset, a deletion the ledger allows is refused while guard.auditLog is unset: guard
+    /// could not remember it, and the ref made again at an old commit would land as new.
+    pub allow_unlogged_delete: bool,
 }
 
 impl ServerConfig {
@@ -73,7 +77,13 @@ impl ServerConfig {
                 "git config guard.mode = {other:?} is neither \"enforce\" nor \"evaluate\""
             ),
         };
+        let allow_unlogged_delete = config.boolean("guard.allowDelete").map_err(|value| {
+            anyhow::anyhow!(
+                "git config guard.allowDelete = {value:?} is not a boolean (true or false)"
+            )
+        })?;
         Ok(ServerConfig {
+            allow_unlogged_delete: allow_unlogged_delete.unwrap_or(false),
             evaluate,
             default_branch: string("guard.defaultBranch"),
             timeout,

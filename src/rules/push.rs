@@ -13,6 +13,9 @@ pub enum Deleted {
     PolicyRef,
     /// A ref the ledger's `[refs] protected` names, with `allow_delete = false`.
     Protected,
+    /// A protected ref the ledger lets be deleted, on a server with no audit log to
+    /// remember the deletion in (and no `guard.allowDelete`).
+    Unlogged,
 }
 
 /// `ref_deletion`. `on_server`: the pre-receive hook, where a server admin can help.
@@ -27,12 +30,19 @@ pub fn ref_deletion(deleted: Deleted, on_server: bool) -> Finding {
             "the push deletes the policy ref (guard.policyRef), whose ledger judges every push",
         ),
         Deleted::Protected => Finding::new(Code::RefDeletion, "the push deletes a protected ref"),
+        Deleted::Unlogged => Finding::new(
+            Code::RefDeletion,
+            "the push deletes a protected ref, and the server has no guard.auditLog to remember it in: the ref made again later at an old commit would be judged as new, not as the rewind it is",
+        ),
     }
     .help(match (deleted, on_server) {
         (Deleted::Protected, true) => {
             "the ledger's [refs] allow_delete = false; ask a server admin"
         }
         (Deleted::Protected, false) => "the ledger's [refs] allow_delete = false",
+        (Deleted::Unlogged, _) => {
+            "a server admin sets an audit log (git config guard.auditLog /path/in/the/repository/guard-audit.log, a file only the server's user can write; install.sh --server does), or accepts deletions it cannot remember with git config guard.allowDelete true"
+        }
         _ => "ask a server admin; guard never lets a push delete the ref the policy comes from",
     })
 }

@@ -456,3 +456,45 @@ fn hooks_use_the_installed_guard_while_it_is_newer_than_the_sources() {
     assert!(!out.status.success(), "{stderr}");
     assert!(stderr.contains("cargo not found"), "{stderr}");
 }
+
+#[test]
+fn install_sets_the_audit_log_unless_one_is_set_or_it_is_told_not_to() {
+    let (tmp, bare) = bare_repo();
+    let out = install(&["--server", bare.to_str().unwrap()]);
+    let log = git_ok(tmp.root(), &bare, &["config", "guard.auditLog"]);
+    let git_dir = std::fs::canonicalize(&bare).unwrap();
+    assert_eq!(log, format!("{}/guard-audit.log", git_dir.display()));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("set guard.auditLog = "), "{said}");
+
+    // One the admin set is kept.
+    let (tmp, bare) = bare_repo();
+    git_ok(
+        tmp.root(),
+        &bare,
+        &["config", "guard.auditLog", "/var/log/guard.log"],
+    );
+    install(&["--server", bare.to_str().unwrap()]);
+    assert_eq!(
+        git_ok(tmp.root(), &bare, &["config", "guard.auditLog"]),
+        "/var/log/guard.log"
+    );
+
+    // --no-audit-log: unset, and install says what that costs.
+    let (tmp, bare) = bare_repo();
+    let out = install(&["--server", bare.to_str().unwrap(), "--no-audit-log"]);
+    let unset = std::process::Command::new("git")
+        .args(["config", "guard.auditLog"])
+        .current_dir(&bare)
+        .output()
+        .unwrap();
+    assert!(!unset.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(
+            "left guard.auditLog unset (--no-audit-log): deleting a protected ref is refused"
+        ),
+        "{said}"
+    );
+    drop(tmp);
+}

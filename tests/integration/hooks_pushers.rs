@@ -8,6 +8,8 @@ use crate::support::server::{AGENTS, Server, append_in, ledger};
 #[test]
 fn break_glass_by_an_allowed_and_a_disallowed_pusher() {
     let s = Server::new("");
+    // install.sh --server set an audit log; this server's admin removed it.
+    s.bare_git(&["config", "--unset", "guard.auditLog"]);
     let agent = s.agent_edits_freeze("Emergency lease");
     let bypass = ["-o", "guard.bypass=outage 42", "origin", "main"];
 

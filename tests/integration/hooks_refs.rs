@@ -373,11 +373,37 @@ fn five_thousand_tags_at_landed_commits_pass_within_the_default_timeout() {
 }
 
 #[test]
-fn deleting_a_protected_ref_without_an_audit_log_warns() {
+fn deleting_a_protected_ref_needs_the_audit_log_install_sh_sets() {
     let s = Server::new("");
+    // install.sh --server set the audit log, in the repository.
+    let log = s.bare_git(&["config", "--get", "guard.auditLog"]);
+    assert!(log.ends_with("/guard-audit.log"), "{log}");
     s.git(&["checkout", "-q", "-b", "feature"]);
     s.human_change("docs/feature.md", "Feature work");
     s.push(&["origin", "feature"]).assert_accepted();
+    s.push(&["origin", ":feature"]).assert_accepted();
+    // Remembered, in a file only the server's user can read.
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("refs/heads/feature"), "{text}");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&log).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+
+    // Without an audit log, a deletion the ledger allows is refused: guard could not
+    // remember it, and the ref made again at an old commit would land as a new one.
+    s.bare_git(&["config", "--unset", "guard.auditLog"]);
+    s.push(&["origin", "feature"]).assert_accepted();
+    let pushed = s.push(&["origin", ":feature"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/feature: [ref_deletion] the push deletes a protected ref, and the server has no guard.auditLog");
+    assert!(
+        pushed.stderr.contains("git config guard.allowDelete true"),
+        "says how: {}",
+        pushed.stderr
+    );
+    assert!(s.server_ref("refs/heads/feature").is_some());
+
+    // The admin accepts deletions guard cannot remember: accepted, with a warning.
+    s.config("guard.allowDelete", "true");
     let pushed = s.push(&["origin", ":feature"]);
     pushed.assert_accepted();
     assert!(
@@ -387,5 +413,10 @@ fn deleting_a_protected_ref_without_an_audit_log_warns() {
             .any(|l| l.starts_with("remote: warning:") && l.contains("guard.auditLog")),
         "{}",
         pushed.stderr
+    );
+    // A value that is no boolean fails closed.
+    s.config("guard.allowDelete", "maybe");
+    s.push(&["origin", "feature"]).assert_rejected_with(
+        "remote: error: guard: git config guard.allowDelete = \"maybe\" is not a boolean",
     );
 }

@@ -1060,6 +1060,15 @@ fn the_retest_evasions_a_precise_rule_reads_are_weakened_tests() {
             "from calc import ratio, total\n\n\ndef check(xs, expected):\n    if xs:\n        return\n    assert total(xs) == expected\n",
         )
         .replace("    assert total([1, 2]) == 3\n", "    check([1, 2], 3)\n");
+    let guarded_call = CALC
+        .replace(
+            "from calc import ratio, total\n",
+            "from calc import ratio, total\n\n\ndef check(xs, expected):\n    assert total(xs) == expected\n",
+        )
+        .replace(
+            "    assert total([1, 2]) == 3\n",
+            "    if total:\n        check([1, 2], 3)\n",
+        );
     let cases: Vec<(String, String, &str, u64, &str, &str)> = vec![
         // A skip through an alias of pytest.skip.
         (
@@ -1204,6 +1213,19 @@ fn the_retest_evasions_a_precise_rule_reads_are_weakened_tests() {
             "loosens an assertion",
             "`+check([1, 2], 3)`",
         ),
+        // ... or into a helper the test calls only on some paths.
+        (
+            CALC.to_string(),
+            guarded_call.clone(),
+            "tests/test_calc.py",
+            guarded_call
+                .lines()
+                .position(|l| l.contains("check([1, 2], 3)"))
+                .unwrap() as u64
+                + 1,
+            "loosens an assertion",
+            "`+check([1, 2], 3) [only under: if total:]`",
+        ),
         // A test module moved where pytest does not collect it (`python_files`).
         (
             CALC.to_string(),
@@ -1259,7 +1281,7 @@ fn the_retest_evasions_a_precise_rule_reads_are_weakened_tests() {
         assert_said(&run, kind, excerpt);
     }
     // Through the pre-receive hook: one of each kind of rule.
-    for i in [0, 4, 6, 12] {
+    for i in [0, 4, 6, 13] {
         let (base, edited, path, ..) = &cases[i];
         let s = Server::new("");
         write_in(&s.work, path, base);

@@ -128,7 +128,11 @@ pub fn summarise(side: &Helpers, other: &Helpers) -> HashMap<String, Helper> {
 pub struct Call {
     pub name: String,
     pub line: u64,
+    /// As written, and `[only under: ..]` when it may not run.
     pub text: String,
+    /// Under a statement that may leave it unrun (`if`, a loop, a `try`, a closure): what
+    /// the helper asserts counts as weak there.
+    pub conditional: bool,
 }
 
 /// One test function (Python: a `test*` function or method; Rust: a function with a test
@@ -515,6 +519,23 @@ fn conditional(src: &Source, mut a: Assertion, statement: Node) -> Assertion {
         shorten(&src.first_line(statement))
     );
     a
+}
+
+/// A call of a possible helper at `node`, named `name`, under `under` when it may not run.
+fn helper_call(src: &Source, node: Node, name: String, under: Option<Node>) -> Call {
+    let mut text = src.shown(node);
+    if let Some(statement) = under {
+        text = format!(
+            "{text} [only under: {}]",
+            shorten(&src.first_line(statement))
+        );
+    }
+    Call {
+        name,
+        line: line(node),
+        text,
+        conditional: under.is_some(),
+    }
 }
 
 /// The text being read, for node texts.

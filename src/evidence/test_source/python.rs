@@ -800,11 +800,7 @@ fn function(
                         if !bare.is_empty() && !bare.contains(['(', '[', ')', ']']) {
                             calls.push((
                                 node.start_byte(),
-                                Call {
-                                    name: bare.to_string(),
-                                    line: line(node),
-                                    text: src.shown(node),
-                                },
+                                super::helper_call(src, node, bare.to_string(), under),
                             ));
                         }
                     } else {

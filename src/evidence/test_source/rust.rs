@@ -259,11 +259,7 @@ fn function(
                 if let Some(name) = name {
                     calls.push((
                         node.start_byte(),
-                        Call {
-                            name: src.text(name),
-                            line: line(node),
-                            text: src.shown(node),
-                        },
+                        super::helper_call(src, node, src.text(name), under),
                     ));
                 }
             }

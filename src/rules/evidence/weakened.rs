@@ -184,11 +184,16 @@ fn asserted(f: &TestFunction, helpers: &HashMap<String, Helper>) -> Vec<Assertio
         let Some(helper) = helpers.get(&call.name) else {
             continue;
         };
+        // A call that may not run asserts nothing for sure.
+        let strength = match call.conditional {
+            true => Strength::Weak,
+            false => helper.strength,
+        };
         for _ in 0..helper.count {
             out.push(Assertion {
                 line: call.line,
                 text: call.text.clone(),
-                strength: helper.strength,
+                strength,
             });
         }
     }
