@@ -76,9 +76,17 @@ fn annotation(out: &mut String, command: &str, entry: &Entry) {
     let _ = writeln!(out, ",title={}::{}", property(entry.code), data(&message));
 }
 
-/// A command's message: `%`, CR and LF escaped (GitHub's `escapeData`).
+/// A command's message: `%`, CR and LF escaped (GitHub's `escapeData`); other control
+/// characters (a colour escape the job log would act on) and bidi controls made inert.
 pub fn data(text: &str) -> String {
-    text.replace('%', "%25")
+    let kept: String = text
+        .chars()
+        .map(|c| match c {
+            '\r' | '\n' => c,
+            c => crate::render::inert(c),
+        })
+        .collect();
+    kept.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
@@ -98,5 +106,7 @@ mod tests {
         assert_eq!(property("a:b,c%d\n"), "a%3Ab%2Cc%25d%0A");
         // `:` and `,` are left alone in a message: only properties split on them.
         assert_eq!(data("a:b,c"), "a:b,c");
+        // A colour escape or bidi override the tested code printed acts on nothing.
+        assert_eq!(data("\u{1b}[31mred\u{202e}x"), " [31mred\u{fffd}x");
     }
 }

@@ -180,10 +180,39 @@ pub fn fingerprint(identity: &str) -> String {
         .collect()
 }
 
-/// `text` with control characters (newlines, colour codes) turned into spaces: what a report or
-/// commit under judgement wrote never reaches a terminal as more than one line of text.
+/// `text` with control characters (newlines, colour codes) turned into spaces, and the
+/// Unicode controls that reorder what follows them (bidi embeddings, overrides and isolates,
+/// "Trojan Source") into U+FFFD: what a report or commit under judgement wrote never reaches
+/// a terminal as more than one line of text, nor shows in another order than it is.
 pub fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    text.chars().map(inert).collect()
+}
+
+/// One character of `one_line`.
+pub fn inert(c: char) -> char {
+    match c {
+        c if c.is_control() => ' ',
+        '\u{202A}'..='\u{202E}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{200E}'
+        | '\u{200F}'
+        | '\u{061C}' => '\u{FFFD}',
+        c => c,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn one_line_makes_controls_and_reordering_inert() {
+        assert_eq!(one_line("a\nb\rc\u{1b}[31md\u{7}"), "a b c [31md ");
+        // "Trojan Source": an override or isolate shows what follows in another order.
+        assert_eq!(
+            one_line("tests/\u{202e}nosj.txt\u{2066}x\u{2069}\u{200f}"),
+            "tests/\u{fffd}nosj.txt\u{fffd}x\u{fffd}\u{fffd}"
+        );
+        assert_eq!(one_line("plain é ✓"), "plain é ✓");
+    }
 }

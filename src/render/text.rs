@@ -135,20 +135,32 @@ pub fn commits(report: &Report) -> String {
     let mut out = String::new();
     let Some(h) = &report.history else { return out };
     for c in &h.commits {
-        let _ = writeln!(out, "commit {} {:?} by {}", c.short, c.subject, c.author);
+        // Names, reasons and paths are the commits' own: one inert line each.
+        let _ = writeln!(
+            out,
+            "commit {} {:?} by {}",
+            c.short,
+            c.subject,
+            one_line(&c.author)
+        );
         match &c.agent {
             Some(why) => {
-                let _ = writeln!(out, "  agent: {why}");
+                let _ = writeln!(out, "  agent: {}", one_line(why));
             }
             None => {
                 let _ = writeln!(out, "  human");
             }
         }
         if let Some(sig) = &c.signature {
-            let _ = writeln!(out, "  signature: {}", sig.describe());
+            let _ = writeln!(out, "  signature: {}", one_line(&sig.describe()));
         }
         for change in &c.protected_changes {
-            let _ = writeln!(out, "  {} {}", change.kind.describe(), change.path);
+            let _ = writeln!(
+                out,
+                "  {} {}",
+                change.kind.describe(),
+                one_line(&change.path)
+            );
         }
     }
     out

@@ -538,3 +538,38 @@ fn step_summary_renders_inert_on_github() {
     // The text still reads as written.
     assert!(row.contains("https://evil.example/ok"), "{row}");
 }
+
+#[test]
+fn what_commits_wrote_reaches_the_terminal_inert_in_check_verbose() {
+    // An agent's commit whose author name, and a protected path it changes, hold a colour
+    // escape and a right-to-left override: `guard check --verbose` (text) shows them as
+    // one line each, in the order they are.
+    let p = Project::git();
+    p.write("README.md", "x\n");
+    p.git_cmd(&["add", "-A"]);
+    p.git_cmd(&["commit", "-qm", "Start"]);
+    let hostile = "tests/fixtures/\u{1b}[32mok\u{202e}nosj.json";
+    p.write(hostile, "{}\n");
+    p.commit_as(
+        ("Cursor \u{1b}[2J\u{202e}Agent", "cursoragent@cursor.com"),
+        "Add a fixture\n",
+    );
+    let run = p.guard(&["check", "HEAD~1..HEAD", "--verbose"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        !run.stdout.contains('\u{1b}') && !run.stdout.contains('\u{202e}'),
+        "{:?}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("tests/fixtures/ [32mok\u{fffd}nosj.json"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("by Cursor  [2J\u{fffd}Agent"),
+        "{}",
+        run.stdout
+    );
+}
