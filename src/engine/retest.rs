@@ -68,24 +68,44 @@ pub struct Plan {
     python: PythonTests,
 }
 
-/// An agent commit's change of a path, not yet approved by a human commit after it.
-struct AgentTouch {
-    commit: Oid,
-    label: String,
-    /// The path at the other side of a rename (a human's change there approves it too).
-    other: Option<String>,
-}
-
 /// Files that Python or pytest load without being named: an agent's new one changes how
 /// every test runs.
 fn loaded_unasked(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
+    // At the root or in `src/` (first on PYTHONPATH): what shadows pytest or its parts.
+    let top = path.strip_prefix("src/").unwrap_or(path);
     matches!(
         name,
         "conftest.py" | "__init__.py" | "sitecustomize.py" | "usercustomize.py"
-    ) || matches!(path, "pytest.py" | "py.py" | "src/pytest.py")
-        || path.starts_with("_pytest/")
-        || path.starts_with("pluggy/")
+    )
+    // pytest's settings, wherever: pytest takes them from the test files' common directory
+    // before the root's.
+    || matches!(
+        name,
+        "pytest.ini" | ".pytest.ini" | "pytest.toml" | ".pytest.toml" | "tox.ini" | "setup.cfg" | "pyproject.toml"
+    )
+    // Compiled modules Python takes instead of, or beside, the source put back (an
+    // unchecked hash-based .pyc is used without reading the .py), and path files.
+    || [".pyc", ".pyo", ".so", ".pyd", ".pth"].iter().any(|e| name.ends_with(e))
+    || path.contains("__pycache__/")
+    || matches!(
+        top,
+        "pytest.py" | "py.py" | "_pytest.py" | "pluggy.py" | "iniconfig.py"
+    )
+    || top.starts_with("_pytest/")
+    || top.starts_with("pluggy/")
+    || top.starts_with("iniconfig/")
+}
+
+/// Cargo's files that decide how the tests build, put back whole: a build script (it runs
+/// before the crate compiles, and can rewrite what compiles) and cargo's own settings.
+fn cargo_build_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name == "build.rs" && !path.contains("/src/") && !path.starts_with("src/")
+        || path == ".cargo/config.toml"
+        || path == ".cargo/config"
+        || path.ends_with("/.cargo/config.toml")
+        || path.ends_with("/.cargo/config")
 }
 
 /// Plans a retest of `spec` (as `guard check` reads a range), under the base's policy.
@@ -209,11 +229,11 @@ impl Plan {
             None => PytestConfig::default(),
         };
         let collects = collector(&pytest);
-        let touched = agent_touches(repo, scope.commits, who)?;
+        let changed = changed_by_the_range(repo, &scope, who)?;
         let (put_back, not_put_back) = put_back(
             repo,
             (scope.base, scope.tip),
-            touched,
+            changed,
             policy,
             &harness,
             &collects,
@@ -271,58 +291,59 @@ fn collector(pytest: &PytestConfig) -> impl Fn(&str) -> bool + use<> {
     }
 }
 
-/// Per path, the agent commits whose change of it no human commit has approved since: an
-/// agent's change stands until a human commit that descends from it changes the file again
-/// (order alone is the commit dates', which the agent writes).
-fn agent_touches(
+/// Per path whose version at the tip is not the base's, the agent commits of the range that
+/// changed it (empty when only merges did): what the range changed that no human wrote.
+/// The tip is compared with the base itself, not commit by commit, so a merge that takes an
+/// older version of a test from an older first parent changes it too. A version a human's
+/// own commit of the range wrote (a non-merge commit: a human's merge of an agent's branch
+/// writes what the branch brought) is the humans' approval: that path is left as the tip
+/// has it. Order is not read at all: commit dates are the agent's to write.
+fn changed_by_the_range(
     repo: &Repository,
-    commits: &[Oid],
+    scope: &Scope,
     who: &WhoContext,
-) -> anyhow::Result<BTreeMap<String, Vec<AgentTouch>>> {
-    let mut touched: BTreeMap<String, Vec<AgentTouch>> = BTreeMap::new();
-    for &id in commits {
+) -> anyhow::Result<BTreeMap<String, Vec<String>>> {
+    // (path, the version a human commit left there: `None` for a deletion).
+    let mut human_wrote: std::collections::HashSet<(String, Option<Oid>)> =
+        std::collections::HashSet::new();
+    let mut agent_changed: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for &id in scope.commits {
         let commit = Commit::find(repo, id)?;
         let agent = who.agent(&commit).is_some();
         let parents = worktree_copy::parents(repo, id)?;
-        // A merge's changes came from the commits it merged, which are in the range and
-        // judged on their own: a human's merge of an agent's branch approves no test. An
-        // agent's merge is held to what it changed against its first parent.
         if parents.len() > 1 && !agent {
             continue;
         }
         let label = format!("{} {:?}", commit.short_id(), commit.summary());
         for change in file_changes(repo, id, parents.first().copied())? {
-            if agent {
-                for (path, other) in [
-                    (change.old.clone(), change.new.clone()),
-                    (change.new.clone(), change.old.clone()),
-                ] {
-                    let Some(path) = path else { continue };
-                    let other = other.filter(|o| *o != path);
-                    touched.entry(path).or_default().push(AgentTouch {
-                        commit: id,
-                        label: label.clone(),
-                        other,
-                    });
-                }
-                continue;
-            }
             for path in [change.old, change.new].into_iter().flatten() {
-                for (key, touches) in touched.iter_mut() {
-                    let mut kept = Vec::new();
-                    for t in touches.drain(..) {
-                        let about = *key == path || t.other.as_deref() == Some(path.as_str());
-                        if about && git::commit::descends_from(repo, id, t.commit)? {
-                            continue;
-                        }
-                        kept.push(t);
+                if agent {
+                    let labels = agent_changed.entry(path).or_default();
+                    if !labels.contains(&label) {
+                        labels.push(label.clone());
                     }
-                    *touches = kept;
+                } else {
+                    let version = worktree_copy::entry_id(repo, id, &path)?;
+                    human_wrote.insert((path, version));
                 }
             }
         }
     }
-    Ok(touched)
+    let mut changed = BTreeMap::new();
+    for change in file_changes(repo, scope.tip, scope.base)? {
+        for path in [change.old, change.new].into_iter().flatten() {
+            if changed.contains_key(&path) {
+                continue;
+            }
+            let at_tip = worktree_copy::entry_id(repo, scope.tip, &path)?;
+            if human_wrote.contains(&(path.clone(), at_tip)) {
+                continue;
+            }
+            let labels = agent_changed.get(&path).cloned().unwrap_or_default();
+            changed.insert(path, labels);
+        }
+    }
+    Ok(changed)
 }
 
 type NotPutBack = Vec<(String, String)>;
@@ -332,30 +353,34 @@ type NotPutBack = Vec<(String, String)>;
 fn put_back(
     repo: &Repository,
     (base, tip): (Option<Oid>, Oid),
-    touched: BTreeMap<String, Vec<AgentTouch>>,
+    changed: BTreeMap<String, Vec<String>>,
     policy: &Policy,
     harness: &globset::GlobSet,
     collects: &dyn Fn(&str) -> bool,
 ) -> anyhow::Result<(Vec<PutBack>, NotPutBack)> {
     let mut put_back = Vec::new();
     let mut not_put_back = Vec::new();
-    for (path, touches) in touched {
-        if touches.is_empty() {
-            continue;
-        }
-        let mut by: Vec<String> = Vec::new();
-        for t in touches {
-            if !by.contains(&t.label) {
-                by.push(t.label);
-            }
+    for (path, mut by) in changed {
+        if by.is_empty() {
+            by.push("a merge of the range (no commit of it wrote this version itself)".to_string());
         }
         let base_file = match base {
             Some(b) => worktree_copy::file_at(repo, b, &path)?,
             None => None,
         };
         let listed = policy.tests.is_test_file(&path);
-        let is_harness = harness.is_match(&path);
+        let is_harness = harness.is_match(&path) || cargo_build_file(&path);
         let unasked = loaded_unasked(&path);
+        // Cargo.toml also holds the dependencies the agent's code may need: not put back,
+        // but its targets decide which files build as tests (a `[[test]]` path, `autotests`,
+        // `[lib] test`), so the report says it changed.
+        if path == "Cargo.toml" || path.ends_with("/Cargo.toml") {
+            not_put_back.push((
+                path,
+                "Cargo.toml is not put back (it holds the code's dependencies too); its [[test]], [lib], [[bin]], autotests and build keys decide which files build as tests: read its diff".to_string(),
+            ));
+            continue;
+        }
         let rust_unit_tests = path.ends_with(".rs")
             && !collects(&path)
             && !listed
@@ -471,6 +496,8 @@ impl Plan {
     /// tip made a symlink (or a file) gives way to a real directory in the copy.
     pub fn materialize(&self, repo: &Repository, dir: &Path) -> anyhow::Result<()> {
         worktree_copy::write_commit_to(repo, self.tip, dir)?;
+        remove_bytecode(dir)
+            .map_err(|e| anyhow::anyhow!("cannot remove committed bytecode from the copy: {e}"))?;
         for p in &self.put_back {
             let target = dir.join(&p.path);
             let in_copy =
@@ -637,8 +664,12 @@ impl Module {
     /// `tests::it_works`), when the record is of this module.
     fn test_of(&self, classname: &str, file: Option<&str>, name: &str) -> Option<String> {
         if let Some(prefix) = &self.unit_prefix {
-            // The crate's binary is the record's classname (`calc`, `calc::bin/calc`): the
-            // name alone tells the module.
+            // The crate's own binary is the record's classname (`calc`, `calc::bin/calc`);
+            // an integration test binary (`calc::decoy`) holds no unit test of a source
+            // file, whatever its tests are named.
+            if classname.contains("::") && !classname.contains("::bin/") {
+                return None;
+            }
             return name.strip_prefix(prefix.as_str()).map(str::to_string);
         }
         self.matcher.place(classname, file)?;
@@ -715,6 +746,30 @@ fn real_directories(root: &Path, rel: &str) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Removes every `__pycache__` directory and `.pyc`/`.pyo` file under `dir`: bytecode in the
+/// tree is no one's source, and Python may run it instead of the source put back.
+fn remove_bytecode(dir: &Path) -> std::io::Result<()> {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if kind.is_dir() {
+                if name == "__pycache__" {
+                    std::fs::remove_dir_all(entry.path())?;
+                } else if name != ".git" {
+                    stack.push(entry.path());
+                }
+            } else if name.ends_with(".pyc") || name.ends_with(".pyo") {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Removes whatever is at `path` (a file, a symlink, a directory), if anything.
 fn remove_entry(path: &Path) -> std::io::Result<()> {
     match std::fs::symlink_metadata(path) {
@@ -785,6 +840,66 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "pub fn f() -> i32 { 2 }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn one() { assert_eq!(super::f(), 1); }\n}\n\n"
         );
+    }
+
+    #[test]
+    fn what_python_loads_unasked_and_what_builds_cargo_tests() {
+        for path in [
+            "tests/conftest.py",
+            "pkg/__init__.py",
+            "sitecustomize.py",
+            "tests/pytest.ini",
+            "tests/setup.cfg",
+            "tests/sub/pyproject.toml",
+            "tests/__pycache__/helpers.cpython-311.pyc",
+            "tests/helpers.pyc",
+            "tests/_speedups.so",
+            "src/pluggy.py",
+            "iniconfig.py",
+            "_pytest/main.py",
+        ] {
+            assert!(loaded_unasked(path), "{path}");
+        }
+        for path in [
+            "tests/test_calc.py",
+            "tests/helpers.py",
+            "docs/pytest.md",
+            "lib/pluggy.py",
+        ] {
+            assert!(!loaded_unasked(path), "{path}");
+        }
+        for path in [
+            "build.rs",
+            "member/build.rs",
+            ".cargo/config.toml",
+            "member/.cargo/config",
+        ] {
+            assert!(cargo_build_file(path), "{path}");
+        }
+        for path in ["src/build.rs", "member/src/build.rs", "Cargo.toml"] {
+            assert!(!cargo_build_file(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn a_unit_test_record_must_come_from_the_crates_own_binary() {
+        let module = Module::new("src/calc.rs", true);
+        assert_eq!(
+            module.test_of("calc", None, "calc::tests::adds").as_deref(),
+            Some("tests::adds")
+        );
+        assert_eq!(
+            module
+                .test_of("calc::bin/calc", None, "calc::tests::adds")
+                .as_deref(),
+            Some("tests::adds")
+        );
+        // An integration test binary naming a test like it is a decoy.
+        assert_eq!(
+            module.test_of("calc::decoy", None, "calc::tests::adds"),
+            None
+        );
+        assert_eq!(module.test_of("calc", None, "other::tests::adds"), None);
     }
 
     #[test]

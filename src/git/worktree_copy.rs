@@ -88,6 +88,13 @@ pub struct FileAt {
     pub executable: bool,
 }
 
+/// The object at `path` in `commit`'s tree (a blob, a symlink, a submodule, a tree); `None`
+/// when nothing is there: which version of the path the commit holds.
+pub fn entry_id(repo: &Repository, commit: Oid, path: &str) -> Result<Option<Oid>, git2::Error> {
+    let tree = repo.find_commit(commit)?.tree()?;
+    Ok(tree.get_path(Path::new(path)).ok().map(|e| e.id()))
+}
+
 /// The regular file at `path` in `commit`'s tree; `None` when there is none (or a symlink,
 /// a submodule or a directory is there).
 pub fn file_at(repo: &Repository, commit: Oid, path: &str) -> Result<Option<FileAt>, git2::Error> {

@@ -438,6 +438,107 @@ mod tests {
                 &[("Replit-Commit-Author", "Agent")],
             ),
             who("Dev", "dev@example.com", &[("Generated-by", "some tool")]),
+            // The agents of 2026, each in the shape its own source or its real commits
+            // show (README, "Agent identities").
+            who("openhands", "openhands@all-hands.dev", &[]),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Co-authored-by", "openhands <openhands@all-hands.dev>")],
+            ),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Co-authored-by", "Amp <amp@ampcode.com>")],
+            ),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[(
+                    "Amp-Thread-ID",
+                    "https://ampcode.com/threads/T-019cb9fe-1234-4abc-9def-0123456789ab",
+                )],
+            ),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Co-Authored-By", "opencode <noreply@opencode.ai>")],
+            ),
+            who(
+                "opencode-agent[bot]",
+                "opencode-agent[bot]@users.noreply.github.com",
+                &[],
+            ),
+            who(
+                "google-labs-jules[bot]",
+                "161369871+google-labs-jules[bot]@users.noreply.github.com",
+                &[],
+            ),
+            who(
+                "gemini-cli[bot]",
+                "gemini-cli[bot]@users.noreply.github.com",
+                &[],
+            ),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[(
+                    "Co-authored-by",
+                    "factory-droid[bot] <138933559+factory-droid[bot]@users.noreply.github.com>",
+                )],
+            ),
+            who("Replit Agent", "agent@replit.com", &[]),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[(
+                    "Replit-Commit-Session-Id",
+                    "7c1d2e3f-0000-4000-8000-000000000000",
+                )],
+            ),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Co-Authored-By", "Continue <noreply@continue.dev>")],
+            ),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Co-authored-by", "aider (gpt-4o) <aider@aider.chat>")],
+            ),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Co-authored-by", "aider <noreply@aider.dev>")],
+            ),
+            who(
+                "claude[bot]",
+                "209825114+claude[bot]@users.noreply.github.com",
+                &[],
+            ),
+            who(
+                "cursor[bot]",
+                "206951365+cursor[bot]@users.noreply.github.com",
+                &[],
+            ),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Co-authored-by", "Cline <noreply@cline.bot>")],
+            ),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[("Co-authored-by", "Windsurf <noreply@codeium.com>")],
+            ),
+            who(
+                "Dev",
+                "dev@example.com",
+                &[(
+                    "Co-authored-by",
+                    "Gemini CLI Agent <gemini-cli-agent@google.com>",
+                )],
+            ),
             // Issue 10: what agents write on commits today.
             who(
                 "Dev",

@@ -155,6 +155,15 @@ pub const DEFAULT_AGENT_EMAILS: &[&str] = &[
     "noreply@anthropic.com",
     "codex@openai.com",
     "noreply@openai.com",
+    "noreply@aider.dev",
+    "openhands@all-hands.dev",
+    "amp@ampcode.com",
+    "noreply@opencode.ai",
+    "agent@replit.com",
+    "noreply@continue.dev",
+    "noreply@cline.bot",
+    "noreply@codeium.com",
+    "gemini-cli-agent@google.com",
 ];
 pub const DEFAULT_AGENT_NAMES: &[&str] = &["* (aider)"];
 pub const DEFAULT_AGENT_TRAILERS: &[&str] = &[
@@ -166,7 +175,16 @@ pub const DEFAULT_AGENT_TRAILERS: &[&str] = &[
     "Co-authored-by: *<noreply@aider.chat>",
     "Co-authored-by: *<aider@aider.chat>",
     "Co-authored-by: *<cursoragent@cursor.com>",
-    // Devin's co-author line, and any other [bot] account's.
+    "Co-authored-by: *<noreply@aider.dev>",
+    "Co-authored-by: *<openhands@all-hands.dev>",
+    "Co-authored-by: *<amp@ampcode.com>",
+    "Co-authored-by: *<noreply@opencode.ai>",
+    "Co-authored-by: *<agent@replit.com>",
+    "Co-authored-by: *<noreply@continue.dev>",
+    "Co-authored-by: *<noreply@cline.bot>",
+    "Co-authored-by: *<noreply@codeium.com>",
+    "Co-authored-by: *<gemini-cli-agent@google.com>",
+    // Devin's, Jules', Factory's co-author lines, and any other [bot] account's.
     r"Co-authored-by: *\[bot\]@users.noreply.github.com>",
     "Made-with: Cursor*",
     "Agent-Logs-Url: *",
@@ -174,6 +192,8 @@ pub const DEFAULT_AGENT_TRAILERS: &[&str] = &[
     "Assisted-by: *",
     "Generated-by: *",
     "Replit-Commit-Author: Agent",
+    "Replit-Commit-Session-Id: *",
+    "Amp-Thread-ID: *",
 ];
 /// aider writes its commit messages with this prefix.
 pub const DEFAULT_AGENT_SUBJECTS: &[&str] = &["aider: *"];
