@@ -38,10 +38,11 @@ pub enum Command {
     /// Run the base's versions of the tests agent commits changed against the range's code.
     ///
     /// guard copies the range's tip into a temporary directory (the work tree, index and HEAD
-    /// stay as they are), puts back the base's version of every test file and harness file an
-    /// agent commit changed last, runs COMMAND there and scores its reports as `guard run`
+    /// stay as they are), puts back the base's version of every test file and harness file
+    /// whose version at the tip no human commit of the range wrote (Rust unit tests spliced
+    /// into the tip's source file), runs COMMAND there and scores its reports as `guard run`
     /// does; a put-back test that fails, errors, is skipped or did not run is
-    /// `old_test_fails`.
+    /// `old_test_fails`. With nothing to put back, nothing runs.
     Retest(RetestArgs),
     /// Print runner arguments that leave active frozen tests out of a run.
     Deselect(DeselectArgs),

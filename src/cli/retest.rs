@@ -1,8 +1,9 @@
 //! `guard retest [RANGE] [--junit PATH]... -- COMMAND...`: copies the range's tip into a
-//! temporary directory, puts back the base's version of every test and harness file an agent
-//! commit changed last (`engine::retest`), runs the test command there and scores the reports
-//! it wrote, relative to that copy. The copy is removed afterwards, also when the command
-//! fails or is interrupted; the work tree, index and HEAD are never touched.
+//! temporary directory, puts back the base's version of every test and harness file whose
+//! version at the tip no human commit wrote (`engine::retest`), runs the test command there
+//! and scores the reports it wrote, relative to that copy. The copy is removed afterwards,
+//! also when the command fails or is interrupted; the work tree, index and HEAD are never
+//! touched.
 
 use std::ffi::OsString;
 

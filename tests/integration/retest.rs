@@ -55,6 +55,23 @@ pub(crate) fn retest(p: &Project, range: &str) -> Run {
     ])
 }
 
+/// The agent's own suite passes in the work tree (pytest, and hypothesis where used, must
+/// be installed): the evasion under test is real.
+pub(crate) fn pytest_green(p: &Project) {
+    let ran = std::process::Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .current_dir(p.root())
+        .env("PYTHONPATH", p.path("src"))
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "the agent's suite must be green (pytest and hypothesis installed):\n{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+}
+
 /// The test ids of a JSON report's `old_test_fails` findings.
 pub(crate) fn old_tests(run: &Run) -> Vec<String> {
     run.json()["findings"]
@@ -97,17 +114,7 @@ fn decorator_hidden() -> Project {
 fn an_agent_that_breaks_the_code_and_hides_it_meets_the_humans_test() {
     let p = decorator_hidden();
     // Green with the agent's tests: pytest runs the empty wrappers.
-    let ran = std::process::Command::new("python3")
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .current_dir(p.root())
-        .env("PYTHONPATH", p.path("src"))
-        .output()
-        .unwrap();
-    assert!(
-        ran.status.success(),
-        "pytest must be installed and the agent's suite green: {}",
-        String::from_utf8_lossy(&ran.stdout)
-    );
+    pytest_green(&p);
     let before = state(&p);
     let run = retest(&p, "HEAD~1..HEAD");
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
@@ -568,17 +575,7 @@ fn committed_bytecode_that_python_would_run_instead_of_the_source_is_not_in_the_
     p.write(".gitignore", "");
     p.commit_as(AGENT, "Speed up imports\n");
     // Green as committed (a fresh checkout of the tip runs the bytecode).
-    let ran = std::process::Command::new("python3")
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .current_dir(p.root())
-        .env("PYTHONPATH", p.path("src"))
-        .output()
-        .unwrap();
-    assert!(
-        ran.status.success(),
-        "the agent's suite must be green: {}",
-        String::from_utf8_lossy(&ran.stdout)
-    );
+    pytest_green(&p);
     let run = retest(&p, "HEAD~1..HEAD");
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert!(

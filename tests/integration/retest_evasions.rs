@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::retest::{AGENT, old_tests, project_with, retest};
+use crate::retest::{AGENT, old_tests, project_with, pytest_green, retest};
 use crate::support::{Project, Run};
 
 fn project(files: &[(&str, &str)]) -> Project {
@@ -29,21 +29,6 @@ fn python_project() -> Project {
         ("tests/test_calc.py", TESTS),
         ("tests/test_other.py", OTHER),
     ])
-}
-
-fn pytest_green(p: &Project) {
-    let ran = Command::new("python3")
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
-        .current_dir(p.root())
-        .env("PYTHONPATH", p.path("src"))
-        .output()
-        .unwrap();
-    assert!(
-        ran.status.success(),
-        "the evasion must keep the agent's suite green (pytest and hypothesis installed):\n{}{}",
-        String::from_utf8_lossy(&ran.stdout),
-        String::from_utf8_lossy(&ran.stderr)
-    );
 }
 
 fn pytest_retest(p: &Project) -> Run {
