@@ -377,7 +377,7 @@ fn put_back(
         if path == "Cargo.toml" || path.ends_with("/Cargo.toml") {
             not_put_back.push((
                 path,
-                "Cargo.toml is not put back (it holds the code's dependencies too); its [[test]], [lib], [[bin]], autotests and build keys decide which files build as tests: read its diff".to_string(),
+                "Cargo.toml is not put back (it holds the code's dependencies too); its [profile], [lib], [[bin]], [[test]] and build keys decide how and which files build as tests, and an agent's change of them is a harness edit guard check rejects".to_string(),
             ));
             continue;
         }

@@ -97,8 +97,9 @@ pub const DEFAULT_BASELINE_SEVERITY: Severity = Severity::Reject;
 /// The files that decide how tests run and what they report, wherever they are: pytest's
 /// own files (`pytest.ini`, and pytest 9's `pytest.toml`, hidden or not), `conftest.py`
 /// plugins, tox and nox sessions, coverage settings, cargo-nextest's profile, Cargo's config
-/// (a target `runner` wraps every test binary, `[env]` sets the tests' environment), and the
-/// submodules a checkout brings in (a submodule's `conftest.py` is collected like any other).
+/// (a target `runner` wraps every test binary, `[env]` sets the tests' environment),
+/// `setup.py` (its entry points), and the submodules a checkout brings in (a submodule's
+/// `conftest.py` is collected like any other).
 pub const DEFAULT_HARNESS_PATHS: &[&str] = &[
     "**/conftest.py",
     "**/pytest.ini",
@@ -111,14 +112,31 @@ pub const DEFAULT_HARNESS_PATHS: &[&str] = &[
     "**/.config/nextest.toml",
     "**/.cargo/config.toml",
     "**/.cargo/config",
+    // Its entry points can register a pytest plugin, and guard cannot run it to read them.
+    "**/setup.py",
     ".gitmodules",
 ];
 
-/// Shared files whose harness sections only count: pytest and coverage options, tox's
-/// table, pytest plugins registered by entry point (PEP 621's table, and Poetry's), and
-/// `[DEFAULT]`, whose values Python's `configparser` (coverage, setuptools) reads into every
-/// section.
+/// Shared files whose harness sections only count: Cargo's build profiles and targets,
+/// pytest and coverage options, tox's table, pytest plugins registered by entry point (PEP
+/// 621's table, and Poetry's), and `[DEFAULT]`, whose values Python's `configparser`
+/// (coverage, setuptools) reads into every section.
 pub const DEFAULT_HARNESS_SECTIONS: &[(&str, &[&str])] = &[
+    // How Cargo builds the tests (`cargo test` builds the `test` profile on `dev`: a
+    // `debug-assertions = false` turns `debug_assert!` off) and which files build as tests.
+    (
+        "**/Cargo.toml",
+        &[
+            "profile",
+            "lib",
+            "bin",
+            "test",
+            "package.build",
+            "package.autotests",
+            "package.autobins",
+            "package.autolib",
+        ],
+    ),
     (
         "**/pyproject.toml",
         &[

@@ -8,6 +8,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::support::server::{Server, write_in};
 use crate::support::{Project, Run};
 
 const HUMAN: (&str, &str) = ("Human Dev", "dev@example.com");
@@ -1074,4 +1075,106 @@ fn bad_harness_keys_are_errors_with_file_and_line() {
             run.stderr
         );
     }
+}
+
+// Cargo.toml: how the tests build, and which files build as tests.
+
+const CARGO_TOML: &str = "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n\n[profile.dev]\nopt-level = 0\n";
+
+#[test]
+fn agent_changes_to_cargo_test_builds_are_rejected_a_dependency_is_not() {
+    for (what, new) in [
+        (
+            "debug assertions off for the tests (debug_assert_eq! then checks nothing)",
+            CARGO_TOML.replace(
+                "opt-level = 0\n",
+                "opt-level = 0\ndebug-assertions = false\n",
+            ),
+        ),
+        (
+            "a test profile of its own",
+            format!("{CARGO_TOML}\n[profile.test]\noverflow-checks = false\n"),
+        ),
+        (
+            "an integration test that no longer runs",
+            format!("{CARGO_TOML}\n[[test]]\nname = \"sums\"\ntest = false\n"),
+        ),
+        (
+            "a test target built from another file",
+            format!("{CARGO_TOML}\n[[test]]\nname = \"sums\"\npath = \"tests/sums_v2.rs\"\n"),
+        ),
+        (
+            "the library's unit tests left out",
+            format!("{CARGO_TOML}\n[lib]\ntest = false\n"),
+        ),
+        (
+            "tests not discovered",
+            CARGO_TOML.replace(
+                "edition = \"2021\"\n",
+                "edition = \"2021\"\nautotests = false\n",
+            ),
+        ),
+        (
+            "a build script",
+            CARGO_TOML.replace(
+                "edition = \"2021\"\n",
+                "edition = \"2021\"\nbuild = \"gen.rs\"\n",
+            ),
+        ),
+    ] {
+        let (p, base) = repo(&[("Cargo.toml", CARGO_TOML)]);
+        p.write("Cargo.toml", &new);
+        p.commit_as(CURSOR, "Tidy the manifest\n");
+        let run = check(&p, &base, &[]);
+        assert_eq!(run.code, 1, "{what}: {}", run.stdout);
+        expect_agent_edit(&run, &["Cargo.toml"]);
+    }
+    // A dependency, or the version, is the code's: no finding.
+    let (p, base) = repo(&[("Cargo.toml", CARGO_TOML)]);
+    p.write(
+        "Cargo.toml",
+        CARGO_TOML
+            .replace("version = \"0.1.0\"", "version = \"0.2.0\"")
+            .replace("[dependencies]\n", "[dependencies]\nitoa = \"1\"\n"),
+    );
+    p.commit_as(CURSOR, "Format numbers with itoa\n");
+    expect(&check(&p, &base, &[]), 0, &[]);
+}
+
+#[test]
+fn a_changed_setup_py_is_a_harness_edit() {
+    // Its entry points can register a pytest plugin that passes every test, and guard cannot
+    // run it to know: any agent change of it counts.
+    let setup = "from setuptools import setup\n\nsetup(name=\"calc\", version=\"1.0\")\n";
+    let (p, base) = repo(&[("setup.py", setup)]);
+    p.write(
+        "setup.py",
+        setup.replace(
+            "version=\"1.0\")",
+            "version=\"1.0\", entry_points={\"pytest11\": [\"green = calc\"]})",
+        ),
+    );
+    p.commit_as(CURSOR, "Package metadata\n");
+    expect_agent_edit(&check(&p, &base, &[]), &["setup.py"]);
+}
+
+#[test]
+fn the_pre_receive_hook_rejects_an_agents_debug_assertions_off() {
+    let s = Server::new("");
+    write_in(&s.work, "Cargo.toml", CARGO_TOML);
+    s.commit("Add the manifest\n\nTest-Harness: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    write_in(
+        &s.work,
+        "Cargo.toml",
+        &CARGO_TOML.replace(
+            "opt-level = 0\n",
+            "opt-level = 0\ndebug-assertions = false\n",
+        ),
+    );
+    let commit = s.agent_commit("Faster debug builds\n");
+    s.push(&["origin", "main"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [agent_edit_protected] {}",
+        s.short(&commit)
+    ));
 }
