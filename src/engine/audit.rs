@@ -959,6 +959,11 @@ pub(super) fn load_policy(
     // repository collects testing/python/*.py whatever the ledger's globs say). Only a
     // settings file widens the set; one that does not parse adds nothing (it is a harness
     // file, judged as such).
+    // The task runners and scripts the CI files at the same revision run (a Makefile's
+    // `test` target) decide how the tests run: harness.
+    policy
+        .harness
+        .add_files(&crate::project::ci::task_runner_files(base));
     if let Ok(pytest) = crate::project::PytestConfig::read(base) {
         if pytest.file.is_some() {
             policy.tests.add_paths(&pytest.test_globs());

@@ -287,6 +287,19 @@ pub struct HarnessPolicy {
     pub sections: Vec<HarnessSections>,
 }
 
+impl HarnessPolicy {
+    /// Adds whole harness files found elsewhere than the ledger (the task runners the CI
+    /// files run, read from the same revision), by their exact paths.
+    pub fn add_files(&mut self, paths: &[String]) {
+        for path in paths {
+            let pattern = globset::escape(path);
+            if protect_glob(&pattern).is_ok() && !self.paths.contains(&pattern) {
+                self.paths.push(pattern);
+            }
+        }
+    }
+}
+
 /// Files matching `file` (a glob like `**/pyproject.toml`) count as harness changes only when
 /// the sections of `scope` differ.
 #[derive(Debug, Clone)]

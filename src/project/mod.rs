@@ -4,6 +4,7 @@
 //! init` writes its starter ledger from this. It reads; it decides nothing about a change.
 
 pub mod cargo;
+pub mod ci;
 pub mod pytest;
 
 use std::path::Path;

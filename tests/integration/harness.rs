@@ -1178,3 +1178,52 @@ fn the_pre_receive_hook_rejects_an_agents_debug_assertions_off() {
         s.short(&commit)
     ));
 }
+
+// The task runners and scripts the CI workflow runs.
+
+const WORKFLOW: &str = "on: push\njobs:\n  tests:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: make test\n      - name: Lint\n        run: |\n          ./ci/lint.sh\n";
+const MAKEFILE: &str = "test:\n\tpython -m pytest tests\n";
+
+#[test]
+fn a_task_runner_the_ci_workflow_runs_is_harness_one_it_does_not_run_is_not() {
+    let files = [
+        (".github/workflows/ci.yml", WORKFLOW),
+        ("Makefile", MAKEFILE),
+        ("ci/lint.sh", "#!/bin/sh\nruff check .\n"),
+        ("tools/other.sh", "#!/bin/sh\necho other\n"),
+    ];
+    // The agent drops a test from `make test`, which the protected workflow runs.
+    let (p, base) = repo(&files);
+    p.write(
+        "Makefile",
+        MAKEFILE.replace(
+            "pytest tests",
+            "pytest tests --deselect tests/test_calc.py::test_add",
+        ),
+    );
+    p.commit_as(CURSOR, "Speed up CI\n");
+    expect_agent_edit(&check(&p, &base, &[]), &["Makefile"]);
+    // The same for a script a step runs by path.
+    let (p, base) = repo(&files);
+    p.write("ci/lint.sh", "#!/bin/sh\ntrue\n");
+    p.commit_as(CURSOR, "Quieter lint\n");
+    expect_agent_edit(&check(&p, &base, &[]), &["ci/lint.sh"]);
+    // A script no CI file runs is the project's code.
+    let (p, base) = repo(&files);
+    p.write("tools/other.sh", "#!/bin/sh\necho changed\n");
+    p.commit_as(CURSOR, "Other\n");
+    expect(&check(&p, &base, &[]), 0, &[]);
+    // Through the pre-receive hook.
+    let s = Server::new("");
+    for (path, text) in files {
+        write_in(&s.work, path, text);
+    }
+    s.commit("Add CI\n\nLedger-Change: human\nTest-Harness: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    write_in(&s.work, "Makefile", "test:\n\ttrue\n");
+    let commit = s.agent_commit("Speed up CI\n");
+    s.push(&["origin", "main"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [agent_edit_protected] {}",
+        s.short(&commit)
+    ));
+}
