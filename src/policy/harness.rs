@@ -1,7 +1,8 @@
 //! The test harness's shared config files, section by section: whether the sections of a
-//! `pyproject.toml` (TOML tables) or `setup.cfg` (INI sections) that decide how tests run
-//! differ between two versions of the file. Owns the section selectors and the comparison;
-//! which files are harness is the ledger's, reading them from git is `git::protected`'s.
+//! `pyproject.toml` or `Cargo.toml` (TOML tables), a `package.json` (JSON keys) or a
+//! `setup.cfg` (INI sections) that decide how tests run differ between two versions of the
+//! file. Owns the section selectors and the comparison; which files are harness is the
+//! ledger's, reading them from git is `git::protected`'s.
 //!
 //! Files are compared parsed, not as text: an agent may add a dependency to `[project]` or
 //! reformat a table, but not change a value pytest, coverage or a plugin reads. Whatever
@@ -27,15 +28,21 @@ use globset::{Glob, GlobBuilder, GlobMatcher};
 pub enum Format {
     /// TOML; selectors are dotted table names.
     Toml,
+    /// JSON (`package.json`); selectors are dotted key paths, as for TOML.
+    Json,
     /// Python-style INI; selectors are section-name globs.
     Ini,
 }
 
 impl Format {
-    /// The format of files matched by `file_glob`: TOML for `*.toml`, INI otherwise.
+    /// The format of files matched by `file_glob`: TOML for `*.toml`, JSON for `*.json`,
+    /// INI otherwise.
     pub fn of(file_glob: &str) -> Format {
-        if file_glob.to_ascii_lowercase().ends_with(".toml") {
+        let lower = file_glob.to_ascii_lowercase();
+        if lower.ends_with(".toml") {
             Format::Toml
+        } else if lower.ends_with(".json") {
+            Format::Json
         } else {
             Format::Ini
         }
@@ -117,7 +124,7 @@ impl Scope {
             .enumerate()
             .map(|(i, text)| {
                 let parsed = match format {
-                    Format::Toml => table_keys(text).map(|keys| Selector::Table {
+                    Format::Toml | Format::Json => table_keys(text).map(|keys| Selector::Table {
                         text: text.clone(),
                         keys,
                     }),
@@ -152,6 +159,7 @@ impl Scope {
                 .map_err(|e| format!("not UTF-8 (byte {})", e.valid_up_to()))?;
             match self.format {
                 Format::Toml => self.toml_sections(text),
+                Format::Json => self.json_sections(text),
                 Format::Ini => self.ini_sections(text),
             }
         };
@@ -192,6 +200,27 @@ impl Scope {
             }
             if let Some(value) = value {
                 out.insert(text.clone(), Section::Toml(value.clone()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The selected values of a JSON document, by selector (absent ones left out). A key
+    /// given twice counts as its last value, as `JSON.parse` (npm) reads it.
+    fn json_sections(&self, text: &str) -> Result<Sections, String> {
+        let doc: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("does not parse as JSON ({e})"))?;
+        let mut out = Sections::new();
+        for selector in &self.selectors {
+            let Selector::Table { text, keys } = selector else {
+                continue;
+            };
+            let mut value = Some(&doc);
+            for key in keys {
+                value = value.and_then(|v| v.get(key));
+            }
+            if let Some(value) = value {
+                out.insert(text.clone(), Section::Json(value.clone()));
             }
         }
         Ok(out)
@@ -284,6 +313,7 @@ type Sections = BTreeMap<String, Section>;
 #[derive(Debug, PartialEq)]
 enum Section {
     Toml(toml::Value),
+    Json(serde_json::Value),
     Ini(BTreeMap<String, Option<String>>),
 }
 
@@ -326,6 +356,32 @@ fn section_glob(text: &str) -> Result<SectionGlob, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_values_compare_parsed_by_key_path() {
+        let scope = scope(Format::Json, &["scripts"]);
+        let old = br#"{"name": "app", "scripts": {"test": "jest"}, "dependencies": {"a": "1"}}"#;
+        // A dependency bumped and the file reformatted: the same scripts.
+        let bumped = b"{\n  \"dependencies\": {\"a\": \"2\"},\n  \"scripts\": {\"test\": \"jest\"},\n  \"name\": \"app\"\n}";
+        assert_eq!(scope.compare(Some(old), Some(bumped)), Verdict::Same);
+        let green =
+            br#"{"name": "app", "scripts": {"test": "echo ok"}, "dependencies": {"a": "1"}}"#;
+        assert_eq!(
+            scope.compare(Some(old), Some(green)),
+            Verdict::Differs(vec!["scripts".to_string()])
+        );
+        // A key given twice is its last value, as JSON.parse reads it.
+        let twice = br#"{"scripts": {"test": "jest"}, "scripts": {"test": "true"}}"#;
+        assert_eq!(
+            scope.compare(Some(old), Some(twice)),
+            Verdict::Differs(vec!["scripts".to_string()])
+        );
+        assert!(matches!(
+            scope.compare(Some(old), Some(b"{\"scripts\": ")),
+            Verdict::Whole(_)
+        ));
+        assert_eq!(Format::of("**/package.json"), Format::Json);
+    }
 
     fn scope(format: Format, selectors: &[&str]) -> Scope {
         let selectors: Vec<String> = selectors.iter().map(|s| s.to_string()).collect();

@@ -117,7 +117,8 @@ pub const DEFAULT_HARNESS_PATHS: &[&str] = &[
     ".gitmodules",
 ];
 
-/// Shared files whose harness sections only count: Cargo's build profiles and targets,
+/// Shared files whose harness sections only count: Cargo's build profiles and targets, npm's
+/// scripts,
 /// pytest and coverage options, tox's table, pytest plugins registered by entry point (PEP
 /// 621's table, and Poetry's), and `[DEFAULT]`, whose values Python's `configparser`
 /// (coverage, setuptools) reads into every section.
@@ -137,6 +138,8 @@ pub const DEFAULT_HARNESS_SECTIONS: &[(&str, &[&str])] = &[
             "package.autolib",
         ],
     ),
+    // npm's scripts: `npm test` and `npm run ...` run what they say.
+    ("**/package.json", &["scripts"]),
     (
         "**/pyproject.toml",
         &[

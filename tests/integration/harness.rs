@@ -1227,3 +1227,22 @@ fn a_task_runner_the_ci_workflow_runs_is_harness_one_it_does_not_run_is_not() {
         s.short(&commit)
     ));
 }
+
+#[test]
+fn an_agents_change_of_npm_scripts_is_a_harness_edit_a_dependency_bump_is_not() {
+    let package = "{\n  \"name\": \"app\",\n  \"scripts\": {\n    \"test\": \"jest --ci\"\n  },\n  \"devDependencies\": {\n    \"jest\": \"29.7.0\"\n  }\n}\n";
+    let (p, base) = repo(&[("package.json", package)]);
+    p.write(
+        "package.json",
+        package.replace(
+            "jest --ci",
+            "jest --ci --passWithNoTests --testPathIgnorePatterns=calc",
+        ),
+    );
+    p.commit_as(CURSOR, "Faster tests\n");
+    expect_agent_edit(&check(&p, &base, &[]), &["package.json"]);
+    let (p, base) = repo(&[("package.json", package)]);
+    p.write("package.json", package.replace("29.7.0", "30.0.0"));
+    p.commit_as(CURSOR, "Bump jest\n");
+    expect(&check(&p, &base, &[]), 0, &[]);
+}
