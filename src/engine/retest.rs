@@ -229,7 +229,17 @@ impl Plan {
             None => PytestConfig::default(),
         };
         let collects = collector(&pytest);
-        let changed = changed_by_the_range(repo, &scope, who)?;
+        // What `put_back` takes: test files, harness files, what Python loads unasked, and
+        // Rust sources (unit tests) and manifests.
+        let relevant = |path: &str| {
+            policy.tests.is_test_file(path)
+                || harness.is_match(path)
+                || cargo_build_file(path)
+                || loaded_unasked(path)
+                || path.ends_with(".rs")
+                || path.ends_with("Cargo.toml")
+        };
+        let changed = changed_by_the_range(repo, &scope, &relevant, who)?;
         let (put_back, not_put_back) = put_back(
             repo,
             (scope.base, scope.tip),
@@ -301,8 +311,22 @@ fn collector(pytest: &PytestConfig) -> impl Fn(&str) -> bool + use<> {
 fn changed_by_the_range(
     repo: &Repository,
     scope: &Scope,
+    relevant: &dyn Fn(&str) -> bool,
     who: &WhoContext,
 ) -> anyhow::Result<BTreeMap<String, Vec<String>>> {
+    // The paths whose tip version is not the base's, and that a retest puts back: most
+    // ranges (and pushes) change none, and then no commit is read.
+    let mut candidates: Vec<String> = Vec::new();
+    for change in file_changes(repo, scope.tip, scope.base, None)? {
+        for path in [change.old, change.new].into_iter().flatten() {
+            if relevant(&path) && !candidates.contains(&path) {
+                candidates.push(path);
+            }
+        }
+    }
+    if candidates.is_empty() {
+        return Ok(BTreeMap::new());
+    }
     // (path, the version a human commit left there: `None` for a deletion).
     let mut human_wrote: std::collections::HashSet<(String, Option<Oid>)> =
         std::collections::HashSet::new();
@@ -315,7 +339,8 @@ fn changed_by_the_range(
             continue;
         }
         let label = format!("{} {:?}", commit.short_id(), commit.summary());
-        for change in file_changes(repo, id, parents.first().copied())? {
+        let changes = file_changes(repo, id, parents.first().copied(), Some(&candidates))?;
+        for change in changes {
             for path in [change.old, change.new].into_iter().flatten() {
                 if agent {
                     let labels = agent_changed.entry(path).or_default();
@@ -330,18 +355,13 @@ fn changed_by_the_range(
         }
     }
     let mut changed = BTreeMap::new();
-    for change in file_changes(repo, scope.tip, scope.base)? {
-        for path in [change.old, change.new].into_iter().flatten() {
-            if changed.contains_key(&path) {
-                continue;
-            }
-            let at_tip = worktree_copy::entry_id(repo, scope.tip, &path)?;
-            if human_wrote.contains(&(path.clone(), at_tip)) {
-                continue;
-            }
-            let labels = agent_changed.get(&path).cloned().unwrap_or_default();
-            changed.insert(path, labels);
+    for path in candidates {
+        let at_tip = worktree_copy::entry_id(repo, scope.tip, &path)?;
+        if human_wrote.contains(&(path.clone(), at_tip)) {
+            continue;
         }
+        let labels = agent_changed.get(&path).cloned().unwrap_or_default();
+        changed.insert(path, labels);
     }
     Ok(changed)
 }

@@ -52,15 +52,24 @@ pub struct FileChange {
 }
 
 /// The files `commit` changed against `parent` (`None`: the empty tree), renames found as git
-/// finds them by default (50% similar).
+/// finds them by default (50% similar). With `only`, just those paths (taken literally) are
+/// compared: a walk that asks about a few files does not diff whole trees.
 pub fn file_changes(
     repo: &Repository,
     commit: Oid,
     parent: Option<Oid>,
+    only: Option<&[String]>,
 ) -> Result<Vec<FileChange>, git2::Error> {
     let new = repo.find_commit(commit)?.tree()?;
     let old = parent.map(|p| repo.find_commit(p)?.tree()).transpose()?;
-    let mut diff = repo.diff_tree_to_tree(old.as_ref(), Some(&new), None)?;
+    let mut options = git2::DiffOptions::new();
+    if let Some(paths) = only {
+        options.disable_pathspec_match(true);
+        for path in paths {
+            options.pathspec(path);
+        }
+    }
+    let mut diff = repo.diff_tree_to_tree(old.as_ref(), Some(&new), Some(&mut options))?;
     diff.find_similar(Some(git2::DiffFindOptions::new().renames(true)))?;
     let path = |f: git2::DiffFile| f.path().and_then(|p| p.to_str()).map(str::to_string);
     Ok(diff
@@ -177,7 +186,7 @@ mod tests {
         let statuses = repo.statuses(None).unwrap();
         assert_eq!(statuses.len(), 1, "only the uncommitted edit");
 
-        let changes = file_changes(&repo, head, Some(first)).unwrap();
+        let changes = file_changes(&repo, head, Some(first), None).unwrap();
         assert!(changes.contains(&FileChange {
             old: Some("tests/test_a.py".into()),
             new: Some("tests/test_b.py".into())
@@ -186,6 +195,17 @@ mod tests {
             old: None,
             new: Some("new.txt".into())
         }));
+        // Asked about some paths only: the others are not compared (a rename between two
+        // asked paths is still one).
+        let only = ["tests/test_a.py".to_string(), "tests/test_b.py".to_string()];
+        let asked = file_changes(&repo, head, Some(first), Some(&only)).unwrap();
+        assert_eq!(
+            asked,
+            [FileChange {
+                old: Some("tests/test_a.py".into()),
+                new: Some("tests/test_b.py".into())
+            }]
+        );
         assert_eq!(
             file_at(&repo, first, "tests/test_a.py")
                 .unwrap()
