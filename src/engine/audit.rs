@@ -11,6 +11,7 @@ use jiff::civil::Date;
 use crate::changes::{Change, ChangeKind, MalformedTree};
 use crate::engine::adoption;
 use crate::engine::ahead::{self, Ahead};
+use crate::engine::merges::{self, GitMerges};
 use crate::engine::retest;
 use crate::engine::score::{Artifacts, Scored, floor, score_tree};
 use crate::engine::weakened;
@@ -484,15 +485,35 @@ fn judge_uncached(
         ahead,
     };
     let walked = walk_commits(&trees, commits, ctx.protected, weakened, how)?;
-    let (mut lineage, own) = Lineage::resolve(repo, commits, walked.against_parents)?;
+    // A merge's changes against any parent, for an agent's merge to be judged against git's
+    // own merge of its parents (`merges`).
+    let against_parents: Vec<Vec<Change>> = walked
+        .against_parents
+        .iter()
+        .enumerate()
+        .map(|(k, lists)| match commits.parents(k).len() {
+            0 | 1 => Vec::new(),
+            _ => merges::union_of(lists),
+        })
+        .collect();
+    let (lineage, own) = Lineage::resolve(repo, commits, walked.against_parents)?;
+    let mut origins = Origins {
+        lineage,
+        merges: GitMerges::new(repo),
+    };
     let mut judged = own
         .into_iter()
         .zip(walked.malformed)
+        .zip(against_parents)
         .enumerate()
         .rev()
-        .map(|(k, (changes, malformed))| {
-            let brought = Brought { changes, malformed };
-            judge_commit(repo, &trees, &mut lineage, commits, k, brought, ctx)
+        .map(|(k, ((changes, malformed), against_parents))| {
+            let brought = Brought {
+                changes,
+                malformed,
+                against_parents,
+            };
+            judge_commit(repo, &trees, &mut origins, commits, k, brought, ctx)
         })
         .collect::<anyhow::Result<Vec<CommitOutcome>>>()?;
     judged.reverse();
@@ -724,10 +745,19 @@ pub(super) fn walk_trees(
 
 /// What one commit brought along protected paths.
 struct Brought {
-    /// Its own protected changes (a merge's: its own edits).
+    /// Its own protected changes (a merge's: its own edits, as `Lineage` tells them).
     changes: Vec<Change>,
     /// The malformed trees it brought.
     malformed: Vec<MalformedTree>,
+    /// A merge's changes against any of its parents, one per path (empty for others).
+    against_parents: Vec<Change>,
+}
+
+/// Where a merge's content comes from: the range's own commits (`Lineage`), and for an
+/// agent's merge, git's own merge of its parents.
+struct Origins<'r> {
+    lineage: Lineage<'r>,
+    merges: GitMerges<'r>,
 }
 
 /// Judges commit `k` of `commits`, given what it `brought`: who made it, its signature, and
@@ -735,15 +765,20 @@ struct Brought {
 fn judge_commit(
     repo: &Repository,
     trees: &Trees,
-    lineage: &mut Lineage,
+    origins: &mut Origins,
     commits: &Commits,
     k: usize,
     brought: Brought,
     ctx: &CommitContext,
 ) -> anyhow::Result<CommitOutcome> {
     let (tree, parent_trees) = commits.trees(k);
-    let Brought { changes, malformed } = brought;
-    if changes.is_empty() && malformed.is_empty() && !ctx.describe_all {
+    let Brought {
+        mut changes,
+        malformed,
+        against_parents,
+    } = brought;
+    if changes.is_empty() && malformed.is_empty() && against_parents.is_empty() && !ctx.describe_all
+    {
         // Nothing protected changed: no rule applies, and the commit object is not read.
         return Ok(CommitOutcome {
             findings: Vec::new(),
@@ -773,27 +808,60 @@ fn judge_commit(
         })
     });
 
+    // An agent's merge: what it holds that git's own merge of its parents does not give is
+    // its own edit, and nothing else is (`Lineage`'s answer stands for the others).
+    let agent_merge = match agent.is_some() && !against_parents.is_empty() {
+        true => Some(merges::own_protected_edits(
+            &mut origins.merges,
+            commits,
+            k,
+            ctx.protected,
+            &against_parents,
+        )?),
+        false => None,
+    };
+    if let Some(merge) = &agent_merge {
+        changes = merge.own.clone();
+    }
+    if changes.is_empty() && malformed.is_empty() && !ctx.describe_all {
+        return Ok(CommitOutcome {
+            findings: Vec::new(),
+            leases_added: 0,
+            summary: None,
+            policy_changes: Vec::new(),
+        });
+    }
+
     let mut leases_added = Vec::new();
     let mut policy_changes = Vec::new();
     for path in [&ctx.policy.freeze.file, &ctx.policy.fixtures.lockfile] {
         if !changes.iter().any(|c| &c.path == path) {
             continue;
         }
+        // An agent's merge is described against git's merge of its parents where that is
+        // clean: every lease it has that the merged file lacks, it adds.
+        let merged = match &agent_merge {
+            Some(merge) => merge.merged_text(path)?,
+            None => None,
+        };
         // A merge's edit is described against the parents whose content no other parent had
         // moved past (the first of them): what it adds that none of them has, it adds itself.
         // Any other parent's content is older, and taking it back is an addition too.
-        let current = if parent_trees.len() > 1 {
+        let current = if merged.is_some() {
+            Vec::new()
+        } else if parent_trees.len() > 1 {
             let versions: Vec<Option<Oid>> = parent_trees
                 .iter()
                 .map(|&t| trees.entry_id(t, path))
                 .collect::<Result<_, _>>()?;
-            lineage.current_parents(k, path, &versions)?
+            origins.lineage.current_parents(k, path, &versions)?
         } else {
             (0..parent_trees.len()).collect()
         };
-        let old = match current.first() {
-            Some(&i) => trees.blob_text(parent_trees[i], path)?,
-            None => None,
+        let old = match (merged, current.first()) {
+            (Some(merged), _) => merged,
+            (None, Some(&i)) => trees.blob_text(parent_trees[i], path)?,
+            (None, None) => None,
         };
         let new = trees.blob_text(tree, path)?;
         let described = if path == &ctx.policy.freeze.file {

@@ -6,6 +6,7 @@ pub mod adoption;
 mod ahead;
 pub mod audit;
 pub mod lint;
+mod merges;
 pub mod ref_update;
 pub mod retest;
 pub mod score;

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::engine::audit::WhoContext;
+use crate::engine::merges::GitMerges;
 use crate::evidence::test_source::{self, Language, TestFile};
 use crate::git::changed::{self, ChangedFile};
 use crate::git::commit::Commit;
@@ -50,6 +51,8 @@ pub(super) struct Judge<'a> {
     /// Names the range's base in the help (`git rebase -i BASE`).
     base_name: &'a str,
     parsed: Parsed,
+    /// git's merges of an agent's merges' parents: what such a merge is judged against.
+    merges: GitMerges<'a>,
     /// Findings by commit index, to be reported oldest first whatever the walk's order.
     found: Vec<(usize, Judged)>,
 }
@@ -72,6 +75,7 @@ impl<'a> Judge<'a> {
                     .with_files(&who.policy.tests.python_files),
                 ..Parsed::default()
             },
+            merges: GitMerges::new(repo),
             found: Vec::new(),
         }
     }
@@ -150,7 +154,8 @@ impl<'a> Judge<'a> {
         let found = if per_parent.len() == 1 {
             weakened::weakenings(&per_parent[0])
         } else {
-            weakened::in_every_parent(per_parent.iter().map(|f| weakened::weakenings(f)).collect())
+            self.merge_weakenings(k, per_parent)
+                .map_err(|e| e.context(format!("merge {} by an agent", commit.short_id())))?
         };
         if found.is_empty() {
             return Ok(());
@@ -169,6 +174,44 @@ impl<'a> Judge<'a> {
         }
         self.found.push((k, one));
         Ok(())
+    }
+}
+
+impl Judge<'_> {
+    /// What agent merge `k` does to tests: against git's own merge of its parents, which
+    /// brings what the parents did; where that merge conflicts, what the merge does against
+    /// every parent (`per_parent`: its test files against each). A test gutted in a merge
+    /// with a branch that predates it shows against the merged file, where against the old
+    /// parent alone it was new.
+    fn merge_weakenings(
+        &mut self,
+        k: usize,
+        per_parent: Vec<Vec<FileVersions>>,
+    ) -> anyhow::Result<Vec<weakened::Weakening>> {
+        let (tree, _) = self.commits.trees(k);
+        let (handle, merged) = self.merges.of_commit(self.commits, k)?;
+        let trees = Trees::new(handle.repo())?;
+        let against_merge =
+            test_files(&trees, tree, Some(merged.tree), self.who, &mut self.parsed)?;
+        let clean: Vec<FileVersions> = against_merge
+            .into_iter()
+            .filter(|f| !merged.conflicted.contains(&f.path))
+            .collect();
+        let mut found = weakened::weakenings(&clean);
+        if !merged.conflicted.is_empty() {
+            let conflicted = per_parent
+                .into_iter()
+                .map(|files| {
+                    let files: Vec<FileVersions> = files
+                        .into_iter()
+                        .filter(|f| merged.conflicted.contains(&f.path))
+                        .collect();
+                    weakened::weakenings(&files)
+                })
+                .collect();
+            found.extend(weakened::in_every_parent(conflicted));
+        }
+        Ok(found)
     }
 }
 

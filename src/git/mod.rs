@@ -12,6 +12,7 @@ mod date_walk;
 pub mod fsck;
 pub mod graph;
 pub mod lineage;
+pub mod merge;
 pub mod pack;
 pub mod path_variants;
 pub mod protected;

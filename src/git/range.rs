@@ -132,6 +132,17 @@ impl Commits {
         &self.parents[start..end]
     }
 
+    /// The ids of the `k`-th commit's parents, in order.
+    pub fn parent_ids(&self, k: usize) -> Vec<Oid> {
+        self.parents(k)
+            .iter()
+            .map(|&p| match p {
+                Parent::Range(i) => self.ids[i],
+                Parent::Outside(id) => id,
+            })
+            .collect()
+    }
+
     /// Whether a commit of the range has `id`, a commit outside it, as a parent (so that `id`
     /// is an ancestor of the range's tips).
     pub fn has_parent_outside(&self, id: Oid) -> bool {

@@ -295,3 +295,206 @@ fn agent_force_push_of_a_merge_of_two_old_commits_that_undoes_a_lease_removal_is
         }
     }
 }
+
+// An agent's merge judged against git's own merge of its parents.
+
+/// 6 `def test_total`, 7 and 8 its assertions; 11 `def test_ratio`, 12 its assertion.
+const CALC: &str = "from calc import ratio, total\n\n\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n    assert total([]) == 0\n\n\ndef test_ratio():\n    assert ratio(1, 2) == 0.5\n";
+
+/// `git merge --no-commit --no-ff BRANCH` in the working clone; whether it merged cleanly.
+fn merge_no_commit(s: &Server, branch: &str) -> bool {
+    s.git_cmd(&s.work)
+        .args(["merge", "-q", "--no-commit", "--no-ff", branch])
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+#[test]
+fn agent_merge_that_guts_a_test_its_old_side_branch_predates_is_rejected() {
+    let s = Server::new("");
+    // A human's side branch from before the test existed.
+    s.git(&["checkout", "-q", "-b", "side"]);
+    s.write("docs/side.md", "Side work.\n");
+    s.commit("Side work");
+    s.push(&["origin", "side"]).assert_accepted();
+    s.git(&["checkout", "-q", "main"]);
+    s.write("tests/test_calc.py", CALC);
+    s.commit("Add the calc tests");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    // The agent merges the old branch and, in the merge, drops an assertion. Against the
+    // side branch the test file is new; against git's merge it lost an assertion.
+    assert!(merge_no_commit(&s, "side"));
+    s.write(
+        "tests/test_calc.py",
+        &CALC.replace("    assert total([]) == 0\n", ""),
+    );
+    let merge = s.agent_commit("Merge side");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [weakened_test] {} \"Merge side\" tests/test_calc.py:",
+        s.short(&merge)
+    ));
+    assert!(
+        pushed.stderr.contains("assert total([]) == 0"),
+        "{}",
+        pushed.stderr
+    );
+
+    // The same merge without the edit is what git's merge gives: accepted.
+    s.git(&["reset", "-q", "--hard", "HEAD^"]);
+    assert!(merge_no_commit(&s, "side"));
+    let honest = s.agent_commit("Merge side");
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(honest));
+}
+
+#[test]
+fn agent_merge_resolving_a_test_conflict_is_judged_against_every_parent() {
+    let s = Server::new("");
+    s.write("tests/test_calc.py", CALC);
+    s.commit("Add the calc tests");
+    s.push(&["origin", "main"]).assert_accepted();
+    // Two humans add a test at the same place.
+    s.git(&["checkout", "-q", "-b", "side"]);
+    append_in(
+        &s.work,
+        "tests/test_calc.py",
+        "\n\ndef test_side():\n    assert total([2]) == 2\n",
+    );
+    s.commit("Side test");
+    s.push(&["origin", "side"]).assert_accepted();
+    s.git(&["checkout", "-q", "main"]);
+    append_in(
+        &s.work,
+        "tests/test_calc.py",
+        "\n\ndef test_main():\n    assert total([3]) == 3\n",
+    );
+    s.commit("Main test");
+    s.push(&["origin", "main"]).assert_accepted();
+    let main = s.git(&["rev-parse", "HEAD"]);
+
+    // The agent resolves the conflict and drops an assertion both sides had: rejected.
+    assert!(!merge_no_commit(&s, "side"), "the two additions conflict");
+    let both = format!(
+        "{CALC}\n\ndef test_main():\n    assert total([3]) == 3\n\n\ndef test_side():\n    assert total([2]) == 2\n"
+    );
+    s.write(
+        "tests/test_calc.py",
+        &both.replace("    assert total([]) == 0\n", ""),
+    );
+    let merge = s.agent_commit("Merge side");
+    s.push(&["origin", "main"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [weakened_test] {} \"Merge side\" tests/test_calc.py:",
+        s.short(&merge)
+    ));
+    assert_eq!(s.server_ref("refs/heads/main"), Some(main.clone()));
+
+    // The resolution that keeps both sides' tests: accepted.
+    s.git(&["reset", "-q", "--hard", &main]);
+    assert!(!merge_no_commit(&s, "side"));
+    s.write("tests/test_calc.py", &both);
+    let honest = s.agent_commit("Merge side");
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(honest));
+}
+
+/// Leases `unicode` and `ascii`, and three lines that keep an edit at either end apart.
+fn lease(name: &str) -> String {
+    format!(
+        "\n[[leases]]\nnodeid = \"tests/test_io.py::test_{name}\"\nreason = \"flaky on CI\"\nowner = \"qa\"\nexpires = \"2099-01-31\"\n"
+    )
+}
+const SPACER: &str =
+    "\n# Leases are reviewed by the platform team.\n# Each names its owner.\n# Each expires.\n";
+
+#[test]
+fn agent_merge_taking_a_side_branch_whole_freeze_file_back_is_rejected() {
+    let s = Server::new("");
+    let unicode = lease("unicode");
+    s.write("qa/freeze.toml", &format!("{FREEZE}{unicode}{SPACER}"));
+    s.commit("Freeze the unicode test\n\nFreeze-Lease: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    // A human's branch adds another lease at the end ...
+    s.git(&["checkout", "-q", "-b", "side"]);
+    let ascii = lease("ascii");
+    s.write(
+        "qa/freeze.toml",
+        &format!("{FREEZE}{unicode}{SPACER}{ascii}"),
+    );
+    s.commit("Freeze the ascii test\n\nFreeze-Lease: human\n");
+    s.push(&["origin", "side"]).assert_accepted();
+    // ... while main removes the first.
+    s.git(&["checkout", "-q", "main"]);
+    s.write("qa/freeze.toml", &format!("{FREEZE}{SPACER}"));
+    let t = s.commit("Unfreeze the unicode test\n\nFreeze-Lease: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    // git merges the two cleanly: the ascii lease, not the unicode one. The agent's merge
+    // takes the side branch's whole file, the removed lease with it.
+    assert!(merge_no_commit(&s, "side"));
+    let git_merged = std::fs::read_to_string(s.work.join("qa/freeze.toml")).unwrap();
+    assert_eq!(git_merged, format!("{FREEZE}{SPACER}{ascii}"));
+    s.git(&["checkout", "side", "--", "qa/freeze.toml"]);
+    let merge = s.agent_commit("Merge side");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [agent_edit_protected] {} \"Merge side\" qa/freeze.toml:",
+        s.short(&merge)
+    ));
+    pushed.assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [agent_added_lease] {}",
+        s.short(&merge)
+    ));
+    assert!(pushed.stderr.contains("test_unicode"), "{}", pushed.stderr);
+    assert_eq!(s.server_ref("refs/heads/main"), Some(t.clone()));
+
+    // The agent's merge that keeps git's result brings the human's changes: accepted.
+    s.git(&["reset", "-q", "--hard", &t]);
+    assert!(merge_no_commit(&s, "side"));
+    let honest = s.agent_commit("Merge side");
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(honest));
+}
+
+#[test]
+fn agent_octopus_merge_that_guts_a_test_one_branch_predates_is_rejected() {
+    let s = Server::new("");
+    for branch in ["one", "two"] {
+        s.git(&["checkout", "-q", "-b", branch, &s.base]);
+        s.write(&format!("docs/{branch}.md"), "Work.\n");
+        s.commit(&format!("Work on {branch}"));
+        s.push(&["origin", branch]).assert_accepted();
+    }
+    s.git(&["checkout", "-q", "main"]);
+    s.write("tests/test_calc.py", CALC);
+    s.commit("Add the calc tests");
+    s.push(&["origin", "main"]).assert_accepted();
+    let main = s.git(&["rev-parse", "HEAD"]);
+
+    assert!(
+        s.git_cmd(&s.work)
+            .args(["merge", "-q", "--no-commit", "one", "two"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    s.write(
+        "tests/test_calc.py",
+        &CALC.replace("assert ratio(1, 2) == 0.5", "assert ratio(1, 2)"),
+    );
+    let merge = s.agent_commit("Merge one and two");
+    assert_eq!(
+        s.git(&["rev-list", "--parents", "-n1", "HEAD"])
+            .split(' ')
+            .count(),
+        4
+    );
+    s.push(&["origin", "main"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [weakened_test] {} \"Merge one and two\" tests/test_calc.py:",
+        s.short(&merge)
+    ));
+    assert_eq!(s.server_ref("refs/heads/main"), Some(main));
+}
