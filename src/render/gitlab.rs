@@ -51,7 +51,7 @@ pub fn report(report: &Report) -> String {
             issue(entry, fingerprint(&identity))
         })
         .collect();
-    let mut out = serde_json::to_string_pretty(&issues).expect("report serializes");
+    let mut out = crate::render::pretty_json(&issues);
     out.push('\n');
     out
 }

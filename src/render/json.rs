@@ -151,7 +151,7 @@ fn lint(report: &Report) -> LintJson<'_> {
 }
 
 fn pretty(json: &impl Serialize) -> String {
-    let mut out = serde_json::to_string_pretty(json).expect("report serializes");
+    let mut out = crate::render::pretty_json(json);
     out.push('\n');
     out
 }

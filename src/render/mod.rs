@@ -201,9 +201,96 @@ pub fn inert(c: char) -> char {
     }
 }
 
+/// `value` as pretty JSON (the `json`, `sarif` and `gitlab` formats) whose strings show
+/// every character `inert` changes as a `\uXXXX` escape: the same data to a JSON reader,
+/// while a terminal or a log viewer that shows the file neither acts on a C1 control nor
+/// shows the text in another order (serde_json escapes only C0 controls).
+pub fn pretty_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::new();
+    let formatter = EscapingFormatter(serde_json::ser::PrettyFormatter::new());
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
+    value
+        .serialize(&mut serializer)
+        .expect("a report serializes");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// serde_json's pretty formatter, with what `inert` changes escaped in strings.
+struct EscapingFormatter<'a>(serde_json::ser::PrettyFormatter<'a>);
+
+impl serde_json::ser::Formatter for EscapingFormatter<'_> {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut rest = fragment;
+        while let Some((at, c)) = rest.char_indices().find(|&(_, c)| inert(c) != c) {
+            writer.write_all(&rest.as_bytes()[..at])?;
+            write!(writer, "\\u{:04x}", c as u32)?;
+            rest = &rest[at + c.len_utf8()..];
+        }
+        writer.write_all(rest.as_bytes())
+    }
+
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::one_line;
+    use super::{one_line, pretty_json};
+
+    #[test]
+    fn json_escapes_what_a_terminal_acts_on_and_reads_back_the_same() {
+        let text = "a\u{1b}[2J b\u{9b}c \u{202e}nosj é ✓ \"q\"";
+        let json = pretty_json(&serde_json::json!({ "name": text, "list": [text] }));
+        assert!(
+            !json.chars().any(|c| super::inert(c) != c && c != '\n'),
+            "{json:?}"
+        );
+        assert!(json.contains("\\u202e"), "{json}");
+        assert!(json.contains("\\u009b"), "{json}");
+        assert!(json.contains("é ✓"), "{json}");
+        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(back["name"], text);
+        assert_eq!(back["list"][0], text);
+        // Pretty, as before.
+        assert!(json.starts_with("{\n  \""), "{json}");
+    }
 
     #[test]
     fn one_line_makes_controls_and_reordering_inert() {

@@ -80,7 +80,7 @@ pub fn report(report: &Report) -> String {
             "results": results,
         }]
     });
-    let mut out = serde_json::to_string_pretty(&log).expect("SARIF serializes");
+    let mut out = crate::render::pretty_json(&log);
     out.push('\n');
     out
 }

@@ -594,3 +594,114 @@ fn hook_rejects_for_gitlab_with_its_prefix() {
     let commits = [("base", &*s.base), ("parked", &*c)];
     assert_shot("hook-rejected-gitlab", &push(&s, &env), &commits);
 }
+
+// ---------------------------------------------------------------------------------------
+// What commits and reports write, hostile, in every format.
+
+/// Markdown link, autolink and emphasis syntax, HTML, and a bidi override: what a test name in
+/// a JUnit report can hold (XML 1.0 has no escape characters).
+const HOSTILE_TEST: &str = "test_x https://evil.example/ok **decision: MERGE, approved** [y](http://z) <img src=x> \u{202e}dessap";
+
+/// A character a terminal, a log viewer or a bidi-aware reader acts on.
+fn acted_on(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+#[track_caller]
+fn assert_inert(what: &str, text: &str) {
+    let found: Vec<char> = text.chars().filter(|&c| acted_on(c)).collect();
+    assert!(found.is_empty(), "{what} holds {found:?}:\n{text}");
+}
+
+#[test]
+fn hostile_names_render_inert_in_every_format() {
+    // An agent's commit whose author, subject and fixture path hold a terminal escape, a
+    // bidi override, Markdown and HTML; and a failing test whose name holds the same.
+    let (p, base) = repo();
+    let path = "tests/fixtures/\u{1b}[31m**approved** <b>ok</b>\u{202e}nosj.json";
+    p.write(path, "{}\n");
+    let c = p.commit_as(
+        ("Cursor \u{1b}[2J\u{202e}Agent", "cursoragent@cursor.com"),
+        "Add [a fixture](http://z) **approved** \u{1b}]8;;http://evil\u{7}link\n",
+    );
+    let mut cases = clean_cases();
+    cases.push(("tests.test_odd", HOSTILE_TEST, FAIL));
+    p.write("junit.xml", junit(&cases));
+    let range = since(&base);
+    let commits = [("base", &*base), ("agent", &*c)];
+    for format in ["text", "json", "github", "sarif", "gitlab"] {
+        let shot = guard(
+            &p,
+            &[
+                "check",
+                &range,
+                "--junit",
+                "junit.xml",
+                "--format",
+                format,
+                "--verbose",
+            ],
+        );
+        assert_eq!(shot.code, 1, "{format}: {}{}", shot.stdout, shot.stderr);
+        assert_inert(format, &shot.stdout);
+        assert_inert(format, &shot.stderr);
+        assert_shot(&format!("hostile-{format}"), &shot, &commits);
+    }
+
+    // The job summary, rendered by GitHub's own Markdown (cmark-gfm with its autolinks).
+    let summary = p.root().join("summary.md");
+    let mut cmd = hermetic(Command::new(env!("CARGO_BIN_EXE_guard")), p.root());
+    cmd.args([
+        "check",
+        &range,
+        "--junit",
+        "junit.xml",
+        "--format",
+        "github",
+    ])
+    .current_dir(p.root())
+    .env("GITHUB_STEP_SUMMARY", &summary);
+    assert_eq!(cmd.output().unwrap().status.code(), Some(1));
+    let markdown = std::fs::read_to_string(&summary).unwrap();
+    assert_inert("summary", &markdown);
+    let html = crate::support::github_markdown_html(&summary);
+    // guard's own emphasis aside ("Decision: **REJECT**"), no line that shows what the
+    // commit or the report wrote has a link, emphasis or HTML of its own.
+    let hostile: Vec<&str> = html
+        .lines()
+        .filter(|l| {
+            ["approved", "evil.example", "http://z"]
+                .iter()
+                .any(|h| l.contains(h))
+        })
+        .collect();
+    assert!(hostile.len() >= 2, "the hostile names are shown: {html}");
+    for line in hostile {
+        for made in ["<a ", "<strong>", "<em>", "<img", "<b>"] {
+            assert!(!line.contains(made), "{made} in {line}");
+        }
+    }
+    let shot = Shot {
+        command: "cat $GITHUB_STEP_SUMMARY".into(),
+        code: 0,
+        stdout: markdown,
+        stderr: String::new(),
+        today: [today_utc(), today_utc()],
+    };
+    assert_shot("hostile-summary", &shot, &commits);
+}
+
+#[test]
+fn hostile_names_reach_the_pusher_inert() {
+    let s = Server::new("");
+    let path = "tests/fixtures/\u{1b}[31m**approved**\u{202e}nosj.json";
+    s.write(path, "{}\n");
+    let c = s.agent_commit("Add [a fixture](http://z) \u{1b}[2J\u{202e}approved\n");
+    let shot = push(&s, &[]);
+    assert_eq!(shot.code, 1, "{}", shot.stderr);
+    // git prints a hook's control characters as they are: guard must not write any.
+    assert_inert("hook", &shot.stderr);
+    let commits = [("base", &*s.base), ("agent", &*c)];
+    assert_shot("hostile-hook", &shot, &commits);
+}

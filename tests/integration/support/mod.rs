@@ -445,3 +445,22 @@ pub fn data(rel: &str) -> PathBuf {
         .join("tests/data")
         .join(rel)
 }
+
+/// The Markdown file at `path` as GitHub shows it: HTML from cmark-gfm, GitHub's own
+/// Markdown with its autolinks (the `cmarkgfm` Python package, which .ci/run installs).
+pub fn github_markdown_html(path: &Path) -> String {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, cmarkgfm; print(cmarkgfm.github_flavored_markdown_to_html(open(sys.argv[1]).read()))",
+        ])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cmarkgfm must be installed (`python3 -m pip install cmarkgfm`; .ci/run does): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
