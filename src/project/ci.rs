@@ -6,9 +6,13 @@
 //!
 //! Followed: `make` (`-C DIR`, `-f FILE`), `just` (`-f FILE`), `task` (`-t FILE`), a script
 //! run by path (`./ci/test.sh`, `scripts/check`) or through an interpreter (`bash
-//! ci/test.sh`, `python tools/run_tests.py`). Not followed: a step's `working-directory`,
-//! variables in a path, package manager scripts (`npm run test`), and commands built at run
-//! time.
+//! ci/test.sh`, `python tools/run_tests.py`), each from the directory the command runs in: a
+//! step's `working-directory`, the job's or workflow's `defaults.run.working-directory`, and
+//! `cd`/`pushd` earlier in the same script; the workspace's own variables
+//! (`${{ github.workspace }}`, `$GITHUB_WORKSPACE`, `$CI_PROJECT_DIR`) name the root. Not
+//! followed: other variables in a path (after a `cd` to one, nothing more of that script),
+//! and commands built at run time. Package manager scripts need no following: every
+//! `package.json`'s `scripts`, `tox.ini` and `noxfile.py` are harness files wherever they are.
 
 use crate::source::Source;
 
@@ -45,9 +49,9 @@ pub fn task_runner_files(source: &dyn Source) -> Vec<String> {
             continue;
         };
         let mut commands = Vec::new();
-        collect_commands(&doc, &mut commands);
-        for command in commands {
-            out.extend(files_run_by(&command));
+        collect_commands(&doc, None, &mut commands);
+        for (command, dir) in commands {
+            out.extend(files_run_by(&command, dir.as_deref()));
         }
     }
     out.sort();
@@ -55,47 +59,122 @@ pub fn task_runner_files(source: &dyn Source) -> Vec<String> {
     out
 }
 
+/// Where a command runs: the repository root (`None`), a directory in it, or somewhere
+/// guard cannot tell (a variable).
+type Dir = Option<String>;
+
+/// A directory guard cannot tell: what runs there is not followed.
+const UNKNOWN_DIR: &str = "\0unknown";
+
 /// The shell text of every `run:` (GitHub) and `script:`/`before_script:`/`after_script:`
-/// (GitLab) under `value`.
-fn collect_commands(value: &serde_norway::Value, out: &mut Vec<String>) {
+/// (GitLab) under `value`, each with the directory it runs in: `dir` unless a
+/// `working-directory` (the step's) or `defaults.run.working-directory` (a job's or the
+/// workflow's) says otherwise, relative to the repository root.
+fn collect_commands(value: &serde_norway::Value, dir: Option<&str>, out: &mut Vec<(String, Dir)>) {
     use serde_norway::Value;
     match value {
         Value::Mapping(map) => {
+            let defaults = map
+                .get("defaults")
+                .and_then(|d| d.get("run"))
+                .and_then(|r| r.get("working-directory"));
+            let own = map.get("working-directory").or(defaults);
+            let dir: Dir = match own {
+                Some(Value::String(path)) => Some(in_dir(None, path)),
+                Some(_) => Some(UNKNOWN_DIR.to_string()),
+                None => dir.map(str::to_string),
+            };
             for (key, inner) in map {
                 let key = key.as_str().unwrap_or_default();
                 if matches!(key, "run" | "script" | "before_script" | "after_script") {
                     match inner {
-                        Value::String(text) => out.push(text.clone()),
-                        Value::Sequence(lines) => {
-                            out.extend(lines.iter().filter_map(|l| l.as_str().map(str::to_string)))
-                        }
+                        Value::String(text) => out.push((text.clone(), dir.clone())),
+                        Value::Sequence(lines) => out.extend(
+                            lines
+                                .iter()
+                                .filter_map(|l| l.as_str().map(|l| (l.to_string(), dir.clone()))),
+                        ),
                         _ => {}
                     }
                 } else {
-                    collect_commands(inner, out);
+                    collect_commands(inner, dir.as_deref(), out);
                 }
             }
         }
         Value::Sequence(items) => {
             for item in items {
-                collect_commands(item, out);
+                collect_commands(item, dir, out);
             }
         }
-        Value::Tagged(tagged) => collect_commands(&tagged.value, out),
+        Value::Tagged(tagged) => collect_commands(&tagged.value, dir, out),
         _ => {}
     }
 }
 
-/// The files one command text runs: each line, each simple command of it (split at `&&`,
-/// `||`, `;` and `|` standing as words).
-fn files_run_by(text: &str) -> Vec<String> {
+/// `path` (a `working-directory` or the argument of `cd`) from `dir`: a directory of the
+/// repository (empty for the root), or [`UNKNOWN_DIR`].
+fn in_dir(dir: Option<&str>, path: &str) -> String {
+    let path = workspace_root(path);
+    if dir == Some(UNKNOWN_DIR) {
+        return UNKNOWN_DIR.to_string();
+    }
+    let joined = join(dir.filter(|d| !d.is_empty()), &path);
+    normalized(&joined).unwrap_or_else(|| UNKNOWN_DIR.to_string())
+}
+
+/// `text` with the variables that name the repository's root on the forges
+/// (`${{ github.workspace }}`, `$GITHUB_WORKSPACE`, `${CI_PROJECT_DIR}`, ...) as `.`.
+fn workspace_root(text: &str) -> String {
+    let mut out = text.to_string();
+    while let Some(start) = out.find("${{") {
+        let Some(len) = out[start..].find("}}") else {
+            break;
+        };
+        let inner = out[start + 3..start + len].trim();
+        if inner != "github.workspace" {
+            break;
+        }
+        out.replace_range(start..start + len + 2, ".");
+    }
+    for name in ["GITHUB_WORKSPACE", "CI_PROJECT_DIR"] {
+        out = out
+            .replace(&format!("${{{name}}}"), ".")
+            .replace(&format!("${name}"), ".");
+    }
+    out
+}
+
+/// The files one command text runs from directory `dir` (`None`: the root): each line, each
+/// simple command of it (split at `&&`, `||`, `;` and `|` standing as words). A `cd` or
+/// `pushd` moves the rest of the text, as it moves the one shell a step runs in.
+fn files_run_by(text: &str, dir: Option<&str>) -> Vec<String> {
     let mut out = Vec::new();
+    let mut cwd: Option<String> = dir.map(str::to_string);
     for line in text.lines() {
-        let Some(words) = shlex::split(line) else {
+        let Some(words) = shlex::split(&workspace_root(line)) else {
             continue;
         };
         for command in words.split(|w| matches!(w.as_str(), "&&" | "||" | ";" | "|")) {
-            out.extend(files_of_command(command));
+            match command {
+                [cd, to, ..] if cd == "cd" || cd == "pushd" => {
+                    cwd = Some(in_dir(cwd.as_deref(), to));
+                    continue;
+                }
+                [cd] if cd == "cd" => {
+                    cwd = Some(UNKNOWN_DIR.to_string());
+                    continue;
+                }
+                _ => {}
+            }
+            match cwd.as_deref() {
+                Some(UNKNOWN_DIR) => {}
+                Some(d) if !d.is_empty() => out.extend(
+                    files_of_command(command)
+                        .into_iter()
+                        .filter_map(|f| relative(&format!("{d}/{f}"))),
+                ),
+                _ => out.extend(files_of_command(command)),
+            }
         }
     }
     out
@@ -202,8 +281,14 @@ fn script_path(word: &str) -> Option<String> {
     relative(word)
 }
 
-/// `path` as a repository-relative path, when it is one.
+/// `path` as a repository-relative path of a file, when it is one.
 fn relative(path: &str) -> Option<String> {
+    normalized(path).filter(|p| !p.is_empty())
+}
+
+/// `path` as a repository-relative path with `.` and `..` resolved (empty for the root), when
+/// it is one: not absolute, no variable, never above the root.
+fn normalized(path: &str) -> Option<String> {
     if path.starts_with('/') || path.starts_with('~') || path.contains('$') {
         return None;
     }
@@ -211,11 +296,13 @@ fn relative(path: &str) -> Option<String> {
     for part in path.split('/') {
         match part {
             "" | "." => continue,
-            ".." => return None,
+            ".." => {
+                parts.pop()?;
+            }
             part => parts.push(part),
         }
     }
-    (!parts.is_empty()).then(|| parts.join("/"))
+    Some(parts.join("/"))
 }
 
 #[cfg(test)]
@@ -223,7 +310,11 @@ mod tests {
     use super::*;
 
     fn files(text: &str) -> Vec<String> {
-        let mut out = files_run_by(text);
+        files_in(text, None)
+    }
+
+    fn files_in(text: &str, dir: Option<&str>) -> Vec<String> {
+        let mut out = files_run_by(text, dir);
         out.sort();
         out
     }
@@ -271,15 +362,69 @@ mod tests {
         )
         .unwrap();
         let mut commands = Vec::new();
-        collect_commands(&github, &mut commands);
+        collect_commands(&github, None, &mut commands);
+        let commands: Vec<&str> = commands.iter().map(|(c, _)| c.as_str()).collect();
         assert_eq!(commands, ["make test", "./ci/a.sh\necho done\n"]);
         let gitlab: serde_norway::Value = serde_norway::from_str(
             "tests:\n  before_script:\n    - ./setup.sh\n  script:\n    - just test\n  after_script: ./report.sh\n",
         )
         .unwrap();
         let mut commands = Vec::new();
-        collect_commands(&gitlab, &mut commands);
+        collect_commands(&gitlab, None, &mut commands);
+        let mut commands: Vec<&str> = commands.iter().map(|(c, _)| c.as_str()).collect();
         commands.sort();
         assert_eq!(commands, ["./report.sh", "./setup.sh", "just test"]);
+    }
+
+    #[test]
+    fn commands_run_where_their_step_job_or_workflow_says() {
+        let github: serde_norway::Value = serde_norway::from_str(
+            "defaults:\n  run:\n    working-directory: app\njobs:\n  a:\n    steps:\n      - run: make test\n      - run: ./ci.sh\n        working-directory: ./tools/\n  b:\n    defaults:\n      run:\n        working-directory: ${{ github.workspace }}\n    steps:\n      - run: just test\n  c:\n    steps:\n      - run: ./x.sh\n        working-directory: ${{ matrix.dir }}\n",
+        )
+        .unwrap();
+        let mut commands = Vec::new();
+        collect_commands(&github, None, &mut commands);
+        let mut found: Vec<String> = commands
+            .iter()
+            .flat_map(|(c, d)| files_run_by(c, d.as_deref()))
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                ".justfile",
+                "Justfile",
+                "app/GNUmakefile",
+                "app/Makefile",
+                "app/makefile",
+                "justfile",
+                "tools/ci.sh",
+            ]
+        );
+    }
+
+    #[test]
+    fn cd_moves_the_rest_of_the_script_and_workspace_variables_name_the_root() {
+        assert_eq!(
+            files("cd backend && make test"),
+            [
+                "backend/GNUmakefile",
+                "backend/Makefile",
+                "backend/makefile"
+            ]
+        );
+        assert_eq!(files("cd backend\ncd ../ci\n./run.sh"), ["ci/run.sh"]);
+        assert_eq!(files_in("cd .. && ./run.sh", Some("app")), ["run.sh"]);
+        assert_eq!(
+            files("bash ${{ github.workspace }}/ci/test.sh"),
+            ["ci/test.sh"]
+        );
+        assert_eq!(files("$GITHUB_WORKSPACE/ci/test.sh"), ["ci/test.sh"]);
+        assert_eq!(files("make -f ${CI_PROJECT_DIR}/ci.mk"), ["ci.mk"]);
+        assert_eq!(files("cd \"$CI_PROJECT_DIR\" && ./run.sh"), ["run.sh"]);
+        // Where guard cannot tell, nothing more of the script is followed.
+        assert_eq!(files("cd \"$SOMEWHERE\" && ./run.sh"), Vec::<String>::new());
+        assert_eq!(files("cd ../../out && ./run.sh"), Vec::<String>::new());
+        assert_eq!(files("cd\n./run.sh"), Vec::<String>::new());
     }
 }

@@ -1229,6 +1229,47 @@ fn a_task_runner_the_ci_workflow_runs_is_harness_one_it_does_not_run_is_not() {
 }
 
 #[test]
+fn a_task_runner_is_found_in_the_directory_its_step_runs_in() {
+    // The job's default working directory, a step's own, and a `cd` in the script.
+    let workflow = "on: push\njobs:\n  tests:\n    defaults:\n      run:\n        working-directory: backend\n    steps:\n      - run: make test\n      - run: ./lint.sh\n        working-directory: ${{ github.workspace }}/ci\n      - run: cd ../docs && just check\n";
+    let files = [
+        (".github/workflows/ci.yml", workflow),
+        ("backend/Makefile", MAKEFILE),
+        ("ci/lint.sh", "#!/bin/sh\nruff check .\n"),
+        ("docs/justfile", "check:\n\tsphinx-build -W docs out\n"),
+        ("Makefile", MAKEFILE),
+    ];
+    for (path, weakened) in [
+        ("backend/Makefile", "test:\n\ttrue\n"),
+        ("ci/lint.sh", "#!/bin/sh\ntrue\n"),
+        ("docs/justfile", "check:\n\ttrue\n"),
+    ] {
+        let (p, base) = repo(&files);
+        p.write(path, weakened);
+        p.commit_as(CURSOR, "Speed up CI\n");
+        expect_agent_edit(&check(&p, &base, &[]), &[path]);
+    }
+    // The root's Makefile is not what the job runs.
+    let (p, base) = repo(&files);
+    p.write("Makefile", "test:\n\ttrue\n");
+    p.commit_as(CURSOR, "Root Makefile\n");
+    expect(&check(&p, &base, &[]), 0, &[]);
+    // Through the pre-receive hook.
+    let s = Server::new("");
+    for (path, text) in files {
+        write_in(&s.work, path, text);
+    }
+    s.commit("Add CI\n\nLedger-Change: human\nTest-Harness: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    write_in(&s.work, "backend/Makefile", "test:\n\ttrue\n");
+    let commit = s.agent_commit("Speed up CI\n");
+    s.push(&["origin", "main"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [agent_edit_protected] {}",
+        s.short(&commit)
+    ));
+}
+
+#[test]
 fn an_agents_change_of_npm_scripts_is_a_harness_edit_a_dependency_bump_is_not() {
     let package = "{\n  \"name\": \"app\",\n  \"scripts\": {\n    \"test\": \"jest --ci\"\n  },\n  \"devDependencies\": {\n    \"jest\": \"29.7.0\"\n  }\n}\n";
     let (p, base) = repo(&[("package.json", package)]);
