@@ -179,16 +179,17 @@ impl<'a> Judge<'a> {
 
 impl Judge<'_> {
     /// What agent merge `k` does to tests: against git's own merge of its parents, which
-    /// brings what the parents did; where that merge conflicts, what the merge does against
-    /// every parent (`per_parent`: its test files against each). A test gutted in a merge
-    /// with a branch that predates it shows against the merged file, where against the old
-    /// parent alone it was new.
+    /// brings what the parents did. Where that merge conflicts, what the merge does against
+    /// each parent (`per_parent`: its test files against each), unless another parent's side
+    /// did the same against the merge base (`weakened::against_sides`). A test gutted in a
+    /// merge with a branch that predates it shows against the merged file, where against the
+    /// old parent alone it was new.
     fn merge_weakenings(
         &mut self,
         k: usize,
         per_parent: Vec<Vec<FileVersions>>,
     ) -> anyhow::Result<Vec<weakened::Weakening>> {
-        let (tree, _) = self.commits.trees(k);
+        let (tree, parent_trees) = self.commits.trees(k);
         let (handle, merged) = self.merges.of_commit(self.commits, k)?;
         let trees = Trees::new(handle.repo())?;
         let against_merge =
@@ -198,19 +199,23 @@ impl Judge<'_> {
             .filter(|f| !merged.conflicted.contains(&f.path))
             .collect();
         let mut found = weakened::weakenings(&clean);
-        if !merged.conflicted.is_empty() {
-            let conflicted = per_parent
-                .into_iter()
-                .map(|files| {
-                    let files: Vec<FileVersions> = files
-                        .into_iter()
-                        .filter(|f| merged.conflicted.contains(&f.path))
-                        .collect();
-                    weakened::weakenings(&files)
-                })
-                .collect();
-            found.extend(weakened::in_every_parent(conflicted));
+        if merged.conflicted.is_empty() {
+            return Ok(found);
         }
+        let conflicted = |files: Vec<FileVersions>| -> Vec<weakened::Weakening> {
+            let files: Vec<FileVersions> = files
+                .into_iter()
+                .filter(|f| merged.conflicted.contains(&f.path))
+                .collect();
+            weakened::weakenings(&files)
+        };
+        let mut sides = Vec::with_capacity(parent_trees.len());
+        for &side in parent_trees {
+            let files = test_files(&trees, side, merged.base, self.who, &mut self.parsed)?;
+            sides.push(conflicted(files));
+        }
+        let per_parent = per_parent.into_iter().map(conflicted).collect();
+        found.extend(weakened::against_sides(per_parent, &sides));
         Ok(found)
     }
 }

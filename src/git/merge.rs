@@ -27,18 +27,36 @@ pub struct Merged {
     pub tree: Oid,
     /// The paths at which a step of the merge conflicted.
     pub conflicted: BTreeSet<String>,
+    /// The tree of the parents' merge base (of all of them, for an octopus; the first git
+    /// finds, for several), against which a conflicted path's sides are read; `None` when
+    /// the histories share no commit.
+    pub base: Option<Oid>,
 }
 
 impl GitMerge {
     /// A handle on `repo` (opened as `repo` was: from git's environment, so a push's
     /// quarantined objects are visible) that writes to memory only.
+    ///
+    /// The handle is bare, with an empty index of its own: libgit2 reads a merge's attributes
+    /// (`merge=binary`, `merge=union`) from the work tree and the index when there are any,
+    /// and in a clone those are the agent's checkout. A server's bare repository has neither,
+    /// and the hook, the pre-push hook and `guard check` must merge alike.
     pub fn open(repo: &Repository) -> anyhow::Result<GitMerge> {
-        let handle = super::reopen(repo.path()).ok_or_else(|| {
+        let handle = Repository::open_ext(
+            repo.path(),
+            git2::RepositoryOpenFlags::FROM_ENV
+                | git2::RepositoryOpenFlags::NO_SEARCH
+                | git2::RepositoryOpenFlags::BARE,
+            std::iter::empty::<&std::ffi::OsStr>(),
+        )
+        .map_err(|e| {
             anyhow::anyhow!(
-                "cannot open a second handle on the repository at {} to merge a merge's parents",
-                repo.path().display()
+                "cannot open a second handle on the repository at {} to merge a merge's parents: {}",
+                repo.path().display(),
+                e.message()
             )
         })?;
+        handle.set_index(&mut git2::Index::new()?)?;
         {
             let odb = handle.odb()?;
             // The highest priority: every write lands here. The backend is the object
@@ -70,7 +88,16 @@ impl GitMerge {
                 Some(only) => only.tree_id(),
                 None => repo.treebuilder(None)?.write()?,
             };
-            return Ok(Merged { tree, conflicted });
+            return Ok(Merged {
+                tree,
+                conflicted,
+                base: None,
+            });
+        };
+        let base = match repo.merge_base_octopus(parents) {
+            Ok(base) => Some(repo.find_commit(base)?.tree_id()),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => None,
+            Err(e) => return Err(e),
         };
         let mut index = repo.merge_commits(first, second, Some(&options))?;
         let mut tree = settle(repo, &mut index, &mut conflicted)?;
@@ -88,7 +115,11 @@ impl GitMerge {
             let mut index = repo.merge_trees(&base, &ours, &next.tree()?, Some(&options))?;
             tree = settle(repo, &mut index, &mut conflicted)?;
         }
-        Ok(Merged { tree, conflicted })
+        Ok(Merged {
+            tree,
+            conflicted,
+            base,
+        })
     }
 }
 

@@ -498,3 +498,116 @@ fn agent_octopus_merge_that_guts_a_test_one_branch_predates_is_rejected() {
     ));
     assert_eq!(s.server_ref("refs/heads/main"), Some(main));
 }
+
+#[test]
+fn agent_merge_that_conflicts_on_purpose_and_takes_its_side_whole_is_rejected() {
+    let s = Server::new("");
+    s.write("tests/test_calc.py", CALC);
+    s.commit("Add the calc tests");
+    s.push(&["origin", "main"]).assert_accepted();
+    let v1 = s.git(&["rev-parse", "HEAD"]);
+    // A human strengthens test_total on main ...
+    let stronger = CALC.replace(
+        "    assert total([]) == 0\n",
+        "    assert total([]) == 0\n    assert total([5]) == 5\n",
+    );
+    s.write("tests/test_calc.py", &stronger);
+    let main = s.commit("Strengthen test_total");
+    s.push(&["origin", "main"]).assert_accepted();
+    // ... while the agent's branch touches the same line (a comment: no weakening) ...
+    s.git(&["checkout", "-q", "-b", "side", &v1]);
+    s.write(
+        "tests/test_calc.py",
+        &CALC.replace("== 0\n", "== 0  # empty\n"),
+    );
+    s.agent_commit("Comment the empty case");
+    s.push(&["origin", "side"]).assert_accepted();
+    // ... so that the merge conflicts, and the agent takes its side's whole file: the
+    // human's new assertion is gone. Against its own side the merge changed nothing.
+    s.git(&["checkout", "-q", "main"]);
+    assert!(!merge_no_commit(&s, "side"), "the two edits conflict");
+    s.git(&["checkout", "side", "--", "tests/test_calc.py"]);
+    let merge = s.agent_commit("Merge side");
+    s.push(&["origin", "main"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [weakened_test] {} \"Merge side\" tests/test_calc.py:",
+        s.short(&merge)
+    ));
+    assert_eq!(s.server_ref("refs/heads/main"), Some(main.clone()));
+
+    // An old branch from before the test existed, where the agent adds a gutted copy: the
+    // two additions conflict, and the merge takes the gutted one.
+    s.git(&["reset", "-q", "--hard", &main]);
+    s.git(&["checkout", "-q", "-b", "old", &s.base]);
+    s.write(
+        "tests/test_calc.py",
+        &CALC.replace("    assert total([]) == 0\n", ""),
+    );
+    s.agent_commit("Add a calc test");
+    s.git(&["checkout", "-q", "main"]);
+    assert!(!merge_no_commit(&s, "old"), "the two additions conflict");
+    s.git(&["checkout", "old", "--", "tests/test_calc.py"]);
+    let merge = s.agent_commit("Merge old");
+    s.push(&["origin", "main"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [weakened_test] {} \"Merge old\" tests/test_calc.py:",
+        s.short(&merge)
+    ));
+}
+
+#[test]
+fn merge_attributes_in_the_agents_checkout_do_not_change_guard_checks_merge() {
+    // `merge=binary` (in a `.gitattributes` no rule protects) makes libgit2's merge of the
+    // test file conflict when it reads the checkout's attributes, and a conflicted file is
+    // judged against each side. guard merges without the checkout's attributes, as the
+    // server's bare repository does: `guard check` in the clone agrees with the hook.
+    let s = Server::new("");
+    s.write("tests/unit/test_calc.py", CALC);
+    s.commit("Add the calc tests");
+    s.push(&["origin", "main"]).assert_accepted();
+    let v1 = s.git(&["rev-parse", "HEAD"]);
+    s.write("tests/unit/.gitattributes", "test_calc.py merge=binary\n");
+    s.agent_commit("Treat the calc tests as binary");
+    s.push(&["origin", "main"]).assert_accepted();
+    s.write(
+        "tests/unit/test_calc.py",
+        &CALC.replace(
+            "    assert total([]) == 0\n",
+            "    assert total([]) == 0\n    assert total([5]) == 5\n",
+        ),
+    );
+    s.commit("Strengthen test_total");
+    s.push(&["origin", "main"]).assert_accepted();
+    s.git(&["checkout", "-q", "-b", "side", &v1]);
+    append_in(
+        &s.work,
+        "tests/unit/test_calc.py",
+        "\n\ndef test_more():\n    assert total([1]) == 1\n",
+    );
+    s.agent_commit("Another test");
+    s.git(&["checkout", "-q", "main"]);
+    let _ = merge_no_commit(&s, "side");
+    s.git(&["checkout", "side", "--", "tests/unit/test_calc.py"]);
+    let merge = s.agent_commit("Merge side");
+    let out = crate::support::hermetic(
+        std::process::Command::new(crate::support::server::GUARD),
+        s.home(),
+    )
+    .args(["check", "origin/main..HEAD"])
+    .current_dir(&s.work)
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!("error[weakened_test]: {}", s.short(&merge))),
+        "{stdout}"
+    );
+    s.push(&["origin", "main"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [weakened_test] {} \"Merge side\" tests/unit/test_calc.py:",
+        s.short(&merge)
+    ));
+}

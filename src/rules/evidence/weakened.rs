@@ -460,22 +460,27 @@ fn compare(
     }
 }
 
-/// The weakenings of a merge: those it makes against every parent. What one parent's side
-/// already did was judged in the commit that did it.
-pub fn in_every_parent(mut per_parent: Vec<Vec<Weakening>>) -> Vec<Weakening> {
-    let Some(first) = per_parent.pop() else {
-        return Vec::new();
-    };
-    first
-        .into_iter()
-        .filter(|w| {
-            per_parent.iter().all(|other| {
-                other
-                    .iter()
-                    .any(|o| o.kind == w.kind && o.path == w.path && o.test == w.test)
-            })
-        })
-        .collect()
+/// The weakenings of a merge at the test files where git's merge of its parents conflicted:
+/// each it makes against a parent (`per_parent`), unless another parent's side made the same
+/// one against the merge base (`sides`: each parent's weakenings against the base), which
+/// that side's commits were judged for. A resolution that takes one side's whole file drops
+/// what the other side added: that is the merge's own weakening.
+pub fn against_sides(per_parent: Vec<Vec<Weakening>>, sides: &[Vec<Weakening>]) -> Vec<Weakening> {
+    let same =
+        |a: &Weakening, b: &Weakening| a.kind == b.kind && a.path == b.path && a.test == b.test;
+    let mut found: Vec<Weakening> = Vec::new();
+    for (i, weakenings) in per_parent.into_iter().enumerate() {
+        for w in weakenings {
+            let excused = sides
+                .iter()
+                .enumerate()
+                .any(|(j, side)| j != i && side.iter().any(|o| same(o, &w)));
+            if !excused && !found.iter().any(|f| same(f, &w) && f.line == w.line) {
+                found.push(w);
+            }
+        }
+    }
+    found
 }
 
 /// The agent commit that weakened tests.
@@ -924,7 +929,7 @@ mod tests {
     }
 
     #[test]
-    fn a_merge_weakens_what_it_weakens_against_every_parent() {
+    fn a_conflicted_merge_weakens_what_no_other_side_weakened_itself() {
         let w = |test: &str| Weakening {
             kind: Kind::AssertionRemoved,
             path: "t.py".into(),
@@ -934,19 +939,35 @@ mod tests {
             after: None,
             more: 0,
         };
-        let got = in_every_parent(vec![vec![w("a"), w("b")], vec![w("b")]]);
-        assert_eq!(got, [w("b")]);
-        // The same test weakened another way, or one of its name in another file, against the
-        // other parent: not in every parent.
+        // Against parent 0 the merge drops assertions of a and b; parent 1's side had itself
+        // removed b's (against the base): a is the merge's own.
+        let got = against_sides(vec![vec![w("a"), w("b")], vec![]], &[vec![], vec![w("b")]]);
+        assert_eq!(got, [w("a")]);
+        // A side that weakened the same test another way, or a test of that name in another
+        // file, excuses nothing; nor does a parent's own side excuse what the merge does to it.
         let skipped = Weakening {
             kind: Kind::SkipAdded,
-            ..w("b")
+            ..w("a")
         };
         let elsewhere = Weakening {
             path: "u.py".into(),
-            ..w("b")
+            ..w("a")
         };
-        assert_eq!(in_every_parent(vec![vec![skipped], vec![w("b")]]), []);
-        assert_eq!(in_every_parent(vec![vec![elsewhere], vec![w("b")]]), []);
+        assert_eq!(
+            against_sides(
+                vec![vec![w("a")], vec![]],
+                &[vec![], vec![skipped, elsewhere]]
+            ),
+            [w("a")]
+        );
+        assert_eq!(
+            against_sides(vec![vec![w("a")], vec![]], &[vec![w("a")], vec![]]),
+            [w("a")]
+        );
+        // The same weakening against both parents is one finding.
+        assert_eq!(
+            against_sides(vec![vec![w("a")], vec![w("a")]], &[vec![], vec![]]),
+            [w("a")]
+        );
     }
 }
