@@ -11,6 +11,7 @@ use jiff::civil::Date;
 use crate::changes::{Change, ChangeKind, MalformedTree};
 use crate::engine::adoption;
 use crate::engine::ahead::{self, Ahead};
+use crate::engine::bots;
 use crate::engine::merges::{self, GitMerges};
 use crate::engine::retest;
 use crate::engine::score::{Artifacts, Scored, floor, score_tree};
@@ -832,6 +833,29 @@ fn judge_commit(
         });
     }
 
+    // A bot's commit: the one kind of change the ledger allows it on its paths is not an
+    // edit to judge (`[[bots]]`); in strict mode only when its signature proves who made it.
+    let allowed = match parent_trees {
+        [parent] if !ctx.needs_proof || verified => {
+            let (policy, protected) = (ctx.policy, ctx.protected);
+            bots::allowed_changes(
+                trees,
+                policy,
+                protected,
+                &who.author_email,
+                *parent,
+                tree,
+                &changes,
+            )?
+        }
+        _ => Vec::new(),
+    };
+    let judged_changes: Vec<Change> = changes
+        .iter()
+        .filter(|c| !allowed.contains(&c.path))
+        .cloned()
+        .collect();
+
     let mut leases_added = Vec::new();
     let mut policy_changes = Vec::new();
     for path in [&ctx.policy.freeze.file, &ctx.policy.fixtures.lockfile] {
@@ -914,7 +938,7 @@ fn judge_commit(
         subject: subject.clone(),
         agent: agent.clone(),
         trailers: who.trailers.clone(),
-        changes: changes.clone(),
+        changes: judged_changes,
         leases_added,
         base: ctx.restore_from.to_string(),
         signature: (ctx.needs_proof && pattern_agent.is_none())

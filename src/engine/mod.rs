@@ -5,6 +5,7 @@
 pub mod adoption;
 mod ahead;
 pub mod audit;
+mod bots;
 pub mod lint;
 mod merges;
 pub mod ref_update;

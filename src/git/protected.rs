@@ -159,6 +159,43 @@ impl ProtectedSet {
         ProtectedSet { rules, tops }
     }
 
+    /// Whether `path` is protected by `[protect]` globs alone (or is an attribute file on
+    /// the way to such a path): what a `[[bots]]` allowance may reach. The ledger, the
+    /// allowed signers, the freeze file, the fixture lockfile, fixtures, property tests,
+    /// seeds and harness files (whole or by section) never are, whatever else names them.
+    pub fn protect_only(&self, path: &str) -> bool {
+        let mut by_protect = false;
+        for rule in &self.rules {
+            let prefix: Vec<&str> = rule.components.iter().map(Component::name).collect();
+            let prefix = prefix.join("/");
+            let under = prefix.is_empty()
+                || path == prefix
+                || path
+                    .strip_prefix(prefix.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'));
+            if !under {
+                continue;
+            }
+            let by_sections = rule
+                .sections
+                .as_ref()
+                .is_some_and(|s| s.find(path, None).is_some());
+            let hit = match &rule.glob {
+                None => rule.sections.is_none() || by_sections,
+                Some(glob) => glob.is_match(path) || by_sections,
+            };
+            if !hit {
+                continue;
+            }
+            if rule.class == Class::Ledger && rule.pattern.is_some() && !by_sections {
+                by_protect = true;
+            } else {
+                return false;
+            }
+        }
+        by_protect
+    }
+
     /// Adds the rules of `other` that this set lacks; true when it grew.
     pub fn extend(&mut self, other: ProtectedSet) -> bool {
         let before = self.rules.len();
@@ -1201,6 +1238,32 @@ paths = ["conftest.py"]
         )
         .unwrap();
         ProtectedSet::new(&policy, path)
+    }
+
+    #[test]
+    fn only_protect_globs_are_what_a_bot_allowance_may_reach() {
+        let set = ProtectedSet::new(&Policy::embedded(), "qa/merge_ledger.toml");
+        for path in [
+            ".github/workflows/ci.yml",
+            ".github/actions/setup/action.yml",
+            ".gitlab-ci.yml",
+        ] {
+            assert!(set.protect_only(path), "{path}");
+        }
+        for path in [
+            "qa/merge_ledger.toml",
+            "qa/freeze.toml",
+            "qa/fixtures.lock.json",
+            "tests/fixtures/a.json",
+            "tests/properties/test_x.py",
+            "tests/conftest.py",
+            "pyproject.toml",
+            "Cargo.toml",
+            ".gitattributes",
+            "src/app.py",
+        ] {
+            assert!(!set.protect_only(path), "{path}");
+        }
     }
 
     #[test]

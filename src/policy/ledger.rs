@@ -18,6 +18,7 @@ use crate::error::{InputError, InputErrors, Location, line_column};
 use crate::policy::agents::{
     AgentsPolicy, HumanTrailer, PatternSet, TrailerPatterns, trailer_pattern,
 };
+use crate::policy::bots::{self, BotsPolicy};
 use crate::policy::caseless::{CaselessGlobSet, SetError};
 use crate::policy::harness::{Format, Scope};
 use crate::workspace::{Workspace, check_relative, normalize_rel};
@@ -258,6 +259,8 @@ pub struct Policy {
     pub humans: HumansPolicy,
     pub harness: HarnessPolicy,
     pub baseline: BaselinePolicy,
+    /// `[[bots]]`: the one kind of change each named bot may make.
+    pub bots: BotsPolicy,
 }
 
 /// What a rule comparing with the base revision's reports does with what it finds.
@@ -521,6 +524,7 @@ impl Policy {
             humans: humans(&raw.humans, &mut c),
             harness: harness(&raw.harness, &mut c),
             baseline: baseline(&raw.baseline, &mut c),
+            bots: bots(&raw.bots, &mut c),
         };
         c.finish(policy)
     }
@@ -654,6 +658,7 @@ const LEDGER_KEYS: &[&str] = &[
     "humans",
     "harness",
     "baseline",
+    "bots",
 ];
 
 /// The ledger's top-level values, each read on its own so that a mistake in one leaves the
@@ -678,6 +683,7 @@ fn read_tables<'a>(doc: DeTable<'a>, c: &mut Checker<'a>) -> RawLedger {
             "humans" => raw.humans = c.table(value).unwrap_or_default(),
             "harness" => raw.harness = c.table(value).unwrap_or_default(),
             "baseline" => raw.baseline = c.table(value).unwrap_or_default(),
+            "bots" => raw.bots = c.table(value).unwrap_or_default(),
             // Worded as serde words an unknown field (the tables' own unknown keys are).
             other => c.invalid(
                 key.span(),
@@ -1250,6 +1256,64 @@ fn set_error(e: SetError) -> globset::Error {
 }
 
 /// `[baseline]`.
+/// `[[bots]]`: each entry's e-mail exact, its paths repository globs, its change a known kind.
+fn bots(raw: &[RawBot], c: &mut Checker) -> BotsPolicy {
+    let mut allowances = Vec::new();
+    for bot in raw {
+        let who = match bots::check_who(bot.who.get_ref()) {
+            Ok(who) => who,
+            Err(why) => {
+                c.invalid(
+                    bot.who.span(),
+                    format!("`bots.who` = {:?}: {why}", bot.who.get_ref()),
+                );
+                continue;
+            }
+        };
+        let Some(change) = bots::BotChange::parse(bot.change.get_ref()) else {
+            c.invalid(
+                bot.change.span(),
+                format!(
+                    "`bots.change` = {:?}: not a kind of change guard judges; one of {}",
+                    bot.change.get_ref(),
+                    bots::KINDS.join(", ")
+                ),
+            );
+            continue;
+        };
+        if bot.paths.is_empty() {
+            c.invalid(
+                bot.who.span(),
+                "`bots.paths` is empty: name the protected paths the bot may change".into(),
+            );
+            continue;
+        }
+        let mut paths = Vec::new();
+        for path in &bot.paths {
+            match normalize_protect_pattern(path.get_ref()) {
+                Ok(normal) => paths.push(normal),
+                Err(why) => c.invalid(
+                    path.span(),
+                    format!("`bots.paths` pattern {:?}: {why}", path.get_ref()),
+                ),
+            }
+        }
+        if paths.len() != bot.paths.len() {
+            continue;
+        }
+        match bots::path_set(&paths) {
+            Ok(set) => allowances.push(bots::BotAllowance {
+                who,
+                paths,
+                set,
+                change,
+            }),
+            Err(e) => c.invalid(bot.paths[0].span(), format!("`bots.paths`: {e}")),
+        }
+    }
+    BotsPolicy { allowances }
+}
+
 fn baseline(raw: &RawBaseline, c: &mut Checker) -> BaselinePolicy {
     let mut read = |v: &Option<Spanned<String>>, key: &str| match v {
         None => DEFAULT_BASELINE_SEVERITY,
@@ -1389,6 +1453,15 @@ struct RawLedger {
     humans: RawHumans,
     harness: RawHarness,
     baseline: RawBaseline,
+    bots: Vec<RawBot>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBot {
+    who: Spanned<String>,
+    paths: Vec<Spanned<String>>,
+    change: Spanned<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -1831,7 +1904,7 @@ min_lines = 8
                 (
                     7,
                     2,
-                    "unknown field `propertes`, expected one of `version`, `mode`, `properties`, `fixtures`, `freeze`, `coverage`, `tests`, `agents`, `trailers`, `protect`, `refs`, `artifacts`, `humans`, `harness`, `baseline`".to_string()
+                    "unknown field `propertes`, expected one of `version`, `mode`, `properties`, `fixtures`, `freeze`, `coverage`, `tests`, `agents`, `trailers`, `protect`, `refs`, `artifacts`, `humans`, `harness`, `baseline`, `bots`".to_string()
                 ),
             ]
         );

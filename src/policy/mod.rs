@@ -3,6 +3,7 @@
 //! describing what a commit changed in them. Judges nothing.
 
 pub mod agents;
+pub mod bots;
 pub mod caseless;
 pub mod diff;
 pub mod freeze;

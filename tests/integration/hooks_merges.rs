@@ -243,20 +243,10 @@ fn agent_branch_landed_by_a_human_merge_names_the_agent_commit_once() {
 
 /// A human's commit of everything in the working clone, dated `date`.
 fn commit_dated(s: &Server, message: &str, date: &str) -> String {
-    s.git(&["add", "-A"]);
-    let out = s
-        .git_cmd(&s.work)
-        .args(["commit", "-q", "-m", message])
-        .env("GIT_AUTHOR_DATE", date)
-        .env("GIT_COMMITTER_DATE", date)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    s.git(&["rev-parse", "HEAD"])
+    s.commit_with(
+        message,
+        &[("GIT_AUTHOR_DATE", date), ("GIT_COMMITTER_DATE", date)],
+    )
 }
 
 #[test]

@@ -4,6 +4,7 @@
 mod action;
 mod bad_input;
 mod baseline;
+mod bots;
 mod check;
 mod commands;
 mod completions;

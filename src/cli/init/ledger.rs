@@ -165,6 +165,38 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_bots_the_starter_ledger_offers_parse_once_uncommented() {
+        let text = starter_ledger(&layout());
+        // The commented block from its first `# [[bots]]` to the next line that is no comment.
+        let mut in_block = false;
+        let uncommented: String = text
+            .lines()
+            .map(|l| {
+                in_block = (in_block || l == "# [[bots]]") && l.starts_with('#');
+                match l.strip_prefix("# ").filter(|_| in_block) {
+                    Some(rest) => rest.to_string(),
+                    None => l.to_string(),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let policy = parse(&uncommented);
+        let kinds: Vec<&str> = policy
+            .bots
+            .allowances
+            .iter()
+            .map(|a| a.change.name())
+            .collect();
+        assert_eq!(kinds, ["action-version", "pre-commit-rev", "lockfile-pins"]);
+        assert_eq!(
+            policy.bots.allowances[0].who,
+            "49699333+dependabot[bot]@users.noreply.github.com"
+        );
+        // Commented, they allow nothing.
+        assert!(parse(&text).bots.allowances.is_empty());
+    }
+
     fn parse(text: &str) -> Policy {
         Policy::parse(
             Path::new("qa/merge_ledger.toml"),

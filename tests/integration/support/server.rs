@@ -199,6 +199,24 @@ impl Server {
         commit_in(self, &self.work, None, message)
     }
 
+    /// Commits everything in the working clone with `env` set for git (an identity, a
+    /// date); the new commit id.
+    pub(crate) fn commit_with(&self, message: &str, env: &[(&str, &str)]) -> String {
+        self.git(&["add", "-A"]);
+        let out = self
+            .git_cmd(&self.work)
+            .args(["commit", "-q", "-m", message])
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "commit failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.git(&["rev-parse", "HEAD"])
+    }
+
     /// Commits everything in the working clone as the agent (author and committer).
     pub(crate) fn agent_commit(&self, message: &str) -> String {
         commit_in(self, &self.work, Some((AGENT_NAME, AGENT_EMAIL)), message)
