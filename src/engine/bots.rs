@@ -26,7 +26,13 @@ pub(super) fn allowed_changes(
     for change in changes {
         // A name that only folds to a protected path, and anything beyond `[protect]`'s
         // globs (the ledger, the freeze file, fixtures, harness...), no bot may change.
-        if change.case_variant_of.is_some() || !protected.protect_only(&change.path) {
+        // Nor an attribute file on the way: it changes the bytes a checkout writes, and
+        // what a kind reads of it is not what git reads.
+        let name = change.path.rsplit('/').next().unwrap_or(&change.path);
+        if change.case_variant_of.is_some()
+            || !protected.protect_only(&change.path)
+            || matches!(name, ".gitattributes" | ".lfsconfig")
+        {
             continue;
         }
         let kinds: Vec<_> = allowances

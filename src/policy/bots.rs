@@ -43,10 +43,17 @@ impl BotChange {
     /// (a file added, removed or unreadable is not), and equal once what the kind may change
     /// is set aside.
     pub fn allows(self, path: &str, old: &str, new: &str) -> bool {
+        let name = path.rsplit('/').next().unwrap_or(path);
         match self {
-            BotChange::ActionVersion => same_yaml(old, new, &mut without_uses_refs),
-            BotChange::PreCommitRev => same_yaml(old, new, &mut without_revs),
-            BotChange::LockfilePins => same_lockfile(path, old, new),
+            BotChange::ActionVersion => {
+                (name.ends_with(".yml") || name.ends_with(".yaml"))
+                    && same_yaml(old, new, &mut |v| without_uses_refs(v, false))
+            }
+            BotChange::PreCommitRev => {
+                matches!(name, ".pre-commit-config.yaml" | ".pre-commit-config.yml")
+                    && same_yaml(old, new, &mut without_revs)
+            }
+            BotChange::LockfilePins => same_lockfile(name, old, new),
         }
     }
 }
@@ -110,27 +117,67 @@ fn same_yaml(old: &str, new: &str, strip: &mut dyn FnMut(&mut serde_norway::Valu
     old == new
 }
 
-/// Every `uses: owner/repo[/path]@ref` value as `owner/repo[/path]@`: the action stays what
-/// it was, its ref may move. `docker://` images and local actions (no `@`) stay whole.
-fn without_uses_refs(value: &mut serde_norway::Value) {
+/// Every `uses: owner/repo[/path]@ref` of a step (an item of a `steps` list) or of a job
+/// (a reusable workflow) as `owner/repo[/path]@`: the action stays what it was, its ref may
+/// move, but not to `refs/...` (a pull request's head is anyone's). `docker://` images,
+/// local actions and any other `uses` stay whole. `in_steps`: `value` is an item of `steps`
+/// or a job.
+fn without_uses_refs(value: &mut serde_norway::Value, in_steps: bool) {
     use serde_norway::Value;
     match value {
         Value::Mapping(map) => {
             for (key, inner) in map.iter_mut() {
-                match (key.as_str(), &mut *inner) {
-                    (Some("uses"), Value::String(uses)) => {
-                        if let Some(at) = uses.find('@') {
+                let key = key.as_str().unwrap_or_default();
+                match (key, &mut *inner) {
+                    ("uses", Value::String(uses)) if in_steps => {
+                        if let Some(at) = action_ref_at(uses) {
                             uses.truncate(at + 1);
                         }
                     }
-                    _ => without_uses_refs(inner),
+                    ("steps", Value::Sequence(steps)) => {
+                        for step in steps {
+                            without_uses_refs(step, true);
+                        }
+                    }
+                    ("jobs", Value::Mapping(jobs)) => {
+                        for (_, job) in jobs.iter_mut() {
+                            without_uses_refs(job, true);
+                        }
+                    }
+                    _ => without_uses_refs(inner, false),
                 }
             }
         }
-        Value::Sequence(items) => items.iter_mut().for_each(without_uses_refs),
-        Value::Tagged(tagged) => without_uses_refs(&mut tagged.value),
+        Value::Sequence(items) => items.iter_mut().for_each(|v| without_uses_refs(v, false)),
+        Value::Tagged(tagged) => without_uses_refs(&mut tagged.value, in_steps),
         _ => {}
     }
+}
+
+/// Where the `@` of an action reference `owner/repo[/path]@ref` stands, when `uses` is one
+/// whose ref a bot may move: owner and repository named, no `docker://` or local path, a
+/// ref of letters, digits, `.`, `-`, `_` and `/` that is not a `refs/` name or `..`.
+fn action_ref_at(uses: &str) -> Option<usize> {
+    let (action, reference) = uses.split_once('@')?;
+    let plain = |part: &str| {
+        !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    let mut parts = action.split('/');
+    let (owner, repo) = (parts.next()?, parts.next()?);
+    let ok = plain(owner)
+        && plain(repo)
+        && !owner.starts_with('.')
+        && parts.all(plain)
+        && !reference.is_empty()
+        && !reference.starts_with("refs/")
+        && !reference.contains("..")
+        && reference
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
+    ok.then_some(action.len())
 }
 
 /// The `rev` of each entry of the top-level `repos` list set aside.
@@ -142,90 +189,134 @@ fn without_revs(value: &mut serde_norway::Value) {
         return;
     };
     for repo in repos {
-        if let Some(map) = repo.as_mapping_mut() {
-            map.remove("rev");
+        if let Some(rev) = repo.get_mut("rev").filter(|r| r.is_string()) {
+            *rev = serde_norway::Value::String(String::new());
         }
     }
 }
 
-/// The keys whose values are a package's pin: its version, where it was resolved from and
-/// what it hashes to (npm, Cargo, Poetry, uv, Pipenv, pnpm).
+/// The keys whose values are a package's pin: its version and what it hashes to (npm,
+/// Cargo, Poetry, uv, Pipenv, pnpm). A value may change; the key may not come or go.
 const PIN_KEYS: &[&str] = &[
     "version",
-    "resolved",
     "integrity",
     "checksum",
     "hash",
     "hashes",
     "sha256",
     "content-hash",
-    "url",
-    "sdist",
-    "wheels",
-    "files",
     "size",
     "upload-time",
-    "specifier",
 ];
 
-/// Whether lockfile `old` became `new` by pins alone: read by the file's kind (JSON, TOML,
-/// YAML, or a pip requirements file), the same packages with the same structure once every
-/// pin is set aside. A lockfile of another kind is never a pins-only change.
-fn same_lockfile(path: &str, old: &str, new: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    if name.ends_with(".json") {
-        let parse = |t: &str| serde_json::from_str::<serde_json::Value>(t).ok();
-        let (Some(old), Some(new)) = (parse(old), parse(new)) else {
-            return false;
-        };
-        return json_pins_aside(old) == json_pins_aside(new);
-    }
-    if name.ends_with(".lock") || name.ends_with(".toml") {
-        let parse = |t: &str| t.parse::<toml::Table>().ok();
-        let (Some(old), Some(new)) = (parse(old), parse(new)) else {
-            return false;
-        };
-        let aside = |t: toml::Table| json_pins_aside(serde_json::to_value(t).unwrap_or_default());
-        return aside(old) == aside(new);
-    }
-    if name.ends_with(".yaml") || name.ends_with(".yml") {
-        let parse = |t: &str| serde_norway::from_str::<serde_json::Value>(t).ok();
-        let (Some(old), Some(new)) = (parse(old), parse(new)) else {
-            return false;
-        };
-        return json_pins_aside(old) == json_pins_aside(new);
-    }
-    if name.ends_with(".txt") || name.ends_with(".in") {
-        return requirements_aside(old) == requirements_aside(new);
-    }
-    false
+/// Keys whose values are where a package is downloaded from: the path may change with the
+/// version, the scheme and host may not (`https://registry.npmjs.org/`).
+const URL_KEYS: &[&str] = &["resolved", "url"];
+
+/// Keys under which nothing may change: where packages come from (`[package.source]`,
+/// Pipfile.lock's `_meta`).
+const FIXED_KEYS: &[&str] = &["source", "_meta", "sources"];
+
+/// How a lockfile, known by its name, is read.
+enum LockKind {
+    Json,
+    Toml,
+    Yaml,
+    Requirements,
 }
 
-/// `value` with every `PIN_KEYS` value removed, and each `dependencies` entry written `name
-/// version` (Cargo.lock) cut to its name.
-fn json_pins_aside(value: serde_json::Value) -> serde_json::Value {
+fn lock_kind(name: &str) -> Option<LockKind> {
+    match name {
+        "package-lock.json" | "npm-shrinkwrap.json" | "Pipfile.lock" | "composer.lock" => {
+            Some(LockKind::Json)
+        }
+        "Cargo.lock" | "poetry.lock" | "uv.lock" | "pdm.lock" => Some(LockKind::Toml),
+        "pnpm-lock.yaml" => Some(LockKind::Yaml),
+        _ if (name.ends_with(".txt") || name.ends_with(".in"))
+            && (name.contains("requirements") || name.contains("constraints")) =>
+        {
+            Some(LockKind::Requirements)
+        }
+        _ => None,
+    }
+}
+
+/// Whether lockfile `old` became `new` by pins alone: read by the file's name (JSON, TOML,
+/// YAML, or a pip requirements file), the same packages with the same structure once every
+/// pin is set aside. Any other file is never a pins-only change.
+fn same_lockfile(name: &str, old: &str, new: &str) -> bool {
+    let same_parsed = |a: Option<serde_json::Value>, b: Option<serde_json::Value>| match (a, b) {
+        (Some(a), Some(b)) => pins_aside(a, false) == pins_aside(b, false),
+        _ => false,
+    };
+    match lock_kind(name) {
+        Some(LockKind::Json) => {
+            let parse = |t: &str| serde_json::from_str::<serde_json::Value>(t).ok();
+            same_parsed(parse(old), parse(new))
+        }
+        Some(LockKind::Toml) => {
+            let parse = |t: &str| {
+                t.parse::<toml::Table>()
+                    .ok()
+                    .and_then(|t| serde_json::to_value(t).ok())
+            };
+            same_parsed(parse(old), parse(new))
+        }
+        Some(LockKind::Yaml) => {
+            let parse = |t: &str| serde_norway::from_str::<serde_json::Value>(t).ok();
+            same_parsed(parse(old), parse(new))
+        }
+        Some(LockKind::Requirements) => same_requirements(old, new),
+        None => false,
+    }
+}
+
+/// `value` with every `PIN_KEYS` value blanked, each `URL_KEYS` value cut to its scheme and
+/// host, and each `dependencies` entry written `name version` (Cargo.lock) cut to its name;
+/// under `FIXED_KEYS` (or `fixed`) nothing is set aside.
+fn pins_aside(value: serde_json::Value, fixed: bool) -> serde_json::Value {
     use serde_json::Value;
+    if fixed {
+        return value;
+    }
     match value {
         Value::Object(map) => Value::Object(
             map.into_iter()
-                .filter(|(k, _)| !PIN_KEYS.contains(&k.as_str()))
                 .map(|(k, v)| {
-                    let v = if k == "dependencies" {
-                        names_only(v)
-                    } else {
-                        json_pins_aside(v)
+                    let v = match (k.as_str(), v) {
+                        (key, v) if FIXED_KEYS.contains(&key) => v,
+                        (key, _) if PIN_KEYS.contains(&key) => Value::Null,
+                        (key, Value::String(url)) if URL_KEYS.contains(&key) => {
+                            Value::String(origin_of(&url))
+                        }
+                        ("dependencies", v) => names_only(v),
+                        (_, v) => pins_aside(v, false),
                     };
                     (k, v)
                 })
                 .collect(),
         ),
-        Value::Array(items) => Value::Array(items.into_iter().map(json_pins_aside).collect()),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|v| pins_aside(v, false)).collect())
+        }
         other => other,
     }
 }
 
+/// `https://host/` of an `https://` or `http://` URL; any other text whole (a `git+ssh:`
+/// source may not change at all).
+fn origin_of(url: &str) -> String {
+    for scheme in ["https://", "http://"] {
+        if let Some(rest) = url.strip_prefix(scheme) {
+            let host = rest.split('/').next().unwrap_or("");
+            return format!("{scheme}{host}/");
+        }
+    }
+    url.to_string()
+}
+
 /// A Cargo.lock `dependencies` list (`"serde 1.0.200"`, `"serde 1.0.200 (registry+...)"`)
-/// as names; any other value as `json_pins_aside` leaves it.
+/// as names; any other value as `pins_aside` leaves it.
 fn names_only(value: serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
     match value {
@@ -236,33 +327,62 @@ fn names_only(value: serde_json::Value) -> serde_json::Value {
                     Value::String(s) => {
                         Value::String(s.split_whitespace().next().unwrap_or("").to_string())
                     }
-                    other => json_pins_aside(other),
+                    other => pins_aside(other, false),
                 })
                 .collect(),
         ),
-        other => json_pins_aside(other),
+        other => pins_aside(other, false),
     }
 }
 
-/// A pip requirements file's requirements, each without its version and hashes: comments,
-/// blank lines and continuations aside, what is required stays.
-fn requirements_aside(text: &str) -> Vec<String> {
-    let joined = text.replace("\\\n", " ");
-    joined
-        .lines()
-        .map(|line| line.split(" #").next().unwrap_or(line).trim())
-        .filter(|line| !line.is_empty() && !line.starts_with('#'))
-        .map(|line| {
-            line.split_whitespace()
-                .filter(|word| !word.starts_with("--hash"))
-                .map(|word| match word.find("==") {
-                    Some(at) => &word[..at],
-                    None => word,
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
+/// Whether pip requirements `old` became `new` by pins alone: line for line the same,
+/// except that a line `name==version` (with `[extras]`, `--hash=sha256:HEX` words and a
+/// closing `\`) may change its version and hashes, and a line of `--hash=` words its hashes.
+/// Every other line (comments, options, markers, `-r`, URLs) stays byte for byte.
+fn same_requirements(old: &str, new: &str) -> bool {
+    let (old, new): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
+    old.len() == new.len()
+        && old.iter().zip(&new).all(|(a, b)| {
+            a == b || matches!((pin_shape(a), pin_shape(b)), (Some(x), Some(y)) if x == y)
         })
-        .collect()
+}
+
+/// What stays of a pinned requirement line when its version and hashes are set aside:
+/// its indentation, name and extras, how many hashes, and whether it continues; `None` for
+/// any other line.
+fn pin_shape(line: &str) -> Option<(String, usize, bool)> {
+    let indent: String = line.chars().take_while(|c| *c == ' ').collect();
+    let mut words: Vec<&str> = line.split_whitespace().collect();
+    let continues = words.last() == Some(&"\\");
+    if continues {
+        words.pop();
+    }
+    let is_hash = |w: &str| {
+        w.strip_prefix("--hash=sha256:")
+            .is_some_and(|h| h.len() == 64 && h.chars().all(|c| c.is_ascii_hexdigit()))
+    };
+    let (name, hashes) = match words.split_first() {
+        Some((first, rest)) if !first.starts_with("--") => {
+            let (name, version) = first.split_once("==")?;
+            let named = !name.is_empty()
+                && name.chars().all(|c| {
+                    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '[' | ']' | ',')
+                });
+            let versioned = !version.is_empty()
+                && version
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '!' | '+' | '-' | '_'));
+            if !(named && versioned) {
+                return None;
+            }
+            (name.to_ascii_lowercase(), rest)
+        }
+        _ => (String::new(), words.as_slice()),
+    };
+    if !hashes.iter().all(|w| is_hash(w)) || (name.is_empty() && hashes.is_empty()) {
+        return None;
+    }
+    Some((format!("{indent}{name}"), hashes.len(), continues))
 }
 
 #[cfg(test)]
@@ -320,6 +440,11 @@ mod tests {
             config,
             &config.replace("astral-sh/ruff-pre-commit", "evil/ruff-pre-commit")
         ));
+        // The rev may move, not go; and only in a pre-commit configuration.
+        let gone = config.replace("    rev: v0.4.0\n", "");
+        assert!(!kind.allows(".pre-commit-config.yaml", config, &gone));
+        let bumped = config.replace("v0.4.0", "v0.5.1");
+        assert!(!kind.allows("other.yaml", config, &bumped));
     }
 
     #[test]
@@ -353,14 +478,77 @@ mod tests {
             &npm.replace("node_modules/jest", "node_modules/evil")
         ));
 
-        let pip = "# pinned\nrequests==2.31.0 \\\n    --hash=sha256:aa\nurllib3==2.2.1\n";
-        assert!(kind.allows(
-            "requirements.txt",
-            pip,
-            &pip.replace("2.31.0", "2.32.0").replace(":aa", ":bb")
-        ));
-        assert!(!kind.allows("requirements.txt", pip, &format!("{pip}evil==1.0\n")));
+        let (aa, bb) = ("a".repeat(64), "b".repeat(64));
+        let pip =
+            format!("# pinned\nrequests==2.31.0 \\\n    --hash=sha256:{aa}\nurllib3==2.2.1\n");
+        let bumped = pip.replace("2.31.0", "2.32.0").replace(&aa, &bb);
+        assert!(kind.allows("requirements.txt", &pip, &bumped));
+        assert!(!kind.allows("requirements.txt", &pip, &format!("{pip}evil==1.0\n")));
         assert!(!kind.allows("yarn.lock", "a", "b"));
+        // Found in review: a comment ending in `\` that pip does not continue, a marker
+        // after the version, an option read as a pin, another index.
+        for (what, changed) in [
+            (
+                "comment continued",
+                format!("{bumped}# bump \\\nevil-pkg==6.6.6\n"),
+            ),
+            (
+                "marker",
+                bumped.replace("urllib3==2.2.1", "urllib3==2.2.1;python_version<\"0\""),
+            ),
+            ("option", bumped.replace("urllib3==2.2.1", "-r base.txt==x")),
+            (
+                "index",
+                bumped.replace("# pinned", "--index-url https://evil.example/simple"),
+            ),
+        ] {
+            assert!(!kind.allows("requirements.txt", &pip, &changed), "{what}");
+        }
+        // Sources and download hosts stay; pin keys neither come nor go.
+        let poetry = "[[package]]\nname = \"a\"\nversion = \"1.0\"\n\n[package.source]\ntype = \"legacy\"\nurl = \"https://pypi.example/simple\"\n";
+        assert!(kind.allows("poetry.lock", poetry, &poetry.replace("1.0", "1.1")));
+        let moved = poetry.replace("pypi.example", "evil.example");
+        assert!(!kind.allows("poetry.lock", poetry, &moved));
+        let npm2 = npm.replace("https://r/jest-29.7.0.tgz", "https://evil.example/jest.tgz");
+        assert!(!kind.allows("package-lock.json", npm, &npm2));
+        let dropped = npm.replace(", \"integrity\": \"sha512-a\"", "");
+        assert!(!kind.allows("package-lock.json", npm, &dropped));
+        // A file whose name is no lockfile's is never a pins-only change.
+        assert!(!kind.allows(".github/workflows/ci.yml", "a: 1\n", "a: 2\n"));
+        let pipfile = "{\"default\": {\"a\": {\"version\": \"==1.0\"}}}";
+        assert!(kind.allows("Pipfile.lock", pipfile, &pipfile.replace("1.0", "1.1")));
+    }
+
+    #[test]
+    fn action_version_keeps_docker_local_and_pull_request_refs_fixed() {
+        let kind = BotChange::ActionVersion;
+        let with = |uses: &str| format!("jobs:\n  t:\n    steps:\n      - uses: {uses}\n");
+        for (from, to) in [
+            ("docker://alpine@sha256:aaaa", "docker://alpine@sha256:bbbb"),
+            ("./local@v1", "./local@v2"),
+            (
+                "actions/setup-python@v5",
+                "actions/setup-python@refs/pull/999/head",
+            ),
+            (
+                "actions/setup-python@v5",
+                "actions/setup-python@v5/../../evil",
+            ),
+        ] {
+            assert!(!kind.allows("ci.yml", &with(from), &with(to)), "{to}");
+        }
+        assert!(kind.allows("ci.yml", &with("a/b/sub@v1"), &with("a/b/sub@v2")));
+        // Reusable workflows are a job's `uses`; a `uses` key elsewhere (an input) stays.
+        let job = |r: &str| format!("jobs:\n  t:\n    uses: org/wf/.github/workflows/x.yml@{r}\n");
+        assert!(kind.allows("ci.yml", &job("v1"), &job("v2")));
+        let input = |r: &str| {
+            format!(
+                "jobs:\n  t:\n    steps:\n      - uses: a/b@v1\n        with:\n          uses: x/y@{r}\n"
+            )
+        };
+        assert!(!kind.allows("ci.yml", &input("v1"), &input("v2")));
+        // Only YAML files.
+        assert!(!kind.allows(".gitattributes", "a: 1\n", "a:\n  1\n"));
     }
 
     #[test]

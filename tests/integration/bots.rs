@@ -104,6 +104,21 @@ fn without_an_allowance_the_same_bump_is_an_agent_edit_and_no_allowance_reaches_
     let bump = commit_as(&s, (DEPENDABOT_NAME, DEPENDABOT_EMAIL), BUMP_MESSAGE);
     rejected_for(&s.push(&["origin", "main"]), &bump, &s);
 
+    // Nor an attribute file on the way to the workflows, which YAML would read as anything.
+    let s = server(DEPENDABOT);
+    s.write(
+        ".github/workflows/.gitattributes",
+        "tests.yml text eol=lf\n",
+    );
+    s.commit("Attributes\n\nLedger-Change: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    s.write(
+        ".github/workflows/.gitattributes",
+        "tests.yml text\n  eol=lf\n",
+    );
+    let commit = commit_as(&s, (DEPENDABOT_NAME, DEPENDABOT_EMAIL), "Bump\n");
+    rejected_for(&s.push(&["origin", "main"]), &commit, &s);
+
     // An allowance whose paths take in the freeze file does not cover it.
     let wide = "[[bots]]\nwho = \"49699333+dependabot[bot]@users.noreply.github.com\"\npaths = [\"**\"]\nchange = \"pre-commit-rev\"\n";
     let s = server(wide);
