@@ -697,9 +697,12 @@ fn raises_skip(src: &Source, raise: Node) -> bool {
 /// always run (conditions, what a loop iterates, a `with`'s context managers, `finally`, the
 /// left of `and` and `or`) are not. Nested functions and lambdas are marked whole (below):
 /// their body runs only if they are called.
-fn may_skip(node: Node, child: Node) -> bool {
+fn may_skip(src: &Source, node: Node, child: Node) -> bool {
     let field_is = |name| node.child_by_field_name(name) == Some(child);
     match node.kind() {
+        // A `with` whose context managers are all known never to swallow an exception
+        // (`patch.dict(os.environ)`, `open(..)`) runs its body as the test does.
+        "with_statement" if child.kind() != "with_clause" => !never_swallows(src, node),
         "if_statement" | "while_statement" => !field_is("condition"),
         "for_statement" => !field_is("left") && !field_is("right"),
         "match_statement" => field_is("body"),
@@ -713,6 +716,64 @@ fn may_skip(node: Node, child: Node) -> bool {
         "boolean_operator" => field_is("right"),
         _ => false,
     }
+}
+
+/// Context managers whose exit never suppresses an exception, by the last part or two of
+/// their name (`mock.patch.dict`, `tempfile.TemporaryDirectory`): an assertion in their
+/// body fails the test as one outside it does. Any other (`suppress`, `pytest.raises`,
+/// `ExitStack`, the project's own) may swallow a failure.
+const NEVER_SWALLOW: &[&str] = &[
+    "patch",
+    "patch.object",
+    "patch.dict",
+    "patch.multiple",
+    "open",
+    "TemporaryDirectory",
+    "NamedTemporaryFile",
+    "TestClient",
+    "monkeypatch.context",
+    "caplog.at_level",
+    "capsys.disabled",
+    "capfd.disabled",
+    "pytest.warns",
+    "warnings.catch_warnings",
+    "self.subTest",
+    "subtests.test",
+    "nullcontext",
+    "contextlib.chdir",
+    "redirect_stdout",
+    "redirect_stderr",
+    "freeze_time",
+    "override_settings",
+    "self.settings",
+];
+
+/// Whether every context manager of the `with` statement `with` is one of
+/// [`NEVER_SWALLOW`], called.
+fn never_swallows(src: &Source, with: Node) -> bool {
+    let Some(clause) = with.named_child(0).filter(|c| c.kind() == "with_clause") else {
+        return false;
+    };
+    let mut cursor = clause.walk();
+    let items: Vec<Node> = clause.named_children(&mut cursor).collect();
+    !items.is_empty()
+        && items.iter().all(|item| {
+            let mut value = item.child_by_field_name("value").unwrap_or(*item);
+            if value.kind() == "as_pattern" {
+                value = value.named_child(0).unwrap_or(value);
+            }
+            let value = unparenthesized(value).unwrap_or(value);
+            if value.kind() != "call" {
+                return false;
+            }
+            let name = callee(src, value);
+            NEVER_SWALLOW.iter().any(|safe| {
+                name == *safe
+                    || name
+                        .strip_suffix(safe)
+                        .is_some_and(|head| head.ends_with('.'))
+            })
+        })
 }
 
 /// The facts of one function: `decorators` and `inherited` skips (its class's and module's)
@@ -822,7 +883,7 @@ fn function(
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children.into_iter().rev() {
-            let under = match may_skip(node, child) {
+            let under = match may_skip(src, node, child) {
                 true => Some(node),
                 false => inner_under,
             };
@@ -1816,6 +1877,45 @@ mod tests {
         );
         let weak = strengths(&file, "test_a");
         assert_eq!(weak[2], Strength::Weak);
+    }
+
+    /// A `with` whose context managers never swallow an exception (`patch.dict`, `open`)
+    /// runs its body as the test does; any other (`suppress`, `pytest.raises`, the
+    /// project's own, one named but not called) may swallow the failure. Found on
+    /// OpenHands' history, where wrapping a test's body in `with patch.dict(os.environ):`
+    /// read as loosening each assertion.
+    #[test]
+    fn a_with_that_never_swallows_leaves_its_assertions_unconditional() {
+        let file = read(concat!(
+            "def test_a(x):\n",
+            "    with patch.dict(os.environ, {}, clear=True), open('f') as f:\n",
+            "        assert x == 1\n",
+            "    with mock.patch.object(A, 'b') as b, tempfile.TemporaryDirectory() as d:\n",
+            "        assert x == 2\n",
+            "    with contextlib.suppress(AssertionError):\n",
+            "        assert x == 3\n",
+            "    with patch.dict(os.environ), swallow():\n",
+            "        assert x == 4\n",
+            "    with patch:\n",
+            "        assert x == 5\n",
+            "    with dispatch():\n",
+            "        assert x == 6\n",
+        ));
+        let under: Vec<(u64, bool)> = assertion_texts(&file, "test_a")
+            .into_iter()
+            .map(|(line, text)| (line, text.contains(" [only under: ")))
+            .collect();
+        assert_eq!(
+            under,
+            [
+                (3, false),
+                (5, false),
+                (7, true),
+                (9, true),
+                (11, true),
+                (13, true)
+            ]
+        );
     }
 
     /// A test defined in the body of an `if` or a `try` (not its `finally`) may not be
