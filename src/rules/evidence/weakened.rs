@@ -128,8 +128,10 @@ pub fn weakenings(files: &[FileVersions]) -> Vec<Weakening> {
             }
         }
     }
+    // A new test that is skipped or expected to fail checks nothing: what moved there is
+    // not checked.
     for (n, list) in new_asserts.iter().enumerate() {
-        if !paired_new[n] {
+        if !paired_new[n] && news[n].1.skips.is_empty() {
             for a in list {
                 *moved_to.entry(normal_key(&a.text)).or_default() += 1;
             }
@@ -153,27 +155,63 @@ pub fn weakenings(files: &[FileVersions]) -> Vec<Weakening> {
         }
     }
 
-    let mut out = Vec::new();
+    // Each old test's findings, in the old tests' order.
+    let mut found: Vec<(usize, Weakening)> = Vec::new();
     for (o, n) in pairs.iter().enumerate() {
-        let (old_path, old) = olds[o];
-        match n {
-            None => out.push(Weakening {
-                kind: Kind::Deleted,
-                path: old_path.to_string(),
-                test: old.name.clone(),
-                line: old.line,
-                before: Some(format!("{} (line {})", old.name, old.line)),
-                after: None,
-                more: 0,
-            }),
-            Some(n) => {
-                let (new_path, new) = news[*n];
-                let asserts = (&old_asserts[o][..], &new_asserts[*n][..]);
-                compare((old, new), asserts, new_path, &mut moved_to, &mut out);
-            }
+        if let Some(n) = n {
+            let (new_path, new) = news[*n];
+            let asserts = (&old_asserts[o][..], &new_asserts[*n][..]);
+            let mut one = Vec::new();
+            compare((olds[o].1, new), asserts, new_path, &mut moved_to, &mut one);
+            found.extend(one.into_iter().map(|w| (o, w)));
         }
     }
+    // A test gone whose every assertion the commit brings elsewhere (merged into a
+    // neighbour, split, renamed beyond recognition with its checks kept) was moved, not
+    // deleted: what it checked is still checked. One that asserted nothing is deleted.
+    for (o, n) in pairs.iter().enumerate() {
+        let (old_path, old) = olds[o];
+        if n.is_some() || moved_whole(&old_asserts[o], &mut moved_to) {
+            continue;
+        }
+        let deleted = Weakening {
+            kind: Kind::Deleted,
+            path: old_path.to_string(),
+            test: old.name.clone(),
+            line: old.line,
+            before: Some(format!("{} (line {})", old.name, old.line)),
+            after: None,
+            more: 0,
+        };
+        found.push((o, deleted));
+    }
+    found.sort_by_key(|(o, _)| *o);
+    let out: Vec<Weakening> = found.into_iter().map(|(_, w)| w).collect();
     out
+}
+
+/// Whether every one of `asserts` (a deleted test's) shows up among the assertion texts the
+/// commit brings elsewhere (`moved_to`), which are then taken; none is taken otherwise.
+fn moved_whole(asserts: &[Assertion], moved_to: &mut HashMap<String, usize>) -> bool {
+    if asserts.is_empty() {
+        return false;
+    }
+    let mut wanted: HashMap<String, usize> = HashMap::new();
+    for a in asserts {
+        *wanted.entry(normal_key(&a.text)).or_default() += 1;
+    }
+    if wanted
+        .iter()
+        .any(|(text, n)| moved_to.get(text).copied().unwrap_or(0) < *n)
+    {
+        return false;
+    }
+    for (text, n) in wanted {
+        if let Some(have) = moved_to.get_mut(&text) {
+            *have -= n;
+        }
+    }
+    true
 }
 
 /// What `f` asserts: its own assertions, and per call of a helper as many as the helper
@@ -666,6 +704,61 @@ mod tests {
                 "{new}"
             );
         }
+    }
+
+    #[test]
+    fn a_test_merged_into_another_is_moved_not_deleted_unless_where_it_went_is_skipped() {
+        // test_close's check now ends test_total (found on OpenHands' history).
+        let merged = "import pytest\n\ndef test_total():\n    assert total() == 42\n    assert parts() == [1, 2]\n    assert ratio() == pytest.approx(0.5, rel=1e-9)\n";
+        let got = kinds(&[versions("tests/test_a.py", Some(BASE), Some(merged))]);
+        assert_eq!(got, []);
+        // Renamed beyond recognition, its check kept: moved.
+        let renamed = BASE.replace(
+            "def test_close():\n",
+            "def test_ratio_of_halves_is_one_half_exactly_enough():\n    x = 1\n",
+        );
+        let got = kinds(&[versions("tests/test_a.py", Some(BASE), Some(&renamed))]);
+        assert_eq!(got, []);
+        // Into a new test that is skipped: a weakening still (the rename pairs the two, so
+        // it shows as the skip added).
+        let skipped = BASE.replace(
+            "def test_close():\n",
+            "@pytest.mark.skip\ndef test_later_and_longer_name():\n    y = 2\n",
+        );
+        let got = kinds(&[versions("tests/test_a.py", Some(BASE), Some(&skipped))]);
+        assert_eq!(
+            got,
+            [(Kind::SkipAdded, "test_later_and_longer_name".to_string(), 7)]
+        );
+        // The same in another file, skipped: a weakening whichever way it pairs.
+        let moved_out = BASE.replace(
+            "\ndef test_close():\n    assert ratio() == pytest.approx(0.5, rel=1e-9)\n",
+            "",
+        );
+        let elsewhere = "import pytest\n\n@pytest.mark.skip\ndef test_other():\n    setup_a_lot_of_things(1, 2, 3, 4)\n    more_setup('x', 'y')\n    assert ratio() == pytest.approx(0.5, rel=1e-9)\n";
+        let got = kinds(&[
+            versions("tests/test_a.py", Some(BASE), Some(&moved_out)),
+            versions("tests/test_b.py", None, Some(elsewhere)),
+        ]);
+        assert!(
+            got.iter()
+                .any(|(k, _, _)| matches!(k, Kind::Deleted | Kind::SkipAdded)),
+            "{got:?}"
+        );
+        // An assertion taken out of a test into a new skipped test: removed.
+        let parked = format!(
+            "{}\n@pytest.mark.skip\ndef test_parts():\n    assert parts() == [1, 2]\n",
+            BASE.replace("    assert parts() == [1, 2]\n", "")
+        );
+        let got = kinds(&[versions("tests/test_a.py", Some(BASE), Some(&parked))]);
+        assert_eq!(got, [(Kind::AssertionRemoved, "test_total".to_string(), 3)]);
+        // Gone with nothing of it elsewhere: deleted.
+        let gone = BASE.replace(
+            "\ndef test_close():\n    assert ratio() == pytest.approx(0.5, rel=1e-9)\n",
+            "",
+        );
+        let got = kinds(&[versions("tests/test_a.py", Some(BASE), Some(&gone))]);
+        assert_eq!(got, [(Kind::Deleted, "test_close".to_string(), 7)]);
     }
 
     #[test]
