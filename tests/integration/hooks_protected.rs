@@ -290,3 +290,51 @@ fn agent_push_of_a_commit_with_an_odd_header_is_judged_all_the_same() {
         pushed.stderr
     );
 }
+
+/// The agents of 2026 as their commits show them, against the starter ledger's `[agents]`
+/// (README, "Agent identities"), each parking a test in the freeze file through the hook.
+#[test]
+fn todays_agents_are_known_by_the_starter_ledger_through_the_hook() {
+    let starter = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/policy/merge_ledger.toml"
+    ))
+    .unwrap();
+    let s = Server::with_ledger(&starter, |_| {});
+    // (author name, author e-mail, trailers): OpenHands, Amp, OpenCode's bot and trailer.
+    let agents = [
+        ("openhands", "openhands@all-hands.dev", ""),
+        (
+            "Dev",
+            "dev@example.com",
+            "\n\nAmp-Thread-ID: https://ampcode.com/threads/T-019cb9fe-1234-4abc-9def-0123456789ab\nCo-authored-by: Amp <amp@ampcode.com>\n",
+        ),
+        (
+            "opencode-agent[bot]",
+            "219766164+opencode-agent[bot]@users.noreply.github.com",
+            "",
+        ),
+        (
+            "Dev",
+            "dev@example.com",
+            "\n\nCo-Authored-By: opencode <noreply@opencode.ai>\n",
+        ),
+    ];
+    for (name, email, trailers) in agents {
+        crate::support::server::append_in(&s.work, "qa/freeze.toml", "# parked\n");
+        let commit = s.commit_with(
+            &format!("Park a flaky test{trailers}"),
+            &[
+                ("GIT_AUTHOR_NAME", name),
+                ("GIT_AUTHOR_EMAIL", email),
+                ("GIT_COMMITTER_NAME", name),
+                ("GIT_COMMITTER_EMAIL", email),
+            ],
+        );
+        s.push(&["origin", "main"]).assert_rejected_with(&format!(
+            "remote: error: refs/heads/main: [agent_edit_protected] {} ",
+            s.short(&commit)
+        ));
+        s.git(&["reset", "-q", "--hard", "HEAD^"]);
+    }
+}
