@@ -8,6 +8,7 @@
 
 pub mod changes;
 pub mod cli;
+pub mod codes;
 pub mod engine;
 pub mod error;
 pub mod evidence;

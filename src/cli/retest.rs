@@ -37,12 +37,12 @@ pub fn run(args: &RetestArgs, progress: &mut Progress) -> anyhow::Result<i32> {
             "guard: nothing to retest in {}: no agent commit changed a test or harness file that no human commit approved since",
             plan.spec
         );
-        let mut report = Report::gate(
-            plan.policy.source.clone(),
+        let report = Report::judged(
+            &plan.policy,
+            Vec::new(),
             Vec::new(),
             crate::report::Stats::unknown(today_utc(), None),
         );
-        report.enforced = !plan.policy.evaluate;
         print_report(&report, args.format.into());
         return Ok(report.exit_code());
     }
@@ -164,19 +164,17 @@ pub fn run(args: &RetestArgs, progress: &mut Progress) -> anyhow::Result<i32> {
     artifacts.runner = Some(runner.clone());
 
     let evaluation = plan.judge(dir, &artifacts, today_utc())?;
-    let mut report = Report::gate(
-        plan.policy.source.clone(),
+    let mut warnings = evaluation.warnings;
+    for (path, why) in &plan.not_put_back {
+        warnings.push(Finding::new(Code::OldTestFails, format!("not put back: {why}")).path(path));
+    }
+    let mut report = Report::judged(
+        &plan.policy,
         evaluation.findings,
+        warnings,
         evaluation.stats,
     );
-    report.enforced = !plan.policy.evaluate;
     report.runner = Some(runner);
-    report.warnings = evaluation.warnings;
-    for (path, why) in &plan.not_put_back {
-        report
-            .warnings
-            .push(Finding::new(Code::OldTestFails, format!("not put back: {why}")).path(path));
-    }
     print_report(&report, args.format.into());
     if let Err(e) = copy.close() {
         eprintln!("warning: guard: cannot remove the copy it ran the tests in: {e}");

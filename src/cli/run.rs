@@ -51,10 +51,13 @@ pub fn run(ws: &Workspace, args: &RunArgs, progress: &mut Progress) -> anyhow::R
 
     artifacts.runner = Some(runner.clone());
     let evaluation = score(&WorkTree { ws }, &policy, &artifacts, today_utc())?;
-    let mut report = Report::gate(policy.source.clone(), evaluation.findings, evaluation.stats);
-    report.enforced = !policy.evaluate;
+    let mut report = Report::judged(
+        &policy,
+        evaluation.findings,
+        evaluation.warnings,
+        evaluation.stats,
+    );
     report.runner = Some(runner);
-    report.warnings = evaluation.warnings;
     print_report(&report, args.format.into());
     Ok(report.exit_code())
 }

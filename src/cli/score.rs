@@ -17,9 +17,12 @@ pub fn run(ws: &Workspace, args: &ScoreArgs, progress: &mut Progress) -> anyhow:
     progress.evaluate = policy.evaluate;
     progress.floor = Some(floor(&policy, &artifacts));
     let evaluation = score(&WorkTree { ws }, &policy, &artifacts, today_utc())?;
-    let mut report = Report::gate(policy.source.clone(), evaluation.findings, evaluation.stats);
-    report.enforced = !policy.evaluate;
-    report.warnings = evaluation.warnings;
+    let report = Report::judged(
+        &policy,
+        evaluation.findings,
+        evaluation.warnings,
+        evaluation.stats,
+    );
     print_report(&report, args.format.into());
     Ok(report.exit_code())
 }

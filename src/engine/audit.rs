@@ -411,11 +411,9 @@ fn judge_ahead(
         findings.extend(more);
     }
 
-    let mut report = Report::gate(policy.source.clone(), findings, stats);
-    report.enforced = !policy.evaluate;
-    report.unjudged = unjudged;
     warnings.extend(weakened.warnings);
-    report.warnings = warnings;
+    let mut report = Report::judged(&policy, findings, warnings, stats);
+    report.unjudged = unjudged;
     report.history = Some(History {
         range: spec.to_string(),
         base: base.map(|b| b.to_string()),

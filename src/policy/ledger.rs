@@ -14,6 +14,7 @@ use serde::de::Error as _;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
 
+use crate::codes::Code;
 use crate::error::{InputError, InputErrors, Location, line_column};
 use crate::policy::agents::{
     AgentsPolicy, HumanTrailer, PatternSet, TrailerPatterns, trailer_pattern,
@@ -21,6 +22,7 @@ use crate::policy::agents::{
 use crate::policy::bots::{self, BotsPolicy};
 use crate::policy::caseless::{CaselessGlobSet, SetError};
 use crate::policy::harness::{Format, Scope};
+use crate::policy::levels::{self, Levels};
 use crate::workspace::{Workspace, check_relative, normalize_rel};
 
 /// The ledger path used when `--ledger` is not given.
@@ -261,6 +263,9 @@ pub struct Policy {
     pub baseline: BaselinePolicy,
     /// `[[bots]]`: the one kind of change each named bot may make.
     pub bots: BotsPolicy,
+    /// `[levels]`: what a finding of each code does (`tests.weakened`, `baseline.vanished`
+    /// and `baseline.newly_skipped` are the same for their codes).
+    pub levels: Levels,
 }
 
 /// What a rule comparing with the base revision's reports does with what it finds.
@@ -525,7 +530,9 @@ impl Policy {
             harness: harness(&raw.harness, &mut c),
             baseline: baseline(&raw.baseline, &mut c),
             bots: bots(&raw.bots, &mut c),
+            levels: Levels::default(),
         };
+        let policy = levels(&raw, policy, &mut c);
         c.finish(policy)
     }
 }
@@ -659,6 +666,7 @@ const LEDGER_KEYS: &[&str] = &[
     "harness",
     "baseline",
     "bots",
+    "levels",
 ];
 
 /// The ledger's top-level values, each read on its own so that a mistake in one leaves the
@@ -684,6 +692,7 @@ fn read_tables<'a>(doc: DeTable<'a>, c: &mut Checker<'a>) -> RawLedger {
             "harness" => raw.harness = c.table(value).unwrap_or_default(),
             "baseline" => raw.baseline = c.table(value).unwrap_or_default(),
             "bots" => raw.bots = c.table(value).unwrap_or_default(),
+            "levels" => raw.levels = c.table(value).unwrap_or_default(),
             // Worded as serde words an unknown field (the tables' own unknown keys are).
             other => c.invalid(
                 key.span(),
@@ -1256,6 +1265,68 @@ fn set_error(e: SetError) -> globset::Error {
 }
 
 /// `[baseline]`.
+/// `[levels]`: each key a reason code, each value `reject`, `warn` or `off`; a code in
+/// `levels::FIXED` only `reject`. The older keys for three codes (`tests.weakened`,
+/// `baseline.vanished`, `baseline.newly_skipped`) are the same setting: set in both places,
+/// they must agree; set in one, both read it.
+fn levels(raw: &RawLedger, mut policy: Policy, c: &mut Checker) -> Policy {
+    let mut levels = Levels::default();
+    for (key, value) in &raw.levels {
+        let Some(code) = levels::code_named(key.get_ref()) else {
+            c.invalid(
+                key.span(),
+                format!(
+                    "`levels.{}`: not a reason code guard reports (README, \"Reason codes\", lists them; e.g. `frozen_test_passed`, `weakened_test`)",
+                    key.get_ref()
+                ),
+            );
+            continue;
+        };
+        let Some(level) = severity(c, value, &format!("levels.{}", key.get_ref())) else {
+            continue;
+        };
+        if level != Severity::Reject && levels::FIXED.contains(&code) {
+            c.invalid(
+                value.span(),
+                format!(
+                    "`levels.{code}` cannot be lowered: it guards the gate itself (who may change its files, its history, what proves a human); only \"reject\""
+                ),
+            );
+            continue;
+        }
+        levels.set(code, level);
+    }
+    let aliases = [
+        (
+            Code::WeakenedTest,
+            raw.tests.weakened.as_ref(),
+            &mut policy.tests.weakened,
+        ),
+        (
+            Code::TestVanished,
+            raw.baseline.vanished.as_ref(),
+            &mut policy.baseline.vanished,
+        ),
+        (
+            Code::TestNewlySkipped,
+            raw.baseline.newly_skipped.as_ref(),
+            &mut policy.baseline.newly_skipped,
+        ),
+    ];
+    for (code, old_key, old_level) in aliases {
+        match (levels.names(code), old_key) {
+            (true, Some(old)) if levels.of(code) != *old_level => c.invalid(
+                old.span(),
+                format!("`[levels] {code}` and this key set one thing two ways, differently: keep `[levels] {code}`"),
+            ),
+            (true, _) => *old_level = levels.of(code),
+            (false, _) => levels.set(code, *old_level),
+        }
+    }
+    policy.levels = levels;
+    policy
+}
+
 /// `[[bots]]`: each entry's e-mail exact, its paths repository globs, its change a known kind.
 fn bots(raw: &[RawBot], c: &mut Checker) -> BotsPolicy {
     let mut allowances = Vec::new();
@@ -1454,6 +1525,7 @@ struct RawLedger {
     harness: RawHarness,
     baseline: RawBaseline,
     bots: Vec<RawBot>,
+    levels: BTreeMap<Spanned<String>, Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -1904,7 +1976,7 @@ min_lines = 8
                 (
                     7,
                     2,
-                    "unknown field `propertes`, expected one of `version`, `mode`, `properties`, `fixtures`, `freeze`, `coverage`, `tests`, `agents`, `trailers`, `protect`, `refs`, `artifacts`, `humans`, `harness`, `baseline`, `bots`".to_string()
+                    "unknown field `propertes`, expected one of `version`, `mode`, `properties`, `fixtures`, `freeze`, `coverage`, `tests`, `agents`, `trailers`, `protect`, `refs`, `artifacts`, `humans`, `harness`, `baseline`, `bots`, `levels`".to_string()
                 ),
             ]
         );

@@ -9,6 +9,7 @@ pub mod diff;
 pub mod freeze;
 pub mod harness;
 pub mod ledger;
+pub mod levels;
 pub mod load;
 pub mod lockfile;
 pub mod signers;

@@ -8,7 +8,7 @@ pub mod history;
 
 use crate::error::ErrorReport;
 use crate::exit;
-use crate::policy::ledger::PolicySource;
+use crate::policy::ledger::{Policy, PolicySource, Severity};
 pub use figures::{JunitStats, RunnerExit, Stats};
 pub use finding::{Code, Decision, Finding};
 pub use history::{CommitSummary, FileChanges, History};
@@ -57,6 +57,32 @@ pub struct Report {
 }
 
 impl Report {
+    /// The gate report of `findings` and `warnings` under `policy`: each finding at the level
+    /// `[levels]` gives its code (a `warn` one moves to the warnings, an `off` one, warning
+    /// or not, is dropped), and nothing enforced in evaluate mode. The one place levels apply.
+    pub fn judged(
+        policy: &Policy,
+        findings: Vec<Finding>,
+        warnings: Vec<Finding>,
+        stats: Stats,
+    ) -> Report {
+        let mut report = Report::gate(policy.source.clone(), Vec::new(), stats);
+        report.enforced = !policy.evaluate;
+        for finding in findings {
+            match policy.levels.of(finding.code) {
+                Severity::Reject => report.findings.push(finding),
+                Severity::Warn => report.warnings.push(finding),
+                Severity::Off => {}
+            }
+        }
+        report.warnings.extend(
+            warnings
+                .into_iter()
+                .filter(|w| policy.levels.of(w.code) != Severity::Off),
+        );
+        report
+    }
+
     /// A gate report (`score`, `check`, `run`, a hook) of `findings` under `policy`.
     pub fn gate(policy: PolicySource, findings: Vec<Finding>, stats: Stats) -> Report {
         Report {

@@ -102,6 +102,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("workspace", &[]),
     ("fsutil", &[]),
     ("changes", &[]),
+    ("codes", &[]),
     ("parallel", &[]),
     ("evidence", &["error", "workspace", "testid", "parallel"]),
     ("source", &["error", "evidence", "workspace"]),
@@ -110,6 +111,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "policy",
         &[
+            "codes",
             "error",
             "testid",
             "workspace",
@@ -119,7 +121,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "source",
         ],
     ),
-    ("report", &["error", "exit", "changes", "policy"]),
+    ("report", &["codes", "error", "exit", "changes", "policy"]),
     (
         "git",
         &[

@@ -28,6 +28,7 @@ mod hooks_refs;
 mod hooks_surroundings;
 mod init;
 mod layering;
+mod levels;
 mod packed;
 mod pre_commit;
 mod real_runners;
