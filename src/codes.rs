@@ -132,6 +132,8 @@ codes! {
         "restore the test; a human who means to remove it does so in a commit with `Test-Removal: human` (`guard check` waives it then); ids that come and go go in `[baseline] ignore`";
     TestNewlySkipped => "test_newly_skipped", "with a baseline: a test that passed in the baseline is skipped or xfailed now. `check` names the commit that changed its file",
         "remove the skip or xfail marker; a human who means it marks it in a commit with `Test-Removal: human`";
+    CoverageExcluded => "coverage_excluded", "`check` and the hooks: an agent commit adds a coverage exclusion to code (`# pragma: no cover`, `# pragma: no branch`, `#[coverage(off)]`, `#[cfg(not(tarpaulin_include))]`): the lines it marks stop counting, so they may go untested without lowering proven coverage",
+        "drop the exclusion and cover the code with a test; a human who means it adds it in a commit of their own";
     WeakenedTest => "weakened_test", "`check` and the hooks: an agent commit weakens a test in a test file (`[tests] paths`, or a Rust file with `#[test]` functions): removes or loosens an assertion (`assert x == y` made `assert x`, `assert_eq!` made `assert!(true)`), adds a skip or expected failure (`@pytest.mark.skip`, `xfail`, `pytest.skip(`, `@unittest.skip`, `#[ignore]`), returns before its assertions, widens a tolerance (`pytest.approx` `rel`/`abs`, `abs_tol`, `timeout=`, a `sleep`, a numeric bound in an asserted comparison) or deletes a test function. The finding gives the file, line and the lines before and after",
         "drop or rewrite the commit (`git rebase -i BASE`) and restore the test; a human who means the change makes it in a commit of their own (with `Test-Removal: human`, which the baseline rules honour)";
 }

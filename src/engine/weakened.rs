@@ -21,6 +21,7 @@ use crate::git::range::Commits;
 use crate::git::{Oid, Repository};
 use crate::policy::ledger::Severity;
 use crate::report::finding::Finding;
+use crate::rules::commit::{self as commit_rules, ChangedText, CommitRule};
 use crate::rules::evidence::weakened::{self, AgentCommit, FileVersions};
 
 /// What the range's agent commits did to tests, by what the ledger makes of it.
@@ -118,7 +119,13 @@ impl<'a> Judge<'a> {
     pub(super) fn commit(&mut self, k: usize, trees: &Trees) -> anyhow::Result<()> {
         let (repo, who) = (self.repo, self.who);
         let policy = who.policy;
-        if policy.tests.weakened == Severity::Off {
+        let weakened_on = policy.tests.weakened != Severity::Off;
+        let rules: Vec<&dyn CommitRule> = commit_rules::RULES
+            .iter()
+            .copied()
+            .filter(|r| policy.levels.of(r.code()) != Severity::Off)
+            .collect();
+        if !weakened_on && rules.is_empty() {
             return Ok(());
         }
         let trailer = &policy.trailers.test_removal;
@@ -134,30 +141,68 @@ impl<'a> Judge<'a> {
         } else {
             parents.iter().copied().map(Some).collect()
         };
-        let per_parent: anyhow::Result<Vec<Vec<FileVersions>>> = sides
-            .into_iter()
-            .map(|parent| test_files(trees, tree, parent, who, &mut self.parsed))
+        // One diff per parent for both: the test files, and the files a commit rule reads.
+        let tests = &policy.tests;
+        let is_test = |path: &str| match Language::of(path) {
+            Some(Language::Python) => tests.is_test_file(path),
+            Some(Language::Rust) => true,
+            None => false,
+        };
+        let ruled = |path: &str| rules.iter().any(|r| r.reads(path));
+        let wanted = |path: &str| (weakened_on && is_test(path)) || ruled(path);
+        let changed: Vec<Vec<ChangedFile>> = sides
+            .iter()
+            .map(|&parent| changed::changed_files(trees, tree, parent, &wanted))
+            .collect::<Result<_, _>>()?;
+        let per_parent: anyhow::Result<Vec<Vec<FileVersions>>> = changed
+            .iter()
+            .map(|files| {
+                let files = files.iter().filter(|f| weakened_on && is_test(&f.path));
+                test_files_in(trees, files.cloned().collect(), who, &mut self.parsed)
+            })
             .collect();
+        let ruled_changed = changed.iter().flatten().any(|f| ruled(&f.path));
         // A test file that cannot be read (an encoding guard does not read) stops the check
         // for an agent's commit only: a human's is not judged here.
-        if per_parent
-            .as_ref()
-            .is_ok_and(|p| p.iter().all(Vec::is_empty))
+        if !ruled_changed
+            && per_parent
+                .as_ref()
+                .is_ok_and(|p| p.iter().all(Vec::is_empty))
         {
             return Ok(());
         }
         let Some(agent) = by_pattern.or_else(|| who.agent(&commit)) else {
             return Ok(());
         };
+        let mut one = Judged::default();
+        if ruled_changed {
+            let may_find = |new: &str| rules.iter().any(|r| r.may_find_in(new));
+            let files = rule_files(trees, &changed, &ruled, &may_find)?;
+            let view = commit_rules::AgentCommit {
+                short: &commit.short_id(),
+                subject: &commit.summary(),
+                agent: &agent,
+                files: &files,
+                base: self.base_name,
+            };
+            for rule in &rules {
+                one.rejects.extend(rule.judge(&view));
+            }
+        }
         let per_parent = per_parent
             .map_err(|e| e.context(format!("commit {} by an agent", commit.short_id())))?;
-        let found = if per_parent.len() == 1 {
+        let found = if !weakened_on || per_parent.iter().all(Vec::is_empty) {
+            Vec::new()
+        } else if per_parent.len() == 1 {
             weakened::weakenings(&per_parent[0])
         } else {
             self.merge_weakenings(k, per_parent)
                 .map_err(|e| e.context(format!("merge {} by an agent", commit.short_id())))?
         };
         if found.is_empty() {
+            if !one.rejects.is_empty() {
+                self.found.push((k, one));
+            }
             return Ok(());
         }
         let facts = AgentCommit {
@@ -167,10 +212,9 @@ impl<'a> Judge<'a> {
             has_trailer: trailer.present_in(&identity.trailers.block),
         };
         let findings = weakened::findings(found, &facts, trailer, self.base_name);
-        let mut one = Judged::default();
         match policy.tests.weakened {
-            Severity::Warn => one.warnings = findings,
-            _ => one.rejects = findings,
+            Severity::Warn => one.warnings.extend(findings),
+            _ => one.rejects.extend(findings),
         }
         self.found.push((k, one));
         Ok(())
@@ -218,6 +262,53 @@ impl Judge<'_> {
         found.extend(weakened::against_sides(per_parent, &sides));
         Ok(found)
     }
+}
+
+/// The files of `changed` (a commit's changes against each parent) that `ruled` accepts
+/// and whose new text `may_find` something in, with their text on each side; a file larger than `git::MAX_TEXT_BLOB` or not UTF-8 reads
+/// as absent.
+fn rule_files(
+    trees: &Trees,
+    changed: &[Vec<ChangedFile>],
+    ruled: &dyn Fn(&str) -> bool,
+    may_find: &dyn Fn(&str) -> bool,
+) -> anyhow::Result<Vec<ChangedText>> {
+    let text = |id: Option<Oid>| -> anyhow::Result<Option<String>> {
+        let Some(id) = id else { return Ok(None) };
+        let bytes = trees.blob(id)?;
+        Ok((bytes.len() <= crate::git::MAX_TEXT_BLOB)
+            .then(|| String::from_utf8(bytes).ok())
+            .flatten())
+    };
+    let mut paths: Vec<&ChangedFile> = changed
+        .iter()
+        .flatten()
+        .filter(|f| ruled(&f.path))
+        .collect();
+    paths.sort_by(|a, b| a.path.cmp(&b.path));
+    paths.dedup_by(|a, b| a.path == b.path);
+    let mut out = Vec::with_capacity(paths.len());
+    for file in paths {
+        let new = text(file.new)?;
+        if !new.as_deref().is_some_and(may_find) {
+            continue;
+        }
+        let mut old = Vec::with_capacity(changed.len());
+        for side in changed {
+            // A parent the file did not change against holds what the commit holds.
+            let id = match side.iter().find(|f| f.path == file.path) {
+                Some(f) => f.old,
+                None => file.new,
+            };
+            old.push(text(id)?);
+        }
+        out.push(ChangedText {
+            path: file.path.clone(),
+            old,
+            new,
+        });
+    }
+    Ok(out)
 }
 
 /// Test files read, by blob, by whether the path was in `[tests] paths` and by the language
@@ -382,6 +473,17 @@ fn test_files(
         None => false,
     };
     let changed = changed::changed_files(trees, tree, parent, &wanted)?;
+    test_files_in(trees, changed, who, parsed)
+}
+
+/// The test files of `changed` (a commit's changes against one parent), read on both sides.
+fn test_files_in(
+    trees: &Trees,
+    changed: Vec<ChangedFile>,
+    who: &WhoContext,
+    parsed: &mut Parsed,
+) -> anyhow::Result<Vec<FileVersions>> {
+    let tests = &who.policy.tests;
     let versions: Vec<(Oid, &str, bool)> = changed
         .iter()
         .flat_map(|f| {

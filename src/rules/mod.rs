@@ -9,10 +9,12 @@
 //! | `freeze` | leases: expiry, budget, frozen tests that pass, are absent or rewritten |
 //! | `properties` | property tests ran and held; thin files; the seed corpus |
 //! | `provenance` | who changed protected paths, with which trailers and signatures |
+//! | `commit` | what an agent commit did to the files it changed (one trait, one list) |
 //! | `history` | what a range does to the policy as a whole: removed or broken policy files, rewinds, malformed trees |
 //! | `push` | a ref update itself: deletions, replace refs, missing CI artifacts |
 //! | `lint` | a valid policy that may not mean what was meant |
 
+pub mod commit;
 pub mod evidence;
 pub mod fixtures;
 pub mod freeze;

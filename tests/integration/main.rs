@@ -7,6 +7,7 @@ mod baseline;
 mod bots;
 mod check;
 mod commands;
+mod commit_rules;
 mod completions;
 mod coverage_contexts;
 mod docs;
