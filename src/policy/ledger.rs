@@ -22,6 +22,7 @@ use crate::policy::agents::{
 use crate::policy::bots::{self, BotsPolicy};
 use crate::policy::caseless::{CaselessGlobSet, SetError};
 use crate::policy::harness::{Format, Scope};
+pub use crate::policy::levels::Severity;
 use crate::policy::levels::{self, Levels};
 use crate::workspace::{Workspace, check_relative, normalize_rel};
 
@@ -266,16 +267,6 @@ pub struct Policy {
     /// `[levels]`: what a finding of each code does (`tests.weakened`, `baseline.vanished`
     /// and `baseline.newly_skipped` are the same for their codes).
     pub levels: Levels,
-}
-
-/// What a rule comparing with the base revision's reports does with what it finds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Severity {
-    Reject,
-    /// Reported as a warning; the decision does not change.
-    Warn,
-    /// Not computed.
-    Off,
 }
 
 /// `[baseline]`: the evidence compared with the base revision's.

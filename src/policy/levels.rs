@@ -6,7 +6,16 @@
 use std::collections::BTreeMap;
 
 use crate::codes::Code;
-use crate::policy::ledger::Severity;
+
+/// What a finding of a code does: the level `[levels]` (or an older key) sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Reject,
+    /// Reported as a warning; the decision does not change.
+    Warn,
+    /// Not computed, or not shown.
+    Off,
+}
 
 /// Codes no ledger may lower: what an agent may not change, the gate's own files and the
 /// history they are judged by, and what proves a human. Lowering one would let an agent's

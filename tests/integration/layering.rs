@@ -1,5 +1,7 @@
-//! Rules about which module may use what, checked on the source text: each top-level module
-//! uses only the layers below it (ARCHITECTURE.md), so there are no module cycles; and only
+//! Rules about which module may use what, checked on every source file read whole as Rust
+//! (`syn`, with its `#[cfg(test)]` items cut out): each top-level module uses only the layers
+//! below it (ARCHITECTURE.md), so there are no module cycles; no files use each other beyond
+//! the known groups (`KNOWN_CYCLES`); and only
 //! `src/git/` may use the `git2` crate (the rest of the crate reads git through
 //! `crate::git`'s functions and holds only the `Oid` and `Repository` handles it re-exports).
 
@@ -190,49 +192,155 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// `crate::x` paths used by each top-level module, outside its `#[cfg(test)]` code.
+/// `crate::x` paths used by each top-level module, outside its `#[cfg(test)]` code: every
+/// file read whole as Rust (`syn`), the items under `#[cfg(test)]` cut out, and every path
+/// that starts at `crate` counted, in `use` trees, in code and in macro calls' tokens.
 fn module_uses() -> BTreeMap<String, BTreeSet<String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
     let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut stack = vec![src.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let rel = path
-                .strip_prefix(&src)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if !rel.ends_with(".rs") || rel == "lib.rs" || rel == "main.rs" {
-                continue;
-            }
-            let top = rel
-                .split('/')
-                .next()
-                .unwrap()
-                .trim_end_matches(".rs")
-                .to_string();
-            let text = std::fs::read_to_string(&path).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap();
-            let set = uses.entry(top.clone()).or_default();
-            for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
-                for part in line.split("crate::").skip(1) {
-                    let name: String = part
-                        .chars()
-                        .take_while(|c| c.is_ascii_lowercase() || *c == '_')
-                        .collect();
-                    if !name.is_empty() && name != top {
-                        set.insert(name);
-                    }
-                }
+    for path in files {
+        let rel = path
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if rel == "lib.rs" || rel == "main.rs" {
+            continue;
+        }
+        let top = rel
+            .split('/')
+            .next()
+            .unwrap()
+            .trim_end_matches(".rs")
+            .to_string();
+        let set = uses.entry(top.clone()).or_default();
+        for name in crate_paths(&std::fs::read_to_string(&path).unwrap(), &rel) {
+            if name != top {
+                set.insert(name);
             }
         }
     }
     uses
+}
+
+/// The first segment after `crate::` of every path in `text` (the file `rel`) outside items
+/// under `#[cfg(test)]`.
+fn crate_paths(text: &str, rel: &str) -> BTreeSet<String> {
+    use syn::visit::Visit;
+
+    struct Paths(BTreeSet<String>);
+
+    fn is_test_only(attrs: &[syn::Attribute]) -> bool {
+        attrs.iter().any(|a| {
+            a.path().is_ident("cfg")
+                && a.parse_args::<syn::Meta>()
+                    .is_ok_and(|m| m.path().is_ident("test"))
+        })
+    }
+
+    impl<'ast> Visit<'ast> for Paths {
+        fn visit_item(&mut self, item: &'ast syn::Item) {
+            let attrs: &[syn::Attribute] = match item {
+                syn::Item::Mod(m) => &m.attrs,
+                syn::Item::Fn(f) => &f.attrs,
+                syn::Item::Use(u) => &u.attrs,
+                syn::Item::Impl(i) => &i.attrs,
+                syn::Item::Struct(s) => &s.attrs,
+                syn::Item::Enum(e) => &e.attrs,
+                syn::Item::Const(c) => &c.attrs,
+                syn::Item::Static(s) => &s.attrs,
+                syn::Item::Trait(t) => &t.attrs,
+                syn::Item::Type(t) => &t.attrs,
+                syn::Item::Macro(m) => &m.attrs,
+                _ => &[],
+            };
+            if !is_test_only(attrs) {
+                syn::visit::visit_item(self, item);
+            }
+        }
+
+        fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+            if !is_test_only(&f.attrs) {
+                syn::visit::visit_impl_item_fn(self, f);
+            }
+        }
+
+        fn visit_path(&mut self, path: &'ast syn::Path) {
+            let mut segments = path.segments.iter();
+            if let (Some(first), Some(second)) = (segments.next(), segments.next()) {
+                if first.ident == "crate" {
+                    self.0.insert(second.ident.to_string());
+                }
+            }
+            syn::visit::visit_path(self, path);
+        }
+
+        fn visit_use_tree(&mut self, tree: &'ast syn::UseTree) {
+            if let syn::UseTree::Path(p) = tree {
+                if p.ident == "crate" {
+                    let mut names = Vec::new();
+                    use_tree_heads(&p.tree, &mut names);
+                    self.0.extend(names);
+                    return;
+                }
+            }
+            syn::visit::visit_use_tree(self, tree);
+        }
+
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            macro_paths(mac.tokens.clone(), &mut self.0);
+            syn::visit::visit_macro(self, mac);
+        }
+    }
+
+    /// The names a `use crate::{..}` tree starts with.
+    fn use_tree_heads(tree: &syn::UseTree, out: &mut Vec<String>) {
+        match tree {
+            syn::UseTree::Path(p) => out.push(p.ident.to_string()),
+            syn::UseTree::Name(n) => out.push(n.ident.to_string()),
+            syn::UseTree::Rename(r) => out.push(r.ident.to_string()),
+            syn::UseTree::Group(g) => g.items.iter().for_each(|t| use_tree_heads(t, out)),
+            syn::UseTree::Glob(_) => {}
+        }
+    }
+
+    /// `crate :: name` in a macro call's tokens, at any depth.
+    fn macro_paths(tokens: proc_macro2::TokenStream, out: &mut BTreeSet<String>) {
+        use proc_macro2::TokenTree;
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        for (i, token) in tokens.iter().enumerate() {
+            match token {
+                TokenTree::Group(g) => macro_paths(g.stream(), out),
+                TokenTree::Ident(id) if id == "crate" => {
+                    if let (
+                        Some(TokenTree::Punct(a)),
+                        Some(TokenTree::Punct(b)),
+                        Some(TokenTree::Ident(name)),
+                    ) = (tokens.get(i + 1), tokens.get(i + 2), tokens.get(i + 3))
+                    {
+                        if a.as_char() == ':' && b.as_char() == ':' {
+                            out.insert(name.to_string());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    let file = syn::parse_file(text).unwrap_or_else(|e| panic!("src/{rel}: {e}"));
+    let mut paths = Paths(BTreeSet::new());
+    paths.visit_file(&file);
+    paths.0
+}
+
+#[test]
+fn the_scan_reads_past_tests_and_into_macros_and_leaves_test_code_out() {
+    let text = "use crate::a::X;\n#[cfg(test)]\nmod tests { use crate::b::Y; }\nfn f() { crate::c::g(); }\nuse crate::{d, e::Z};\nfn h() { println!(\"{}\", crate::f::N); }\n#[cfg(test)]\nfn t() { crate::g::h(); }\nimpl S {\n    #[cfg(test)]\n    fn t() { crate::h::i(); }\n    fn u() { crate::i::j(); }\n}\n";
+    let found: Vec<String> = crate_paths(text, "x.rs").into_iter().collect();
+    assert_eq!(found, ["a", "c", "d", "e", "f", "i"]);
 }
 
 #[test]
@@ -253,4 +361,281 @@ fn modules_use_only_lower_layers() {
         }
     }
     assert!(wrong.is_empty(), "layering broken:\n{}", wrong.join("\n"));
+}
+
+/// The module path of the file `rel` under `src/` (`engine/audit.rs` is `engine::audit`,
+/// `git/pack/mod.rs` is `git::pack`).
+fn module_of(rel: &str) -> String {
+    let rel = rel.trim_end_matches(".rs");
+    let rel = rel.strip_suffix("/mod").unwrap_or(rel);
+    rel.replace('/', "::")
+}
+
+/// Every path of `text` (the file whose module is `module`) that names an item of the crate,
+/// absolute (`crate::a::b`, and `super::`/`self::` resolved), outside `#[cfg(test)]` items.
+fn item_paths(text: &str, module: &str, is_mod_rs: bool) -> BTreeSet<Vec<String>> {
+    use syn::visit::Visit;
+
+    struct Paths {
+        base: Vec<String>,
+        parent: Vec<String>,
+        out: BTreeSet<Vec<String>>,
+    }
+
+    impl Paths {
+        fn add(&mut self, segments: Vec<String>) {
+            let resolved = match segments.first().map(String::as_str) {
+                Some("crate") => segments[1..].to_vec(),
+                Some("super") => [self.parent.clone(), segments[1..].to_vec()].concat(),
+                Some("self") => [self.base.clone(), segments[1..].to_vec()].concat(),
+                _ => return,
+            };
+            if !resolved.is_empty() {
+                self.out.insert(resolved);
+            }
+        }
+    }
+
+    fn test_only(attrs: &[syn::Attribute]) -> bool {
+        attrs.iter().any(|a| {
+            a.path().is_ident("cfg")
+                && a.parse_args::<syn::Meta>()
+                    .is_ok_and(|m| m.path().is_ident("test"))
+        })
+    }
+
+    fn use_paths(tree: &syn::UseTree, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                let mut next = prefix;
+                next.push(p.ident.to_string());
+                use_paths(&p.tree, next, out);
+            }
+            syn::UseTree::Name(n) => {
+                let mut path = prefix;
+                if n.ident != "self" {
+                    path.push(n.ident.to_string());
+                }
+                out.push(path);
+            }
+            syn::UseTree::Rename(r) => {
+                let mut path = prefix;
+                path.push(r.ident.to_string());
+                out.push(path);
+            }
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    use_paths(t, prefix.clone(), out);
+                }
+            }
+            syn::UseTree::Glob(_) => out.push(prefix),
+        }
+    }
+
+    impl<'ast> Visit<'ast> for Paths {
+        fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+            if !test_only(&m.attrs) && m.content.is_some() {
+                // An inline module: paths inside are relative to it; not followed (none in
+                // src/ outside tests name other files through `super::`).
+                syn::visit::visit_item_mod(self, m);
+            }
+        }
+        fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+            if !test_only(&f.attrs) {
+                syn::visit::visit_item_fn(self, f);
+            }
+        }
+        fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+            if !test_only(&i.attrs) {
+                syn::visit::visit_item_impl(self, i);
+            }
+        }
+        fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+            if !test_only(&f.attrs) {
+                syn::visit::visit_impl_item_fn(self, f);
+            }
+        }
+        fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+            if test_only(&u.attrs) {
+                return;
+            }
+            let mut all = Vec::new();
+            use_paths(&u.tree, Vec::new(), &mut all);
+            for p in all {
+                self.add(p);
+            }
+        }
+        fn visit_path(&mut self, path: &'ast syn::Path) {
+            let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+            self.add(segments);
+            syn::visit::visit_path(self, path);
+        }
+    }
+
+    let base: Vec<String> = module.split("::").map(str::to_string).collect();
+    // `super` of `engine/audit.rs` is `engine`; of `engine/mod.rs`, the crate root.
+    let parent = if is_mod_rs {
+        base[..base.len().saturating_sub(1)].to_vec()
+    } else {
+        base[..base.len() - 1].to_vec()
+    };
+    let file = syn::parse_file(text).unwrap_or_else(|e| panic!("{module}: {e}"));
+    let mut paths = Paths {
+        base,
+        parent,
+        out: BTreeSet::new(),
+    };
+    paths.visit_file(&file);
+    paths.out
+}
+
+/// Which file of the crate uses which other: an edge from each file to the file of the
+/// longest module prefix of each path it names (a `mod.rs` is its module's file).
+fn file_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let modules: BTreeMap<String, String> = files
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+            (module_of(&rel), rel)
+        })
+        .collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for path in &files {
+        let rel = path
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if rel == "lib.rs" || rel == "main.rs" {
+            continue;
+        }
+        let module = module_of(&rel);
+        let text = std::fs::read_to_string(path).unwrap();
+        let edges = graph.entry(module.clone()).or_default();
+        for used in item_paths(&text, &module, rel.ends_with("mod.rs")) {
+            let target = (1..=used.len())
+                .rev()
+                .map(|n| used[..n].join("::"))
+                .find(|m| modules.contains_key(m));
+            if let Some(target) = target {
+                if target != module {
+                    edges.insert(target);
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// The strongly connected groups of more than one file in `graph` (Tarjan's algorithm).
+fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct State<'g> {
+        graph: &'g BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'g str, usize>,
+        low: BTreeMap<&'g str, usize>,
+        stack: Vec<&'g str>,
+        on_stack: BTreeSet<&'g str>,
+        next: usize,
+        out: Vec<Vec<String>>,
+    }
+    fn visit<'g>(s: &mut State<'g>, v: &'g str) {
+        s.index.insert(v, s.next);
+        s.low.insert(v, s.next);
+        s.next += 1;
+        s.stack.push(v);
+        s.on_stack.insert(v);
+        let graph = s.graph;
+        for w in graph.get(v).into_iter().flatten() {
+            let w = w.as_str();
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let low = s.low[w].min(s.low[v]);
+                s.low.insert(v, low);
+            } else if s.on_stack.contains(w) {
+                let low = s.index[w].min(s.low[v]);
+                s.low.insert(v, low);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut group = Vec::new();
+            while let Some(w) = s.stack.pop() {
+                s.on_stack.remove(w);
+                group.push(w.to_string());
+                if w == v {
+                    break;
+                }
+            }
+            if group.len() > 1 {
+                group.sort();
+                s.out.push(group);
+            }
+        }
+    }
+    let mut s = State {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        next: 0,
+        out: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !s.index.contains_key(v.as_str()) {
+            visit(&mut s, v);
+        }
+    }
+    s.out.sort();
+    s.out
+}
+
+/// The groups of files that use each other today, each a debt to pay (ARCHITECTURE.md lists
+/// them): no other group may form, and none may grow.
+const KNOWN_CYCLES: &[&[&str]] = &[
+    &[
+        "engine::ahead",
+        "engine::audit",
+        "engine::retest",
+        "engine::weakened",
+    ],
+    &["git::changed", "git::protected"],
+    &["git::date_walk", "git::range"],
+    &["hooks::pre_commit", "hooks::pre_push"],
+];
+
+#[test]
+fn file_level_cycles_are_only_the_known_ones() {
+    let found = cycles(&file_graph());
+    let known: Vec<Vec<String>> = KNOWN_CYCLES
+        .iter()
+        .map(|group| group.iter().map(|m| m.to_string()).collect())
+        .collect();
+    assert_eq!(
+        found, known,
+        "files that use each other (a cycle) besides the known ones, or a known one grown or gone (then shrink KNOWN_CYCLES and ARCHITECTURE.md)"
+    );
+}
+
+#[test]
+fn the_file_graph_resolves_crate_super_and_self_paths_and_finds_a_cycle() {
+    let paths = item_paths(
+        "use super::b::X;\nuse crate::c::{d, e::F};\nfn f() { self::g::h(); }\n#[cfg(test)]\nmod tests { use crate::z::Y; }\n",
+        "a::m",
+        false,
+    );
+    let paths: Vec<String> = paths.iter().map(|p| p.join("::")).collect();
+    assert_eq!(paths, ["a::b::X", "a::m::g::h", "c::d", "c::e::F"]);
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("a", vec!["b"]),
+        ("b", vec!["c"]),
+        ("c", vec!["a"]),
+        ("d", vec!["a"]),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.into_iter().map(str::to_string).collect()))
+    .collect();
+    assert_eq!(cycles(&graph), [["a", "b", "c"]]);
 }
