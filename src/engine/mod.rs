@@ -6,6 +6,7 @@ pub mod adoption;
 mod ahead;
 pub mod audit;
 mod bots;
+mod context;
 pub mod lint;
 mod merges;
 pub mod ref_update;

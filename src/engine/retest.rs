@@ -13,7 +13,7 @@ use std::path::Path;
 use globset::GlobSetBuilder;
 use jiff::civil::Date;
 
-use crate::engine::audit::{WhoContext, base_of, load_policy, load_signers};
+use crate::engine::context::{WhoContext, base_of, load_policy, load_signers};
 use crate::engine::score::{Artifacts, Evaluation, score};
 use crate::evidence::junit::read_junit;
 use crate::evidence::record::Outcome;

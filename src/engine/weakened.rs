@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::engine::audit::WhoContext;
+use crate::engine::context::WhoContext;
 use crate::engine::merges::GitMerges;
 use crate::evidence::test_source::{self, Language, TestFile};
 use crate::git::changed::{self, ChangedFile};
