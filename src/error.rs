@@ -27,7 +27,11 @@ impl ErrorKind {
     /// The kind of `err`: `Internal` when an `Internal` is in its chain, else `Input` (every
     /// other error guard raises describes the input it was given).
     pub fn of(err: &anyhow::Error) -> ErrorKind {
-        if err.chain().any(|c| c.downcast_ref::<Internal>().is_some()) {
+        // `downcast_ref` on the error itself also finds an `Internal` added as context (the
+        // chain holds context only as text).
+        if err.downcast_ref::<Internal>().is_some()
+            || err.chain().any(|c| c.downcast_ref::<Internal>().is_some())
+        {
             ErrorKind::Internal
         } else {
             ErrorKind::Input
@@ -327,6 +331,18 @@ pub fn line_column(text: &[u8], offset: usize) -> (u64, u64) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_internal_failure_is_found_as_context_or_as_a_cause() {
+        let io = std::io::Error::other("disk on fire");
+        let as_context = anyhow::Error::new(io).context(Internal("writing the log".into()));
+        assert_eq!(ErrorKind::of(&as_context), ErrorKind::Internal);
+        let under_more = as_context.context("judging the push");
+        assert_eq!(ErrorKind::of(&under_more), ErrorKind::Internal);
+        let input = anyhow::anyhow!("no such revision");
+        assert_eq!(ErrorKind::of(&input), ErrorKind::Input);
+    }
+
     use super::*;
 
     #[test]

@@ -113,6 +113,7 @@ pub fn run(cli: Cli) -> i32 {
     match dispatch(cli, &mut progress) {
         Ok(code) => code,
         Err(err) => {
+            let err = crate::git::mark_store_failure(err);
             let kind = ErrorKind::of(&err);
             eprintln!("{}: {err:#}", kind.label());
             let error = ErrorReport::from_error(&err);

@@ -135,6 +135,31 @@ pub fn tracked_files(root: &std::path::Path) -> anyhow::Result<Vec<String>> {
     Ok(files)
 }
 
+/// `err` marked `Internal` when it comes from the repository's object store itself (a
+/// truncated or corrupt object, a zlib stream that does not inflate, an I/O failure, memory
+/// running out): not the input's fault, and reported as `kind: "internal"`. A missing
+/// object, a bad revision or an unreadable policy stay the input's.
+pub fn mark_store_failure(err: anyhow::Error) -> anyhow::Error {
+    let store = err.chain().any(|cause| {
+        cause.downcast_ref::<git2::Error>().is_some_and(|e| {
+            matches!(
+                e.class(),
+                git2::ErrorClass::Zlib
+                    | git2::ErrorClass::Os
+                    | git2::ErrorClass::NoMemory
+                    | git2::ErrorClass::Odb
+            ) && e.code() != git2::ErrorCode::NotFound
+        })
+    });
+    if store && crate::error::ErrorKind::of(&err) != crate::error::ErrorKind::Internal {
+        err.context(crate::error::Internal(
+            "the repository's object store could not be read; `git fsck` says what is wrong with it".into(),
+        ))
+    } else {
+        err
+    }
+}
+
 /// Another handle on the repository whose git directory is `git_dir` (`Repository::path`;
 /// libgit2's `Repository` is not `Sync`: each thread that reads objects needs its own),
 /// opened as [`open`] opens one: from git's environment, so that a hook's quarantined objects

@@ -1003,3 +1003,48 @@ fn guard_lock_in_a_directory_it_cannot_write_leaves_the_old_lockfile_whole() {
         0
     );
 }
+
+#[test]
+fn a_corrupt_object_store_is_an_internal_error_not_the_inputs() {
+    // The tip's tree object, overwritten with bytes that do not inflate: guard cannot read
+    // the repository, which is not the range's fault.
+    let p = crate::support::Project::git();
+    p.write("README.md", "x\n");
+    p.git_cmd(&["add", "-A"]);
+    p.git_cmd(&["commit", "-qm", "Start"]);
+    p.write("src/app.py", "X = 1\n");
+    p.git_cmd(&["add", "-A"]);
+    p.git_cmd(&["commit", "-qm", "More"]);
+    let tree = p.rev("HEAD^{tree}");
+    let object = p
+        .root()
+        .join(".git/objects")
+        .join(&tree[..2])
+        .join(&tree[2..]);
+    let mut perms = std::fs::metadata(&object).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&object, perms).unwrap();
+    std::fs::write(&object, b"not zlib at all").unwrap();
+
+    let run = p.guard(&["check", "HEAD~1..HEAD", "--format", "json"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let error = &run.json()["error"];
+    assert_eq!(error["kind"], "internal", "{}", run.stdout);
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("the repository's object store could not be read"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.starts_with("error: internal: "),
+        "{}",
+        run.stderr
+    );
+    // A bad revision stays the input's.
+    let run = p.guard(&["check", "nosuchbranch..HEAD", "--format", "json"]);
+    assert_eq!(run.json()["error"]["kind"], "input", "{}", run.stdout);
+}
