@@ -142,12 +142,7 @@ impl<'a> Judge<'a> {
             parents.iter().copied().map(Some).collect()
         };
         // One diff per parent for both: the test files, and the files a commit rule reads.
-        let tests = &policy.tests;
-        let is_test = |path: &str| match Language::of(path) {
-            Some(Language::Python) => tests.is_test_file(path),
-            Some(Language::Rust) => true,
-            None => false,
-        };
+        let is_test = |path: &str| may_hold_tests(&policy.tests, path);
         let ruled = |path: &str| rules.iter().any(|r| r.reads(path));
         let wanted = |path: &str| (weakened_on && is_test(path)) || ruled(path);
         let changed: Vec<Vec<ChangedFile>> = sides
@@ -457,6 +452,16 @@ fn read_test_file(
     })
 }
 
+/// Whether the file at `path` is read for tests: a Python file `[tests] paths` names, or any
+/// Rust file (unit tests live beside the code).
+fn may_hold_tests(tests: &crate::policy::ledger::TestsPolicy, path: &str) -> bool {
+    match Language::of(path) {
+        Some(Language::Python) => tests.is_test_file(path),
+        Some(Language::Rust) => true,
+        None => false,
+    }
+}
+
 /// The test files `tree` changed against `parent`, read on both sides: files the ledger's
 /// `[tests] paths` name, and Rust files anywhere that hold test functions on either side.
 fn test_files(
@@ -466,12 +471,7 @@ fn test_files(
     who: &WhoContext,
     parsed: &mut Parsed,
 ) -> anyhow::Result<Vec<FileVersions>> {
-    let tests = &who.policy.tests;
-    let wanted = |path: &str| match Language::of(path) {
-        Some(Language::Python) => tests.is_test_file(path),
-        Some(Language::Rust) => true,
-        None => false,
-    };
+    let wanted = |path: &str| may_hold_tests(&who.policy.tests, path);
     let changed = changed::changed_files(trees, tree, parent, &wanted)?;
     test_files_in(trees, changed, who, parsed)
 }

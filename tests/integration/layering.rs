@@ -226,114 +226,12 @@ fn module_uses() -> BTreeMap<String, BTreeSet<String>> {
 }
 
 /// The first segment after `crate::` of every path in `text` (the file `rel`) outside items
-/// under `#[cfg(test)]`.
+/// under `#[cfg(test)]` (`item_paths`, `super::` and `self::` resolved).
 fn crate_paths(text: &str, rel: &str) -> BTreeSet<String> {
-    use syn::visit::Visit;
-
-    struct Paths(BTreeSet<String>);
-
-    fn is_test_only(attrs: &[syn::Attribute]) -> bool {
-        attrs.iter().any(|a| {
-            a.path().is_ident("cfg")
-                && a.parse_args::<syn::Meta>()
-                    .is_ok_and(|m| m.path().is_ident("test"))
-        })
-    }
-
-    impl<'ast> Visit<'ast> for Paths {
-        fn visit_item(&mut self, item: &'ast syn::Item) {
-            let attrs: &[syn::Attribute] = match item {
-                syn::Item::Mod(m) => &m.attrs,
-                syn::Item::Fn(f) => &f.attrs,
-                syn::Item::Use(u) => &u.attrs,
-                syn::Item::Impl(i) => &i.attrs,
-                syn::Item::Struct(s) => &s.attrs,
-                syn::Item::Enum(e) => &e.attrs,
-                syn::Item::Const(c) => &c.attrs,
-                syn::Item::Static(s) => &s.attrs,
-                syn::Item::Trait(t) => &t.attrs,
-                syn::Item::Type(t) => &t.attrs,
-                syn::Item::Macro(m) => &m.attrs,
-                _ => &[],
-            };
-            if !is_test_only(attrs) {
-                syn::visit::visit_item(self, item);
-            }
-        }
-
-        fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
-            if !is_test_only(&f.attrs) {
-                syn::visit::visit_impl_item_fn(self, f);
-            }
-        }
-
-        fn visit_path(&mut self, path: &'ast syn::Path) {
-            let mut segments = path.segments.iter();
-            if let (Some(first), Some(second)) = (segments.next(), segments.next()) {
-                if first.ident == "crate" {
-                    self.0.insert(second.ident.to_string());
-                }
-            }
-            syn::visit::visit_path(self, path);
-        }
-
-        fn visit_use_tree(&mut self, tree: &'ast syn::UseTree) {
-            if let syn::UseTree::Path(p) = tree {
-                if p.ident == "crate" {
-                    let mut names = Vec::new();
-                    use_tree_heads(&p.tree, &mut names);
-                    self.0.extend(names);
-                    return;
-                }
-            }
-            syn::visit::visit_use_tree(self, tree);
-        }
-
-        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-            macro_paths(mac.tokens.clone(), &mut self.0);
-            syn::visit::visit_macro(self, mac);
-        }
-    }
-
-    /// The names a `use crate::{..}` tree starts with.
-    fn use_tree_heads(tree: &syn::UseTree, out: &mut Vec<String>) {
-        match tree {
-            syn::UseTree::Path(p) => out.push(p.ident.to_string()),
-            syn::UseTree::Name(n) => out.push(n.ident.to_string()),
-            syn::UseTree::Rename(r) => out.push(r.ident.to_string()),
-            syn::UseTree::Group(g) => g.items.iter().for_each(|t| use_tree_heads(t, out)),
-            syn::UseTree::Glob(_) => {}
-        }
-    }
-
-    /// `crate :: name` in a macro call's tokens, at any depth.
-    fn macro_paths(tokens: proc_macro2::TokenStream, out: &mut BTreeSet<String>) {
-        use proc_macro2::TokenTree;
-        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
-        for (i, token) in tokens.iter().enumerate() {
-            match token {
-                TokenTree::Group(g) => macro_paths(g.stream(), out),
-                TokenTree::Ident(id) if id == "crate" => {
-                    if let (
-                        Some(TokenTree::Punct(a)),
-                        Some(TokenTree::Punct(b)),
-                        Some(TokenTree::Ident(name)),
-                    ) = (tokens.get(i + 1), tokens.get(i + 2), tokens.get(i + 3))
-                    {
-                        if a.as_char() == ':' && b.as_char() == ':' {
-                            out.insert(name.to_string());
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-
-    let file = syn::parse_file(text).unwrap_or_else(|e| panic!("src/{rel}: {e}"));
-    let mut paths = Paths(BTreeSet::new());
-    paths.visit_file(&file);
-    paths.0
+    item_paths(text, &module_of(rel), rel.ends_with("mod.rs"))
+        .into_iter()
+        .map(|path| path[0].clone())
+        .collect()
 }
 
 #[test]
@@ -404,6 +302,30 @@ fn item_paths(text: &str, module: &str, is_mod_rs: bool) -> BTreeSet<Vec<String>
         })
     }
 
+    /// `crate :: name` in a macro call's tokens, at any depth.
+    fn macro_paths(tokens: proc_macro2::TokenStream, out: &mut BTreeSet<String>) {
+        use proc_macro2::TokenTree;
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        for (i, token) in tokens.iter().enumerate() {
+            match token {
+                TokenTree::Group(g) => macro_paths(g.stream(), out),
+                TokenTree::Ident(id) if id == "crate" => {
+                    if let (
+                        Some(TokenTree::Punct(a)),
+                        Some(TokenTree::Punct(b)),
+                        Some(TokenTree::Ident(name)),
+                    ) = (tokens.get(i + 1), tokens.get(i + 2), tokens.get(i + 3))
+                    {
+                        if a.as_char() == ':' && b.as_char() == ':' {
+                            out.insert(name.to_string());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
     fn use_paths(tree: &syn::UseTree, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
         match tree {
             syn::UseTree::Path(p) => {
@@ -433,22 +355,32 @@ fn item_paths(text: &str, module: &str, is_mod_rs: bool) -> BTreeSet<Vec<String>
     }
 
     impl<'ast> Visit<'ast> for Paths {
-        fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-            if !test_only(&m.attrs) && m.content.is_some() {
-                // An inline module: paths inside are relative to it; not followed (none in
-                // src/ outside tests name other files through `super::`).
-                syn::visit::visit_item_mod(self, m);
+        fn visit_item(&mut self, item: &'ast syn::Item) {
+            let attrs: &[syn::Attribute] = match item {
+                syn::Item::Mod(m) => &m.attrs,
+                syn::Item::Fn(f) => &f.attrs,
+                syn::Item::Use(u) => &u.attrs,
+                syn::Item::Impl(i) => &i.attrs,
+                syn::Item::Struct(s) => &s.attrs,
+                syn::Item::Enum(e) => &e.attrs,
+                syn::Item::Const(c) => &c.attrs,
+                syn::Item::Static(s) => &s.attrs,
+                syn::Item::Trait(t) => &t.attrs,
+                syn::Item::Type(t) => &t.attrs,
+                syn::Item::Macro(m) => &m.attrs,
+                _ => &[],
+            };
+            if !test_only(attrs) {
+                syn::visit::visit_item(self, item);
             }
         }
-        fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-            if !test_only(&f.attrs) {
-                syn::visit::visit_item_fn(self, f);
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            let mut found = BTreeSet::new();
+            macro_paths(mac.tokens.clone(), &mut found);
+            for name in found {
+                self.add(vec!["crate".to_string(), name]);
             }
-        }
-        fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
-            if !test_only(&i.attrs) {
-                syn::visit::visit_item_impl(self, i);
-            }
+            syn::visit::visit_macro(self, mac);
         }
         fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
             if !test_only(&f.attrs) {
