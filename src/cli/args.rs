@@ -88,7 +88,10 @@ pub struct CompletionsArgs {
 #[derive(Debug, Subcommand)]
 pub enum HookCommand {
     /// Server side: judge every ref update of a push; any finding rejects the whole push.
-    PreReceive,
+    PreReceive {
+        #[command(flatten)]
+        report: HookReportArgs,
+    },
     /// Client side: the same checks on what `git push` is about to send (advisory).
     ///
     /// Under pre-commit's pre-push stage (`.pre-commit-hooks.yaml`), the pushed ref comes
@@ -99,7 +102,26 @@ pub enum HookCommand {
         remote: Option<String>,
         /// The remote's URL.
         url: Option<String>,
+        #[command(flatten)]
+        report: HookReportArgs,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct HookReportArgs {
+    /// Also write the push report to standard output: `json` is one JSON object on one line,
+    /// for a wrapper that logs pushes. The pusher's lines stay on standard error.
+    #[arg(long, value_enum, default_value_t = HookFormat::Text, value_name = "FORMAT")]
+    pub format: HookFormat,
+}
+
+/// What a hook writes on standard output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookFormat {
+    /// Nothing: the report is on standard error, as git shows it to the pusher.
+    Text,
+    /// The push report as one JSON line.
+    Json,
 }
 
 #[derive(Debug, Args)]

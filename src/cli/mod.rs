@@ -163,14 +163,20 @@ fn dispatch(cli: Cli, progress: &mut Progress) -> anyhow::Result<i32> {
         Command::Lock(args) => lock::run(&ws()?, &args),
         Command::Lint(args) => lint::run(&ws()?, &args, progress),
         Command::Init(args) => init::run(&ws()?, args.check),
-        Command::Hook(HookCommand::PreReceive) => Ok(crate::hooks::pre_receive::run(
+        Command::Hook(HookCommand::PreReceive { report }) => Ok(crate::hooks::pre_receive::run(
             &mut std::io::stdin().lock(),
             today_utc(),
+            report.format == args::HookFormat::Json,
         )),
-        Command::Hook(HookCommand::PrePush { remote, url: _ }) => Ok(crate::hooks::pre_push::run(
+        Command::Hook(HookCommand::PrePush {
+            remote,
+            url: _,
+            report,
+        }) => Ok(crate::hooks::pre_push::run(
             remote.as_deref(),
             &mut std::io::stdin().lock(),
             today_utc(),
+            report.format == args::HookFormat::Json,
         )),
         Command::Completions(args) => completions::completions(&args),
         Command::Man(args) => completions::man(&args),

@@ -109,3 +109,39 @@ pub fn held_by<'a>(
     commit_of.retain(|_, commit| reachable.contains(commit));
     Ok(commit_of)
 }
+
+/// Whether a push to `name` changes what existing objects show rather than adding any: a
+/// replace ref (`refs/replace/<id>`) makes git show another object wherever `<id>` is read
+/// (`git show`, `git archive`, checkouts, and CI clones that fetch replace refs) while the
+/// history looks untouched. guard itself reads the real objects: libgit2 has no replace-ref
+/// support (a test in `tests/integration/check.rs` holds it to that).
+///
+/// No other ref namespace does this. Notes (`refs/notes/*`) annotate commits; they change no
+/// object and guard never reads them, so they pass. Grafts and shallow roots do change the
+/// parents git (and libgit2) see, but they are files in the repository, not refs: a push
+/// cannot write `info/grafts`, and writes `shallow` only where an admin set
+/// `receive.shallowUpdate`. git's `GIT_REPLACE_REF_BASE` can name another namespace, but only
+/// for the process it is set for, never for the server's readers by default.
+///
+/// The prefix is compared ignoring case: on a case-insensitive file system `refs/Replace/`
+/// is the directory git reads replace refs from.
+pub fn is_replace_ref(name: &str) -> bool {
+    const PREFIX: &str = "refs/replace/";
+    name.get(..PREFIX.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(PREFIX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replace_refs_in_any_case() {
+        assert!(is_replace_ref("refs/replace/0123456789abcdef"));
+        assert!(is_replace_ref("refs/Replace/0123"));
+        assert!(!is_replace_ref("refs/replaced/0123"));
+        assert!(!is_replace_ref("refs/notes/commits"));
+        assert!(!is_replace_ref("refs/heads/refs/replace/x"));
+        assert!(!is_replace_ref("refs/rép"));
+    }
+}

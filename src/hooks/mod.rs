@@ -148,27 +148,6 @@ pub fn parse_id(text: &str) -> Result<Option<String>, NotAnId> {
     Ok(Some(text.to_ascii_lowercase()))
 }
 
-/// Whether a push to `name` changes what existing objects show rather than adding any: a
-/// replace ref (`refs/replace/<id>`) makes git show another object wherever `<id>` is read
-/// (`git show`, `git archive`, checkouts, and CI clones that fetch replace refs) while the
-/// history looks untouched. guard itself reads the real objects: libgit2 has no replace-ref
-/// support (a test in `tests/integration/check.rs` holds it to that).
-///
-/// No other ref namespace does this. Notes (`refs/notes/*`) annotate commits; they change no
-/// object and guard never reads them, so they pass. Grafts and shallow roots do change the
-/// parents git (and libgit2) see, but they are files in the repository, not refs: a push
-/// cannot write `info/grafts`, and writes `shallow` only where an admin set
-/// `receive.shallowUpdate`. git's `GIT_REPLACE_REF_BASE` can name another namespace, but only
-/// for the process it is set for, never for the server's readers by default.
-///
-/// The prefix is compared ignoring case: on a case-insensitive file system `refs/Replace/`
-/// is the directory git reads replace refs from.
-pub fn is_replace_ref(name: &str) -> bool {
-    const PREFIX: &str = "refs/replace/";
-    name.get(..PREFIX.len())
-        .is_some_and(|p| p.eq_ignore_ascii_case(PREFIX))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,16 +160,6 @@ mod tests {
         assert!(parse_id("xyz").is_err());
         assert!(parse_id(&"g".repeat(40)).is_err());
         assert!(parse_id(&"a".repeat(41)).is_err());
-    }
-
-    #[test]
-    fn replace_refs_in_any_case() {
-        assert!(is_replace_ref("refs/replace/0123456789abcdef"));
-        assert!(is_replace_ref("refs/Replace/0123"));
-        assert!(!is_replace_ref("refs/replaced/0123"));
-        assert!(!is_replace_ref("refs/notes/commits"));
-        assert!(!is_replace_ref("refs/heads/refs/replace/x"));
-        assert!(!is_replace_ref("refs/rép"));
     }
 
     #[test]

@@ -1,22 +1,24 @@
 //! `guard hook pre-push REMOTE URL`: the same checks on what a developer is about to push.
 //! Advisory (git's `--no-verify` skips it); the server's pre-receive is the gate.
 
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, Write as _};
 
 use jiff::civil::Date;
 
-use crate::engine::audit::{CheckOptions, Describe, policy_at};
-use crate::engine::ref_update::{self, Update};
+use crate::engine::audit::policy_at;
+use crate::engine::ref_update::{
+    self, ArtifactSource, DeletionMemory, Gathered, LookedIn, PolicyInForce, PushFacts, RefFacts,
+};
 use crate::engine::score::Artifacts;
-use crate::exit;
 use crate::git::config::GitConfig;
-use crate::git::refs::{self, NotACommit};
+use crate::git::refs;
 use crate::git::{self, Oid, Repository};
-use crate::hooks::{HookInputError, is_replace_ref, parse_id};
+use crate::hooks::{HookInputError, parse_id};
+use crate::policy::ledger::Policy;
+use crate::render;
 use crate::render::hook::Messages;
-use crate::render::hook::{signer_lines, warning_line};
-use crate::report::finding::Finding;
-use crate::rules::push::{self, ArtifactsPlace, Deleted};
+use crate::report::push::{Hook, PushFailure, PushReport};
 
 /// One line of pre-push input.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,73 +82,30 @@ pub fn push_input(
     Ok((remote.to_string(), lines))
 }
 
-/// Runs the hook; returns the exit code (0 lets the push go on).
-pub fn run(remote: Option<&str>, input: &mut dyn BufRead, today: Date) -> i32 {
-    let msg = Messages { gitlab: false };
-    let mut err = std::io::stderr().lock();
-    let (remote, lines) = match push_input(remote, input) {
-        Ok(pushed) => pushed,
-        Err(e) => {
-            let _ = err.write_all(msg.error(&format!("guard: {e}")).as_bytes());
-            return exit::CANNOT_JUDGE;
-        }
+/// Runs the hook; returns the exit code (0 lets the push go on). The report goes to
+/// standard error; with `json`, also to standard output as one JSON line.
+pub fn run(remote: Option<&str>, input: &mut dyn BufRead, today: Date, json: bool) -> i32 {
+    let report = match push_input(remote, input) {
+        Ok((remote, lines)) => judge_push(&remote, &lines, today).unwrap_or_else(|e| {
+            PushReport::failed(Hook::PrePush, PushFailure::Error(format!("{e:#}")))
+        }),
+        Err(e) => PushReport::failed(Hook::PrePush, PushFailure::Input(e)),
     };
-    match judge_push(&remote, &lines, today) {
-        Err(e) => {
-            let _ = err.write_all(msg.error(&format!("guard: {e:#}")).as_bytes());
-            exit::CANNOT_JUDGE
-        }
-        Ok((results, evaluate)) => {
-            let mut rejected = false;
-            let mut unjudged = false;
-            let mut keeps_the_gate = false;
-            for (name, findings, error) in &results {
-                for f in findings {
-                    rejected = true;
-                    keeps_the_gate |= f.code.keeps_the_gate();
-                    let enforced = !evaluate || f.code.keeps_the_gate();
-                    let _ = err.write_all(msg.finding_in(name, f, enforced).as_bytes());
-                }
-                if let Some(e) = error {
-                    unjudged = true;
-                    let line = format!("{name}: cannot judge: {e}");
-                    let line = match evaluate {
-                        true => msg.warning(&line),
-                        false => msg.error(&line),
-                    };
-                    let _ = err.write_all(line.as_bytes());
-                }
-            }
-            // The ledger's evaluate mode rejects nothing: a trial before enforcing.
-            if evaluate && (rejected || unjudged) && !keeps_the_gate {
-                let _ = err.write_all(
-                    msg.warning("guard: evaluate mode (the ledger's mode): the server would reject this push; it goes on")
-                        .as_bytes(),
-                );
-                return exit::MERGE;
-            }
-            // Any finding rejects (exit 1), whatever else could not be judged.
-            if rejected {
-                let _ = err.write_all(
-                    msg.error("guard: the server's merge ledger would reject this push")
-                        .as_bytes(),
-                );
-                let _ = err.write_all(msg.hint("fix the findings above; `git push --no-verify` skips this local check, not the server's").as_bytes());
-                exit::REJECT
-            } else if unjudged {
-                exit::CANNOT_JUDGE
-            } else {
-                exit::MERGE
-            }
-        }
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(render::push::text(&report, Messages { gitlab: false }).as_bytes());
+    if json {
+        let _ = std::io::stdout()
+            .lock()
+            .write_all(render::push::json(&report).as_bytes());
     }
+    report.exit_code()
 }
 
-/// Per pushed ref: its findings, and why its tip could not be judged, if so.
-type Verdicts = Vec<(String, Vec<Finding>, Option<String>)>;
-
-/// The verdicts, and whether the remote default branch's ledger asks for evaluate mode.
-fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<(Verdicts, bool)> {
+/// Gathers what this clone knows of the remote (its default branch, where it last saw each
+/// ref, the ledger in force there) and leaves each decision to `engine::ref_update`, as the
+/// server's hook does.
+fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<PushReport> {
     let repo = git::open()?;
     // Where the project keeps its ledger, when not at qa/merge_ledger.toml.
     let ledger = GitConfig::read(&repo)
@@ -156,22 +115,61 @@ fn judge_push(remote: &str, lines: &[PushLine], today: Date) -> anyhow::Result<(
     let remote_default = ["HEAD", "main", "master"]
         .iter()
         .find_map(|b| remote_tip(&repo, remote, b));
-    let mut out = Vec::new();
-    for line in lines {
-        // A ref that cannot be judged leaves the others judged: a finding on any rejects.
-        let (findings, unjudged) = judge_line(
-            &repo,
-            remote,
-            line,
-            &tracking,
-            (remote_default, ledger.as_deref()),
-            today,
-        )
-        .unwrap_or_else(|e| (Vec::new(), Some(format!("{e:#}"))));
-        out.push((line.remote_ref.clone(), findings, unjudged));
-    }
-    let evaluate = policy_at(&repo, remote_default, ledger.as_deref()).is_ok_and(|p| p.evaluate);
-    Ok((out, evaluate))
+    // Like the server: the remote default branch's ledger is in force for every ref, so a
+    // branch made at an old commit does not bring an old ledger back. A clone that never saw
+    // the remote's default branch reads it at each ref's base.
+    let loaded = match remote_default {
+        Some(tip) => Some(policy_at(&repo, Some(tip), ledger.as_deref())?),
+        None => None,
+    };
+    let policy = match &loaded {
+        Some(policy) => PolicyInForce::Loaded {
+            policy,
+            revision: remote_default,
+        },
+        None => PolicyInForce::AtBase,
+    };
+    let facts = PushFacts {
+        hook: Hook::PrePush,
+        default_ref: None,
+        default_tip: remote_default,
+        policy_ref: None,
+        policy,
+        ledger: ledger.as_deref(),
+        deletions: DeletionMemory::ServerDecides,
+        deleted: &HashMap::new(),
+        bypassed: Some(&HashSet::new()),
+        landed: &HashMap::new(),
+        identities: &[],
+        allowed_signers: None,
+        known_without_base: &tracking,
+        now: jiff::Timestamp::now(),
+        today,
+    };
+    let refs: Vec<RefFacts> = lines
+        .iter()
+        .map(|line| RefFacts {
+            name: &line.remote_ref,
+            old: line.remote.as_deref(),
+            new: line.local.as_deref(),
+            // Like the server: from the remote's old tip, else where this clone last saw the
+            // ref, else the remote's default branch. Not from every remote-tracking ref: an
+            // agent commit on another remote branch is judged again for this ref, and the
+            // server rejects it.
+            last_seen: line
+                .remote
+                .as_ref()
+                .and_then(|_| line.remote_ref.strip_prefix("refs/heads/"))
+                .and_then(|b| remote_tip(&repo, remote, b)),
+        })
+        .collect();
+    let source = WorkTreeArtifacts { repo: &repo };
+    Ok(PushReport {
+        refs: ref_update::decide_all(&repo, &facts, &refs, &source),
+        evaluate: loaded.as_ref().is_some_and(|p| p.evaluate),
+        deletes: lines.iter().any(|l| l.local.is_none()),
+        ..PushReport::new(Hook::PrePush)
+    })
 }
 
 /// When the file at `path` was last modified, in nanoseconds since the Unix epoch (a report
@@ -192,67 +190,27 @@ fn remote_tip(repo: &Repository, remote: &str, branch: &str) -> Option<Oid> {
         .flatten()
 }
 
-fn judge_line(
-    repo: &Repository,
-    remote: &str,
-    line: &PushLine,
-    tracking: &[Oid],
-    (remote_default, ledger): (Option<Oid>, Option<&str>),
-    today: Date,
-) -> anyhow::Result<(Vec<Finding>, Option<String>)> {
-    if line.local.is_some() && is_replace_ref(&line.remote_ref) {
-        return Ok((vec![push::replace_ref(&line.remote_ref)], None));
-    }
-    // The remote's old tip, when this clone has it.
-    let remote_old = line
-        .remote
-        .as_deref()
-        .and_then(|id| refs::peel_to_commit(repo, id).ok());
-    // Like the server: from the remote's old tip, else where this clone last saw the ref,
-    // else the remote's default branch. Not from every remote-tracking ref: an agent commit
-    // on another remote branch is judged again for this ref, and the server rejects it.
-    let last_seen = line
-        .remote
-        .as_ref()
-        .and_then(|_| line.remote_ref.strip_prefix("refs/heads/"))
-        .and_then(|b| remote_tip(repo, remote, b));
-    let base = remote_old.or(last_seen).or(remote_default);
-    // Like the server: the remote default branch's ledger is in force for every ref, so a
-    // branch made at an old commit does not bring an old ledger back.
-    let policy_revision = remote_default.or(base);
-    let policy = policy_at(repo, policy_revision, ledger)?;
-    if !policy.refs.protected.set.is_match(&line.remote_ref) {
-        return Ok((Vec::new(), None));
-    }
-    let Some(local) = &line.local else {
-        if policy.refs.allow_delete {
-            return Ok((Vec::new(), None));
-        }
-        let f = push::ref_deletion(Deleted::Protected, false);
-        return Ok((vec![f], None));
-    };
-    let tip = refs::peel_to_commit(repo, local).map_err(|e| match e {
-        NotACommit::BadId(e) | NotACommit::Missing(e) | NotACommit::Malformed(e) => {
-            anyhow::Error::new(e)
-        }
-        NotACommit::Other(e) => {
-            anyhow::Error::new(e).context(format!("{} is not a commit", line.local_ref))
-        }
-    })?;
-    let known: Vec<Oid> = match base {
-        Some(o) => vec![o],
-        None => tracking.to_vec(),
-    };
-    let mut artifacts = Artifacts::default();
-    let mut prior = Vec::new();
-    if let Some(workdir) = git::work_tree(repo) {
-        artifacts = crate::hooks::artifacts_in(workdir, &policy.artifacts)?;
+/// The reports the developer's last test run left in the work tree.
+struct WorkTreeArtifacts<'a> {
+    repo: &'a Repository,
+}
+
+impl ArtifactSource for WorkTreeArtifacts<'_> {
+    fn gather(&self, policy: &Policy, tip: Oid, base: Option<Oid>) -> anyhow::Result<Gathered> {
+        let looked_in = LookedIn::WorkTree;
+        let Some(workdir) = git::work_tree(self.repo) else {
+            return Ok(Gathered {
+                artifacts: Artifacts::default(),
+                looked_in,
+            });
+        };
+        let artifacts = crate::hooks::artifacts_in(workdir, &policy.artifacts)?;
         // A report written before the last edit of a file the push changes is an earlier
         // run's, of other code: scored, it rejected the push that adds a ledger for what an
         // old run lacked ("no property test ran"), and dropped, the push would go on with no
         // evidence. Neither: the push cannot be judged until the tests run again. (Edited,
         // tested, committed, pushed: the report is newer than the edits, and scored.)
-        let changed = git::commit::paths_changed(repo, base, tip)?;
+        let changed = git::commit::paths_changed(self.repo, base, tip)?;
         let last_edit = changed
             .iter()
             .filter_map(|p| modified_at(&workdir.join(p)).map(|t| (t, p)))
@@ -267,56 +225,11 @@ fn judge_line(
                 }
             }
         }
+        Ok(Gathered {
+            artifacts,
+            looked_in,
+        })
     }
-    if policy.artifacts.required && artifacts.junit.is_empty() {
-        prior.push(push::artifacts_missing(
-            ArtifactsPlace::WorkTree,
-            &policy.artifacts.junit,
-        ));
-    }
-    // A push brings few commits: each is described, so that the pusher learns who signed it.
-    let options = CheckOptions {
-        range: None,
-        ledger: ledger.map(str::to_string),
-        pusher: None,
-        artifacts,
-        allowed_signers: None,
-        describe: Describe::AllWhenSigned,
-        two_threads: true,
-        policy_revision,
-        signatures_valid_at: Some(jiff::Timestamp::now()),
-        trust_base_fixtures: true,
-    };
-    let report = ref_update::judge(
-        repo,
-        Update {
-            name: &line.remote_ref,
-            old: remote_old,
-            base,
-            known,
-            new: tip,
-            policy: &policy,
-            prior,
-            options,
-            today,
-        },
-    )?;
-    for signer in signer_lines(report.history.as_ref()) {
-        eprintln!("guard: {}: {signer}", line.remote_ref);
-    }
-    // What the ledger shows without rejecting (a baseline rule set to "warn", a weakened test
-    // under `weakened = "warn"`, history before adoption) reaches the developer too.
-    for w in &report.warnings {
-        eprint!(
-            "{}",
-            Messages { gitlab: false }.warning(&format!(
-                "{}: {}",
-                line.remote_ref,
-                warning_line(w)
-            ))
-        );
-    }
-    Ok((report.findings, report.unjudged.map(|e| e.to_string())))
 }
 
 #[cfg(test)]

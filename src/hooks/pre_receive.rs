@@ -16,24 +16,23 @@ use std::sync::{Arc, mpsc};
 use anyhow::{Context as _, anyhow, bail};
 use jiff::civil::Date;
 
-use crate::engine::audit::{CheckOptions, Describe, policy_at, rewind_findings};
-use crate::engine::ref_update::{self, Update};
+use crate::engine::audit::policy_at;
+use crate::engine::ref_update::{
+    self, ArtifactSource, DeletionMemory, Gathered, LookedIn, PolicyInForce, PushFacts, RefFacts,
+};
 use crate::engine::score::Artifacts;
-use crate::exit;
 use crate::git::commit::Commit;
-use crate::git::refs::{self, NotACommit};
+use crate::git::refs;
 use crate::git::{self, Oid, Repository};
 use crate::hooks::audit_log;
 use crate::hooks::server::{
     ServerConfig, bypass_reason, push_identities_from_env, push_options_from_env, pusher_from_env,
 };
-use crate::hooks::{HookInputError, is_replace_ref, parse_id};
+use crate::hooks::{HookInputError, parse_id};
 use crate::policy::ledger::Policy;
+use crate::render;
 use crate::render::hook::Messages;
-use crate::render::hook::{signer_lines, warning_line};
-use crate::report::finding::Finding;
-use crate::rules::push::{self, ArtifactsPlace, Deleted};
-use crate::wording::count;
+use crate::report::push::{Hook, PushFailure, PushOutcome, PushReport, RefVerdict};
 
 /// One line of pre-receive input.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,20 +78,31 @@ fn shorten(text: &str) -> String {
     text.chars().take(80).collect()
 }
 
-/// Runs the hook; returns the exit code (0 accepts the push).
-pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
+/// Runs the hook; returns the exit code (0 accepts the push). The pusher reads the push
+/// report on standard error; with `json`, a server's wrapper also gets it as one JSON line
+/// on standard output.
+pub fn run(input: &mut dyn BufRead, today: Date, json: bool) -> i32 {
     let msg = Messages::from_env();
+    let report = push_report(input, today, msg);
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(render::push::text(&report, msg).as_bytes());
+    if json {
+        let _ = std::io::stdout()
+            .lock()
+            .write_all(render::push::json(&report).as_bytes());
+    }
+    report.exit_code()
+}
+
+/// Reads the push and judges it. What the server's settings say before any judging (git
+/// does not check the objects; a break-glass push) goes to standard error at once.
+fn push_report(input: &mut dyn BufRead, today: Date, msg: Messages) -> PushReport {
+    let failed = |f| PushReport::failed(Hook::PreReceive, f);
     let mut err = std::io::stderr().lock();
     let updates = match parse_updates(input) {
         Ok(u) => u,
-        Err(e) => {
-            let _ = err.write_all(msg.error(&format!("guard: {e}")).as_bytes());
-            let _ = err.write_all(
-                msg.hint("guard reads git's pre-receive input; run it from a hook")
-                    .as_bytes(),
-            );
-            return exit::CANNOT_JUDGE;
-        }
+        Err(e) => return failed(PushFailure::Input(e.to_string())),
     };
     // git trusts the repository it runs the hook in; libgit2 would refuse one owned by
     // another user (common on servers), so owner validation is off for the hook.
@@ -107,10 +117,7 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
     })();
     let (repo, config) = match setup {
         Ok(s) => s,
-        Err(e) => {
-            let _ = err.write_all(msg.error(&format!("guard: {e:#}")).as_bytes());
-            return exit::CANNOT_JUDGE;
-        }
+        Err(e) => return failed(PushFailure::Error(format!("{e:#}"))),
     };
     if !config.fsck_objects {
         let _ = err.write_all(
@@ -130,7 +137,13 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
                     msg.warning(&format!("guard: break-glass by {who}: push accepted without checks, logged (reason: {reason})"))
                         .as_bytes(),
                 );
-                return exit::MERGE;
+                return PushReport {
+                    refs: updates
+                        .iter()
+                        .map(|u| RefVerdict::passed(&u.name))
+                        .collect(),
+                    ..PushReport::new(Hook::PreReceive)
+                };
             }
             Err(e) => {
                 let _ = err.write_all(
@@ -142,12 +155,12 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
             }
         }
     }
+    drop(err);
     // git has no hook timeout: guard keeps its own and fails closed when it runs out.
     let (tx, rx) = mpsc::channel();
     let worker_updates = updates.clone();
     let worker_config = config.clone();
     let started = std::time::Instant::now();
-    let log_pusher = pusher.clone();
     // Evaluate mode (`guard.mode`, or the ledger's `mode` once the worker read it) rejects
     // nothing, whatever happens: a late or failed judgement included.
     let evaluate = Arc::new(AtomicBool::new(config.evaluate));
@@ -165,152 +178,32 @@ pub fn run(input: &mut dyn BufRead, today: Date) -> i32 {
         );
         let _ = tx.send(result);
     });
-    // A push that deletes refs is not accepted blind (a late or failed judgement): the audit
-    // log must learn of a deletion, and the default branch must not go.
-    let deletes = updates.iter().any(|u| u.new.is_none());
-    let accepted_anyway = |err: &mut dyn Write| {
-        let _ = err.write_all(
-            msg.warning("guard: evaluate mode (guard.mode, or the ledger's mode): this push would be rejected; it is accepted")
-                .as_bytes(),
-        );
-        exit::MERGE
-    };
     let received = in_time(
         rx.recv_timeout(config.timeout),
         started.elapsed(),
         config.timeout,
     );
-    let outcome = match received {
-        Ok(outcome) => outcome,
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            if evaluate.load(Ordering::SeqCst) && !deletes {
-                let _ = err.write_all(
-                    msg.warning(&format!(
-                        "guard: checking the push took longer than {:?} (guard.timeout)",
-                        config.timeout
-                    ))
-                    .as_bytes(),
-                );
-                return accepted_anyway(&mut err);
-            }
-            let _ = err.write_all(
-                msg.error(&format!(
-                    "guard: checking the push took longer than {:?} (guard.timeout); push rejected",
-                    config.timeout
-                ))
-                .as_bytes(),
-            );
-            let _ = err.write_all(
-                msg.hint(
-                    "retry; if it keeps happening, ask the server admin to raise guard.timeout",
-                )
-                .as_bytes(),
-            );
-            return exit::REJECT;
-        }
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            if evaluate.load(Ordering::SeqCst) && !deletes {
-                let _ = err.write_all(
-                    msg.warning("guard: internal error while checking the push")
-                        .as_bytes(),
-                );
-                return accepted_anyway(&mut err);
-            }
-            let _ = err.write_all(
-                msg.error("guard: internal error while checking the push; push rejected")
-                    .as_bytes(),
-            );
-            return exit::CANNOT_JUDGE;
-        }
+    let mut report = match received {
+        Ok(Ok(refs)) => PushReport {
+            refs,
+            ..PushReport::new(Hook::PreReceive)
+        },
+        Ok(Err(e)) => failed(PushFailure::Error(format!("{e:#}"))),
+        Err(mpsc::RecvTimeoutError::Timeout) => failed(PushFailure::Timeout(config.timeout)),
+        Err(mpsc::RecvTimeoutError::Disconnected) => failed(PushFailure::Internal),
     };
-    let evaluate = evaluate.load(Ordering::SeqCst);
-    match outcome {
-        Err(e) if evaluate && !deletes => {
-            let _ = err.write_all(msg.warning(&format!("guard: {e:#}")).as_bytes());
-            accepted_anyway(&mut err)
-        }
-        Err(e) => {
-            let _ = err.write_all(msg.error(&format!("guard: {e:#}")).as_bytes());
-            let _ = err.write_all(
-                msg.hint("the push could not be judged, so it is rejected")
-                    .as_bytes(),
-            );
-            exit::CANNOT_JUDGE
-        }
-        Ok(results) => {
-            let mut rejected = false;
-            let mut unjudged = false;
-            let mut keeps_the_gate = false;
-            let mut judged = 0;
-            for r in &results {
-                judged += r.commits;
-                for line in &r.signers {
-                    let _ = writeln!(err, "guard: {}: {line}", r.name);
-                }
-                for line in &r.warnings {
-                    let _ = err.write_all(msg.warning(&format!("{}: {line}", r.name)).as_bytes());
-                }
-                for f in &r.findings {
-                    rejected = true;
-                    keeps_the_gate |= f.code.keeps_the_gate();
-                    let enforced = !evaluate || f.code.keeps_the_gate();
-                    let _ = err.write_all(msg.finding_in(&r.name, f, enforced).as_bytes());
-                }
-                if let Some(e) = &r.unjudged {
-                    unjudged = true;
-                    let line = format!("{}: cannot judge: {e}", r.name);
-                    let line = match evaluate {
-                        true => msg.warning(&line),
-                        false => msg.error(&line),
-                    };
-                    let _ = err.write_all(line.as_bytes());
-                }
-            }
-            if evaluate && (rejected || unjudged) && !keeps_the_gate {
-                accepted_anyway(&mut err);
-                rejected = false;
-                unjudged = false;
-            }
-            // Any finding rejects (exit 1), whatever else could not be judged.
-            if rejected {
-                let _ = err.write_all(
-                    msg.error("guard: push rejected by the merge ledger")
-                        .as_bytes(),
-                );
-                exit::REJECT
-            } else if unjudged {
-                let _ = err.write_all(
-                    msg.error("guard: push rejected: part of it could not be judged")
-                        .as_bytes(),
-                );
-                exit::CANNOT_JUDGE
-            } else {
-                if let Err(e) = remember_deletions(&config, log_pusher.as_deref(), &results) {
-                    let _ = err.write_all(msg.error(&format!("guard: {e:#}")).as_bytes());
-                    let _ = err.write_all(
-                        msg.hint("guard must remember a deleted protected ref, so that re-creating it is judged; ask a server admin to fix guard.auditLog")
-                            .as_bytes(),
-                    );
-                    return exit::CANNOT_JUDGE;
-                }
-                if config.audit_log.is_none() {
-                    for r in results.iter().filter(|r| r.deleted.is_some()) {
-                        let _ = err.write_all(
-                            msg.warning(&format!("{}: deleted; the server has no guard.auditLog, so guard cannot remember it, and the ref made again later is judged as a new ref, not as the rewind it may be", r.name))
-                                .as_bytes(),
-                        );
-                    }
-                }
-                let _ = writeln!(
-                    err,
-                    "guard: {} accepted, {} judged",
-                    count(results.len(), "ref update"),
-                    count(judged, "commit")
-                );
-                exit::MERGE
-            }
+    report.evaluate = evaluate.load(Ordering::SeqCst);
+    report.deletes = updates.iter().any(|u| u.new.is_none());
+    let accepted = matches!(
+        report.outcome(),
+        PushOutcome::Accepted | PushOutcome::AcceptedInEvaluateMode
+    );
+    if accepted && report.failure.is_none() {
+        if let Err(e) = remember_deletions(&config, pusher.as_deref(), &report.refs) {
+            report.failure = Some(PushFailure::AuditLog(format!("{e:#}")));
         }
     }
+    report
 }
 
 /// The worker's verdict, unless judging took longer than `timeout`. The time runs from the
@@ -327,46 +220,9 @@ fn in_time<T>(
     }
 }
 
-/// The verdict on one ref update.
-pub struct RefVerdict {
-    pub name: String,
-    pub findings: Vec<Finding>,
-    /// Commits judged.
-    pub commits: usize,
-    /// Why the update's tip could not be judged, if so.
-    pub unjudged: Option<String>,
-    /// `<short id> <who signed>` per judged commit, when signatures were checked.
-    pub signers: Vec<String>,
-    /// What the pusher should know that does not reject the update.
-    pub warnings: Vec<String>,
-    /// The old tip, when the update deletes a protected ref.
-    pub deleted: Option<String>,
-}
-
-/// What every update of one push is judged by.
-struct PushContext<'a> {
-    config: &'a ServerConfig,
-    /// The default branch: its ref name and tip.
-    default: (Option<String>, Option<Oid>),
-    /// The policy ref (`guard.policyRef`, else the default branch): its name and tip.
-    policy_ref: (Option<String>, Option<Oid>),
-    /// The ledger at the policy ref's tip: in force for every ref.
-    policy: Policy,
-    /// Per ref name, the tip it had when the audit log last saw it deleted (read when the
-    /// push creates a ref).
-    deleted: HashMap<String, String>,
-    /// The ids break-glass pushes made ref tips (they never passed the gate); `None` when the
-    /// audit log exists but cannot be read, which withdraws trust from every base.
-    bypassed: Option<HashSet<String>>,
-    /// The new ids of judged updates whose commits the default branch already holds (judged
-    /// when they landed there): the id as pushed (a commit or a tag), to the commit.
-    landed: HashMap<String, Oid>,
-    identities: &'a [String],
-    today: Date,
-    now: jiff::Timestamp,
-}
-
-/// Judges every update.
+/// Judges every update: gathers the facts a push is judged by (the default branch, the
+/// policy ref and its ledger, what the audit log remembers, the commits the default branch
+/// already holds) and leaves each decision to `engine::ref_update`.
 fn judge_push(
     repo: Repository,
     updates: &[RefUpdate],
@@ -421,66 +277,68 @@ fn judge_push(
         ),
     };
     let bypassed = log_text.ok().map(|text| bypassed_tips(&text));
-    let mut ctx = PushContext {
-        config,
-        default,
-        policy_ref,
-        policy,
-        deleted,
-        bypassed,
-        landed: HashMap::new(),
-        identities,
-        today,
-        now: jiff::Timestamp::now(),
+    let deletions = match (&config.audit_log, config.allow_unlogged_delete) {
+        (Some(_), _) => DeletionMemory::AuditLog,
+        (None, accepted) => DeletionMemory::Unremembered { accepted },
     };
-    ctx.landed = landed_commits(&repo, &ctx, updates)?;
-    let mut out = Vec::new();
-    for update in updates {
-        // A ref that cannot be judged (a tag of a tree, a missing object) leaves the others
-        // judged: a finding on any of them rejects with exit 1 and is shown.
-        let verdict = judge_ref(&repo, &ctx, update).unwrap_or_else(|e| RefVerdict {
-            name: update.name.clone(),
-            findings: Vec::new(),
-            commits: 0,
-            unjudged: Some(format!("{e:#}")),
-            signers: Vec::new(),
-            warnings: Vec::new(),
-            deleted: None,
-        });
-        out.push(verdict);
-    }
-    Ok(out)
-}
-
-/// Whether `update` goes through [`judge_ref`]'s judging at all: a new commit for a protected
-/// ref (replace refs are refused before this, unprotected refs pass).
-fn judged_ref(ctx: &PushContext, update: &RefUpdate) -> bool {
-    update.new.is_some()
-        && !is_replace_ref(&update.name)
-        && (ctx.policy.refs.protected.set.is_match(&update.name)
-            || is_default_or_policy(ctx, &update.name))
-}
-
-fn is_default_or_policy(ctx: &PushContext, name: &str) -> bool {
-    ctx.default.0.as_deref() == Some(name) || ctx.policy_ref.0.as_deref() == Some(name)
+    let mut facts = PushFacts {
+        hook: Hook::PreReceive,
+        default_ref: default.0.as_deref(),
+        default_tip: default.1,
+        policy_ref: policy_ref.0.as_deref(),
+        policy: PolicyInForce::Loaded {
+            policy: &policy,
+            revision: policy_ref.1,
+        },
+        ledger: config.ledger.as_deref(),
+        deletions,
+        deleted: &deleted,
+        bypassed: bypassed.as_ref(),
+        landed: &HashMap::new(),
+        identities,
+        allowed_signers: config.allowed_signers.clone(),
+        known_without_base: &[],
+        now: jiff::Timestamp::now(),
+        today,
+    };
+    let landed = landed_commits(&repo, &facts, &policy, updates)?;
+    facts.landed = &landed;
+    let refs: Vec<RefFacts> = updates
+        .iter()
+        .map(|u| RefFacts {
+            name: &u.name,
+            old: u.old.as_deref(),
+            new: u.new.as_deref(),
+            last_seen: None,
+        })
+        .collect();
+    let source = ServerArtifacts {
+        repo: &repo,
+        config,
+    };
+    Ok(ref_update::decide_all(&repo, &facts, &refs, &source))
 }
 
 /// The new ids of the judged updates (other than of the default branch and the policy ref)
 /// whose commits the default branch's current tip already holds, with those commits, found
 /// in one walk. A mirror or a tag import pushes thousands of refs at such commits: each is
 /// then settled by a lookup, where judging it alone would walk and score it once per ref.
-/// An id that names no commit is left to `judge_ref` to report.
+/// An id that names no commit is left to `ref_update` to report.
 fn landed_commits(
     repo: &Repository,
-    ctx: &PushContext,
+    facts: &PushFacts,
+    policy: &Policy,
     updates: &[RefUpdate],
 ) -> anyhow::Result<HashMap<String, Oid>> {
-    let Some(default_tip) = ctx.default.1 else {
+    let Some(default_tip) = facts.default_tip else {
         return Ok(HashMap::new());
     };
+    let carries_the_policy =
+        |name: &str| facts.default_ref == Some(name) || facts.policy_ref == Some(name);
     let pushed = updates
         .iter()
-        .filter(|u| judged_ref(ctx, u) && !is_default_or_policy(ctx, &u.name))
+        .filter(|u| u.new.is_some() && !refs::is_replace_ref(&u.name))
+        .filter(|u| ref_update::is_judged(facts, policy, &u.name) && !carries_the_policy(&u.name))
         .filter_map(|u| u.new.as_deref());
     refs::held_by(repo, default_tip, pushed)
 }
@@ -523,172 +381,33 @@ fn default_branch(
     Ok((name, tip))
 }
 
-/// The commit the pushed id `id` names; `what` says which id of the update it is.
-fn peel_commit(repo: &Repository, id: &str, what: &str) -> anyhow::Result<Oid> {
-    refs::peel_to_commit(repo, id).map_err(|e| match e {
-        NotACommit::BadId(e) => anyhow::Error::new(e).context(format!("{what} id {id}")),
-        NotACommit::Missing(e) => {
-            anyhow::Error::new(e).context(format!("{what} object {id} is not in the repository"))
-        }
-        NotACommit::Malformed(e) => anyhow::Error::new(e).context(format!(
-            "{what} object {id} is malformed (with receive.fsckObjects on, git refuses such objects before guard runs)"
-        )),
-        NotACommit::Other(_) => {
-            anyhow!("{what} {id} is not a commit (or a tag of one); guard cannot judge it")
-        }
-    })
+/// The reports CI left in the directory `guard.artifacts` names for a commit.
+struct ServerArtifacts<'a> {
+    repo: &'a Repository,
+    config: &'a ServerConfig,
 }
 
-fn judge_ref(
-    repo: &Repository,
-    ctx: &PushContext,
-    update: &RefUpdate,
-) -> anyhow::Result<RefVerdict> {
-    let verdict = |findings: Vec<Finding>, commits: usize, unjudged: Option<String>| RefVerdict {
-        name: update.name.clone(),
-        findings,
-        commits,
-        unjudged,
-        signers: Vec::new(),
-        warnings: Vec::new(),
-        deleted: None,
-    };
-    // Whatever `[refs] protected` says: the ref is not a commit to judge, and it changes
-    // what the commits already judged show.
-    if update.new.is_some() && is_replace_ref(&update.name) {
-        return Ok(verdict(vec![push::replace_ref(&update.name)], 0, None));
-    }
-    let config = ctx.config;
-    let ledger = config.ledger.as_deref();
-    let policy = &ctx.policy;
-    let default_tip = ctx.default.1;
-    let is_default = ctx.default.0.as_deref() == Some(update.name.as_str());
-    let is_policy = ctx.policy_ref.0.as_deref() == Some(update.name.as_str());
-    if !policy.refs.protected.set.is_match(&update.name) && !is_default && !is_policy {
-        return Ok(verdict(Vec::new(), 0, None));
-    }
-    let Some(new_id) = &update.new else {
-        // The default branch (and the policy ref) carry the policy every push is judged by:
-        // never deleted here (deleting and re-creating one would judge pushes under the
-        // embedded policy).
-        let deleted = if is_default {
-            Deleted::DefaultBranch
-        } else if is_policy {
-            Deleted::PolicyRef
-        } else if policy.refs.allow_delete
-            && (config.audit_log.is_some() || config.allow_unlogged_delete)
-        {
-            let mut v = verdict(Vec::new(), 0, None);
-            v.deleted = update.old.clone();
-            return Ok(v);
-        } else if policy.refs.allow_delete {
-            Deleted::Unlogged
-        } else {
-            Deleted::Protected
+impl ArtifactSource for ServerArtifacts<'_> {
+    fn gather(&self, policy: &Policy, commit: Oid, base: Option<Oid>) -> anyhow::Result<Gathered> {
+        let Some(template) = &self.config.artifacts else {
+            return Ok(Gathered {
+                artifacts: Artifacts::default(),
+                looked_in: LookedIn::NotConfigured,
+            });
         };
-        let f = push::ref_deletion(deleted, true);
-        return Ok(verdict(vec![f], 0, None));
-    };
-    // Peeled only now: a deletion needs no commit (the ref may hold a blob or tree).
-    let old = match &update.old {
-        Some(id) => Some(peel_commit(repo, id, "old")?),
-        None => None,
-    };
-    let landed = ctx
-        .landed
-        .get(new_id)
-        .copied()
-        .filter(|_| !is_default && !is_policy);
-    if let Some(new) = landed {
-        // The default branch holds the new commit, so every commit the update brings was
-        // judged when it landed there; the ref's new tip brings nothing the repository's
-        // history does not already show. What is left is whether the update undoes a
-        // protected change the ref held.
-        let mut v = verdict(Vec::new(), 0, None);
-        match (old, ctx.deleted.get(&update.name)) {
-            (Some(old), _) => {
-                v.findings = rewind_findings(repo, policy, (old, new), ledger, None)?;
-            }
-            (None, Some(deleted)) => {
-                v.findings =
-                    recreation_findings(repo, policy, deleted, new, ledger, &mut v.warnings)?;
-            }
-            (None, None) => {}
+        let dir = artifact_dir(self.repo, template, commit)?;
+        let mut artifacts = crate::hooks::artifacts_in(&dir, &policy.artifacts)?;
+        // The base passed the gate with its own reports: they are the baseline, when CI
+        // left them.
+        if let Some(base) = base {
+            let dir = artifact_dir(self.repo, template, base)?;
+            artifacts.baseline_junit = crate::hooks::artifacts_in(&dir, &policy.artifacts)?.junit;
         }
-        return Ok(v);
+        Ok(Gathered {
+            artifacts,
+            looked_in: LookedIn::ServerDir(dir.display().to_string()),
+        })
     }
-    let new = peel_commit(repo, new_id, "new")?;
-    let base = old.or(default_tip);
-
-    let mut prior = Vec::new();
-    let mut warnings = Vec::new();
-    if let (None, Some(deleted)) = (old, ctx.deleted.get(&update.name)) {
-        prior.extend(recreation_findings(
-            repo,
-            policy,
-            deleted,
-            new,
-            ledger,
-            &mut warnings,
-        )?);
-    }
-    let mut artifacts = server_artifacts(repo, config, policy, new, &mut prior)?;
-    // The base passed the gate with its own reports: they are the baseline, when CI left them.
-    if let (Some(base), Some(template)) = (base, &config.artifacts) {
-        let dir = artifact_dir(repo, template, base)?;
-        artifacts.baseline_junit = crate::hooks::artifacts_in(&dir, &policy.artifacts)?.junit;
-    }
-    // A push is an agent's when any identity the server names for it is: that one is
-    // matched (and named in the findings), else the authenticated pusher.
-    let pusher = ctx
-        .identities
-        .iter()
-        .find(|id| policy.agents.pushers.first_match(id).is_some())
-        .or(ctx.identities.first());
-    // A base that came in by break-glass never passed the gate: hash its fixtures again.
-    let trust = !base.is_some_and(|b| {
-        ctx.bypassed
-            .as_ref()
-            .is_none_or(|ids| ids.contains("*") || ids.contains(&b.to_string()))
-    });
-    // A push brings few commits: each is described, so that the pusher learns who signed it.
-    let options = CheckOptions {
-        range: None,
-        ledger: ledger.map(str::to_string),
-        pusher: pusher.cloned(),
-        artifacts,
-        allowed_signers: config.allowed_signers.clone(),
-        describe: Describe::AllWhenSigned,
-        two_threads: true,
-        policy_revision: ctx.policy_ref.1,
-        // A key retired before the push signs nothing new, whatever date a commit claims.
-        signatures_valid_at: Some(ctx.now),
-        trust_base_fixtures: trust,
-    };
-    let report = ref_update::judge(
-        repo,
-        Update {
-            name: &update.name,
-            old,
-            base,
-            known: base.into_iter().collect(),
-            new,
-            policy,
-            prior,
-            options,
-            today: ctx.today,
-        },
-    )?;
-    let judged = report.history.as_ref().map_or(0, |h| h.judged);
-    let mut v = verdict(
-        report.findings,
-        judged,
-        report.unjudged.map(|e| e.to_string()),
-    );
-    v.signers = signer_lines(report.history.as_ref());
-    v.warnings = warnings;
-    v.warnings.extend(report.warnings.iter().map(warning_line));
-    Ok(v)
 }
 
 /// Per ref, where the audit log last saw it deleted: its tip then. A ref moved or made after
@@ -713,37 +432,6 @@ fn deleted_tips(log: &str) -> Result<HashMap<String, String>, usize> {
         }
     }
     Ok(deleted)
-}
-
-/// A ref made again after a deletion: judged as a force push from the tip it was deleted at,
-/// or deleting it and making it again at an old commit would rewind it in two pushes.
-///
-/// Only a deletion guard remembers counts. A ref made for the first time at an old commit
-/// is not a rewind: maintenance branches and tags on old releases are made that way, and no
-/// ref of that name held newer protected content. The older content reaches the default
-/// branch only by a merge (judged: taking an ancestor's protected content back is the merge's
-/// own edit) or a fast-forward of it (a rewind, judged as one).
-fn recreation_findings(
-    repo: &Repository,
-    policy: &Policy,
-    deleted: &str,
-    new: Oid,
-    ledger: Option<&str>,
-    warnings: &mut Vec<String>,
-) -> anyhow::Result<Vec<Finding>> {
-    let Ok(old) = refs::peel_to_commit(repo, deleted) else {
-        // Pruned since: unreachable for weeks (git gc's grace period), so no ref kept what
-        // it held; there is nothing left to compare with.
-        warnings.push(format!(
-            "re-created; the tip it was deleted at ({deleted}) is gone from the repository, so it is judged as a new ref"
-        ));
-        return Ok(Vec::new());
-    };
-    let short = git::short_id(repo, old);
-    Ok(rewind_findings(repo, policy, (old, new), ledger, None)?
-        .into_iter()
-        .map(|f| crate::rules::history::recreated_rewind(f, &short))
-        .collect())
 }
 
 /// Appends the deletions of protected refs this push makes to the audit log, so that making
@@ -779,35 +467,6 @@ fn remember_deletions(
         }),
         config.timeout,
     )
-}
-
-/// The artifacts CI left for `commit` in the directory `guard.artifacts` names.
-fn server_artifacts(
-    repo: &Repository,
-    config: &ServerConfig,
-    policy: &Policy,
-    commit: Oid,
-    findings: &mut Vec<Finding>,
-) -> anyhow::Result<Artifacts> {
-    let mut artifacts = Artifacts::default();
-    let Some(template) = &config.artifacts else {
-        if policy.artifacts.required {
-            findings.push(push::artifacts_missing(
-                ArtifactsPlace::NotConfigured,
-                &policy.artifacts.junit,
-            ));
-        }
-        return Ok(artifacts);
-    };
-    let dir = artifact_dir(repo, template, commit)?;
-    artifacts = crate::hooks::artifacts_in(&dir, &policy.artifacts)?;
-    if policy.artifacts.required && artifacts.junit.is_empty() {
-        findings.push(push::artifacts_missing(
-            ArtifactsPlace::ServerDir(&dir.display().to_string()),
-            &policy.artifacts.junit,
-        ));
-    }
-    Ok(artifacts)
 }
 
 /// The directory `guard.artifacts` (`template`) names for `commit`.

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::render::{one_line, place};
-use crate::report::{Finding, History};
+use crate::report::Finding;
 
 /// How hook messages are written: `error:` lines, prefixed for GitLab's web UI.
 #[derive(Debug, Clone, Copy)]
@@ -71,22 +71,6 @@ impl Messages {
         }
         out
     }
-}
-
-/// Who signed each judged commit, for the pusher, when signatures were checked.
-pub fn signer_lines(history: Option<&History>) -> Vec<String> {
-    history
-        .map(|h| {
-            h.commits
-                .iter()
-                .filter_map(|c| {
-                    c.signature
-                        .as_ref()
-                        .map(|s| format!("{} {}", c.short, s.describe()))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// A finding the ledger only shows (a `[baseline]` rule set to "warn"), as a hook's

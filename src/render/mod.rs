@@ -7,6 +7,7 @@ pub mod gitlab;
 pub mod hook;
 pub mod json;
 pub mod markdown;
+pub mod push;
 pub mod sarif;
 pub mod text;
 
@@ -206,13 +207,55 @@ pub fn inert(c: char) -> char {
 /// while a terminal or a log viewer that shows the file neither acts on a C1 control nor
 /// shows the text in another order (serde_json escapes only C0 controls).
 pub fn pretty_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    json_with(
+        value,
+        EscapingFormatter(serde_json::ser::PrettyFormatter::new()),
+    )
+}
+
+fn json_with<T, F>(value: &T, formatter: F) -> String
+where
+    T: serde::Serialize + ?Sized,
+    F: serde_json::ser::Formatter,
+{
     let mut out = Vec::new();
-    let formatter = EscapingFormatter(serde_json::ser::PrettyFormatter::new());
     let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
     value
         .serialize(&mut serializer)
         .expect("a report serializes");
     String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// `value` as JSON on one line (a log's line), escaped as [`pretty_json`] escapes.
+pub fn one_line_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    json_with(value, CompactEscaping)
+}
+
+/// A string fragment with what `inert` changes written as `\\uXXXX`.
+fn write_escaped<W: ?Sized + std::io::Write>(
+    writer: &mut W,
+    fragment: &str,
+) -> std::io::Result<()> {
+    let mut rest = fragment;
+    while let Some((at, c)) = rest.char_indices().find(|&(_, c)| inert(c) != c) {
+        writer.write_all(&rest.as_bytes()[..at])?;
+        write!(writer, "\\u{:04x}", c as u32)?;
+        rest = &rest[at + c.len_utf8()..];
+    }
+    writer.write_all(rest.as_bytes())
+}
+
+/// serde_json's compact formatter, with what `inert` changes escaped in strings.
+struct CompactEscaping;
+
+impl serde_json::ser::Formatter for CompactEscaping {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        write_escaped(writer, fragment)
+    }
 }
 
 /// serde_json's pretty formatter, with what `inert` changes escaped in strings.
@@ -224,13 +267,7 @@ impl serde_json::ser::Formatter for EscapingFormatter<'_> {
         writer: &mut W,
         fragment: &str,
     ) -> std::io::Result<()> {
-        let mut rest = fragment;
-        while let Some((at, c)) = rest.char_indices().find(|&(_, c)| inert(c) != c) {
-            writer.write_all(&rest.as_bytes()[..at])?;
-            write!(writer, "\\u{:04x}", c as u32)?;
-            rest = &rest[at + c.len_utf8()..];
-        }
-        writer.write_all(rest.as_bytes())
+        write_escaped(writer, fragment)
     }
 
     fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {

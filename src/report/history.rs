@@ -46,3 +46,18 @@ pub struct History {
     pub commits: Vec<CommitSummary>,
     pub policy_changes: Vec<FileChanges>,
 }
+
+impl History {
+    /// `<short id> <who signed>` per judged commit whose signature was checked, for the
+    /// pusher.
+    pub fn signer_lines(&self) -> Vec<String> {
+        self.commits
+            .iter()
+            .filter_map(|c| {
+                c.signature
+                    .as_ref()
+                    .map(|s| format!("{} {}", c.short, s.describe()))
+            })
+            .collect()
+    }
+}

@@ -5,6 +5,7 @@
 pub mod figures;
 pub mod finding;
 pub mod history;
+pub mod push;
 
 use crate::error::ErrorReport;
 use crate::exit;

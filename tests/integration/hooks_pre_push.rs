@@ -4,8 +4,8 @@ use std::process::Command;
 
 use crate::support::hermetic;
 use crate::support::server::{
-    GUARD, Server, UNKNOWN_ID, append_in, blob_in, file_url, install, run_with_stdin,
-    server_with_golden_fixture, write_in,
+    GUARD, Server, UNKNOWN_ID, append_in, blob_in, file_url, install, run_for_output,
+    run_with_stdin, server_with_golden_fixture, write_in,
 };
 
 // 9. pre-push in a clone.
@@ -228,12 +228,9 @@ fn pre_push_cannot_judge_with_a_report_older_than_the_changes_it_pushes() {
     pushed.assert_refused_locally_with("error: refs/heads/main: [test_failures]");
 }
 
-#[test]
-fn pre_push_shows_what_the_ledger_only_warns_of() {
-    // A weakened test under `[tests] weakened = "warn"`: the report's warnings never reached
-    // the developer's terminal (the server printed them; pre-push dropped them).
-    let s = Server::new("[tests]\nweakened = \"warn\"\n");
-    install(&["--hooks", s.work.to_str().unwrap()]);
+/// A human's test, pushed; then its assertion loosened in the work tree (not committed).
+/// Returns the server's tip.
+fn weaken_a_pushed_test(s: &Server) -> String {
     write_in(
         &s.work,
         "tests/test_calc.py",
@@ -246,6 +243,16 @@ fn pre_push_shows_what_the_ledger_only_warns_of() {
         "tests/test_calc.py",
         "def test_total():\n    assert sum([1, 2])\n",
     );
+    s.server_ref("refs/heads/main").unwrap()
+}
+
+#[test]
+fn pre_push_shows_what_the_ledger_only_warns_of() {
+    // A weakened test under `[tests] weakened = "warn"`: the report's warnings never reached
+    // the developer's terminal (the server printed them; pre-push dropped them).
+    let s = Server::new("[tests]\nweakened = \"warn\"\n");
+    install(&["--hooks", s.work.to_str().unwrap()]);
+    weaken_a_pushed_test(&s);
     s.agent_commit("Simplify the test\n");
     let hook = s.work.join(".git/hooks/pre-push");
     let url = file_url(&s.bare);
@@ -262,4 +269,120 @@ fn pre_push_shows_what_the_ledger_only_warns_of() {
         stderr.contains("warning: refs/heads/main: [weakened_test]"),
         "{stderr}"
     );
+}
+
+/// The lines of a hook's report about refs (findings, hints, warnings, signers, what could
+/// not be judged), without git's `remote: ` prefix and padding: what both hooks must agree on.
+fn ref_lines(stderr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut after_ref_error = false;
+    for line in stderr.lines().map(str::trim_end) {
+        let line = line.strip_prefix("remote: ").unwrap_or(line);
+        let about_a_ref = ["error: refs/", "warning: refs/", "guard: refs/"]
+            .iter()
+            .any(|p| line.starts_with(p));
+        // A hint belongs to the line before it: kept after a finding, not after the summary.
+        if about_a_ref || (after_ref_error && line.starts_with("hint: ")) {
+            out.push(line.to_string());
+        }
+        after_ref_error = line.starts_with("error: refs/");
+    }
+    out
+}
+
+#[test]
+fn pre_push_prints_what_pre_receive_prints_for_the_same_update() {
+    // One decision path: the same update through the developer's hook and the server's gives
+    // the same findings, hints and warnings, in the same order. (pre-push dropped the
+    // report's warnings, and words its own summary: those lines differ, by design.)
+    let s = Server::new("[tests]\nweakened = \"warn\"\n");
+    let old = weaken_a_pushed_test(&s);
+    append_in(&s.work, "qa/freeze.toml", "# parked\n");
+    s.agent_commit("Simplify the test and park another\n");
+    let tip = s.git(&["rev-parse", "HEAD"]).trim().to_string();
+
+    let url = file_url(&s.bare);
+    let mut cmd = hermetic(Command::new(GUARD), s.home());
+    cmd.args(["hook", "pre-push", "origin", &url, "--format", "json"])
+        .current_dir(&s.work);
+    let line = format!("refs/heads/main {tip} refs/heads/main {old}\n");
+    let (code, stdout, local) = run_for_output(cmd, line.as_bytes());
+    assert_eq!(code, 1, "{local}");
+
+    let pushed = s.push(&["--no-verify", "origin", "main"]);
+    assert!(!pushed.ok, "{}", pushed.stderr);
+    let local_lines = ref_lines(&local);
+    assert!(
+        local_lines
+            .iter()
+            .any(|l| l.starts_with("warning: refs/heads/main: [weakened_test]")),
+        "{local}"
+    );
+    assert!(
+        local_lines
+            .iter()
+            .any(|l| l.starts_with("error: refs/heads/main: [agent_edit_protected]")),
+        "{local}"
+    );
+    assert_eq!(local_lines, ref_lines(&pushed.stderr), "{}", pushed.stderr);
+
+    // The same report as one JSON line on standard output, for a wrapper to log.
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["hook"], "pre-push");
+    assert_eq!(json["outcome"], "rejected");
+    assert_eq!(json["decision"], "REJECT");
+    assert_eq!(json["exit_code"], 1);
+    assert_eq!(json["refs"][0]["ref"], "refs/heads/main");
+    assert_eq!(
+        json["refs"][0]["findings"][0]["code"],
+        "agent_edit_protected"
+    );
+    assert_eq!(json["refs"][0]["warnings"][0]["code"], "weakened_test");
+    assert!(json["failure"].is_null(), "{stdout}");
+}
+
+#[test]
+fn pre_receive_writes_its_report_as_json_for_a_wrapper() {
+    // `guard hook pre-receive --format json`, run as git runs it in the bare repository: the
+    // pusher's lines on standard error, the report as one JSON line on standard output.
+    let s = Server::new("");
+    let agent = s.agent_edits_freeze("Park a test");
+    // The objects reach the server (under a ref the ledger does not protect), as a push's
+    // quarantine holds them when the hook runs.
+    s.push(&["--no-verify", "origin", "HEAD:refs/incoming/x"])
+        .assert_accepted();
+    let mut cmd = hermetic(Command::new(GUARD), s.home());
+    cmd.args(["hook", "pre-receive", "--format", "json"])
+        .current_dir(&s.bare)
+        .env("GIT_DIR", &s.bare);
+    let line = format!("{} {agent} refs/heads/main\n", s.base);
+    let (code, stdout, stderr) = run_for_output(cmd, line.as_bytes());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("error: guard: push rejected by the merge ledger"),
+        "{stderr}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["hook"], "pre-receive");
+    assert_eq!(json["outcome"], "rejected");
+    assert_eq!(json["enforced"], true);
+    assert_eq!(json["refs"][0]["commits"], 1);
+    assert_eq!(
+        json["refs"][0]["findings"][0]["code"],
+        "agent_edit_protected"
+    );
+    assert_eq!(json["refs"][0]["findings"][0]["commit"], s.short(&agent));
+
+    // Garbage on standard input: exit 2, and the JSON says why.
+    let mut cmd = hermetic(Command::new(GUARD), s.home());
+    cmd.args(["hook", "pre-receive", "--format", "json"])
+        .current_dir(&s.bare)
+        .env("GIT_DIR", &s.bare);
+    let (code, stdout, _) = run_for_output(cmd, b"not a ref update\n");
+    assert_eq!(code, 2);
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["outcome"], "cannot_judge");
+    assert_eq!(json["failure"]["kind"], "input");
+    assert!(json["decision"].is_null());
 }

@@ -378,7 +378,13 @@ pub(crate) fn run_install(args: &[&str], with_guard: bool) -> Output {
     cmd.output().unwrap()
 }
 
-pub(crate) fn run_with_stdin(mut cmd: Command, stdin: &[u8]) -> (i32, String) {
+pub(crate) fn run_with_stdin(cmd: Command, stdin: &[u8]) -> (i32, String) {
+    let (code, _, stderr) = run_for_output(cmd, stdin);
+    (code, stderr)
+}
+
+/// `cmd` run with `stdin`: (exit code, stdout, stderr).
+pub(crate) fn run_for_output(mut cmd: Command, stdin: &[u8]) -> (i32, String, String) {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -392,6 +398,7 @@ pub(crate) fn run_with_stdin(mut cmd: Command, stdin: &[u8]) -> (i32, String) {
     let out = child.wait_with_output().unwrap();
     (
         out.status.code().expect("exited by a signal"),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
