@@ -18,9 +18,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
-use super::audit::{CommitWalked, walk_trees};
-use crate::git::protected::{ProtectedSet, Trees};
+use crate::engine::commit_trees::{CommitWalked, walk_trees};
+use crate::git::protected::ProtectedSet;
 use crate::git::range::{self, Commits, Taken};
+use crate::git::trees::Trees;
 use crate::git::{self, Oid, Repository};
 
 /// Commits handed to the comparing thread at once. The thread starts with the first batch,

@@ -4,7 +4,8 @@
 
 use crate::changes::Change;
 use crate::git::Oid;
-use crate::git::protected::{ProtectedSet, Trees};
+use crate::git::protected::ProtectedSet;
+use crate::git::trees::Trees;
 use crate::policy::ledger::Policy;
 
 /// The paths of `changes` (a non-merge commit's, from `parent` to `tree`) that a `[[bots]]`

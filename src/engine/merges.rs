@@ -14,8 +14,9 @@ use std::collections::BTreeSet;
 use crate::changes::Change;
 use crate::git::Repository;
 use crate::git::merge::{GitMerge, Merged};
-use crate::git::protected::{ProtectedSet, Trees};
+use crate::git::protected::ProtectedSet;
 use crate::git::range::Commits;
+use crate::git::trees::Trees;
 
 /// git's merges of the parents of a range's merge commits, through one in-memory handle
 /// opened when first needed.

@@ -7,10 +7,10 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use git2::{ObjectType, Oid, Repository};
+use git2::Oid;
 
-use crate::git::protected::Trees;
 use crate::git::raw_tree::RawTree;
+use crate::git::trees::Trees;
 
 /// A file that differs between two trees: its regular-file blob on each side, if it is one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,13 +95,4 @@ pub fn changed_files(
         }
     }
     Ok(out)
-}
-
-/// The bytes of the blob `id`.
-pub fn blob(repo: &Repository, id: Oid) -> Result<Vec<u8>, git2::Error> {
-    let object = repo.find_object(id, Some(ObjectType::Blob))?;
-    let blob = object
-        .as_blob()
-        .ok_or_else(|| git2::Error::from_str("not a blob"))?;
-    Ok(blob.content().to_vec())
 }

@@ -23,7 +23,7 @@ use std::collections::{HashMap, VecDeque};
 use git2::{ObjectType, Odb, Oid, Repository};
 
 use super::pack::PackObjects;
-use super::range::OidHash;
+use super::walk_order::OidHash;
 
 /// Reached before: not queued again by an interesting child.
 const SEEN: u8 = 1;
@@ -91,7 +91,8 @@ impl<'r> DateWalk<'r> {
         watch: &mut dyn FnMut(Taken),
     ) -> Result<Vec<Oid>, GaveUp> {
         let listed = self.limit(&[tip], hide, watch)?;
-        let order = super::range::topological(&listed, self.nodes.len(), |i| self.parents_of(i));
+        let order =
+            super::walk_order::topological(&listed, self.nodes.len(), |i| self.parents_of(i));
         Ok(order
             .into_iter()
             .filter(|&i| self.nodes[i].flags & UNINTERESTING == 0)

@@ -20,6 +20,8 @@ pub mod range;
 pub mod raw_tree;
 pub mod refs;
 pub mod tree_source;
+pub mod trees;
+mod walk_order;
 pub mod worktree_copy;
 
 use anyhow::bail;
@@ -46,6 +48,15 @@ pub(crate) fn text_blob<'r>(
         )));
     }
     repo.find_blob(id)
+}
+
+/// The bytes of the blob `id`.
+pub fn blob(repo: &Repository, id: Oid) -> Result<Vec<u8>, git2::Error> {
+    let object = repo.find_object(id, Some(git2::ObjectType::Blob))?;
+    let blob = object
+        .as_blob()
+        .ok_or_else(|| git2::Error::from_str("not a blob"))?;
+    Ok(blob.content().to_vec())
 }
 
 // The engine and the hooks pass these handles along (the repository a hook opened, the ids

@@ -16,23 +16,23 @@
 //! to one counts only when its harness sections differ (`crate::policy::harness`), compared with the
 //! same parent the tree entries were compared with.
 
-use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
-use git2::{ObjectType, Odb, Oid, Repository};
+use git2::{ObjectType, Oid};
 use globset::GlobSet;
 
 use crate::changes::{Change, ChangeKind, Class};
-use crate::git::fsck::{self, MalformedTree};
-use crate::git::pack::PackObjects;
 use crate::git::path_variants::{self, Component, Match, match_name};
 use crate::git::raw_tree::{RawEntry, RawTree};
+use crate::git::trees::{Trees, for_differing};
 use crate::policy::caseless::CaselessGlobSet;
 use crate::policy::harness::{Scope, Verdict};
 use crate::policy::ledger::{Policy, protect_glob_cased};
 use crate::workspace::normalize_rel;
+
+mod malformed;
 
 /// A protected path, or a glob with the literal directory it starts from.
 #[derive(Debug, Clone)]
@@ -438,7 +438,7 @@ fn section_verdict(
         ));
     }
     let blob = |e: Option<Entry>| -> Result<Option<git2::Blob>, git2::Error> {
-        e.map(|(id, _)| super::text_blob(trees.repo, id, &found.path))
+        e.map(|(id, _)| super::text_blob(trees.repo(), id, &found.path))
             .transpose()
     };
     let (new, old) = (blob(found.new)?, blob(found.old)?);
@@ -446,366 +446,6 @@ fn section_verdict(
         old.as_ref().map(|b| b.content()),
         new.as_ref().map(|b| b.content()),
     ))
-}
-
-impl ProtectedSet {
-    /// The malformed trees (git's fsck rules) that the tree `tree` brings on the way to
-    /// protected paths, against the trees `parents` of its commit's parents (none for a root
-    /// commit): the root, the directories along each protected path or a variant of it, and
-    /// every directory below a protected directory. A subtree identical to the same-named
-    /// entry of a parent is skipped: this commit did not bring it.
-    pub fn malformed_trees(
-        &self,
-        trees: &Trees,
-        tree: Oid,
-        parents: &[Oid],
-    ) -> Result<Vec<MalformedTree>, git2::Error> {
-        if parents.iter().any(|p| p.as_bytes() == tree.as_bytes()) {
-            return Ok(Vec::new());
-        }
-        let root = trees.get(tree)?;
-        let olds: Vec<Option<Rc<RawTree>>> = parents
-            .iter()
-            .map(|&p| trees.get(p).map(Some))
-            .collect::<Result<_, _>>()?;
-        let mut out = fsck::malformed(&root, "");
-        // Most commits bring no new directory under the top-level names protected paths
-        // start with: then the root was all there was to check.
-        let new_top = root.iter().any(|e| {
-            e.kind() == Some(ObjectType::Tree) && {
-                let name = e.entry_name();
-                self.tops
-                    .iter()
-                    .any(|top| match_name(name, std::slice::from_ref(top)) != Match::No)
-                    && !olds.iter().flatten().any(|old| {
-                        lookup(old, e.name_bytes())
-                            .is_some_and(|(id, _)| id.as_bytes() == e.id().as_bytes())
-                    })
-            }
-        });
-        if !new_top && self.rules.iter().all(|r| !r.components.is_empty()) {
-            return Ok(out);
-        }
-        let mut walk = FsckWalk {
-            trees,
-            checked: OidSet::from_iter([root.id()]),
-            below: OidSet::default(),
-            out: std::mem::take(&mut out),
-        };
-        let paths: Vec<&[Component]> = self.rules.iter().map(|r| &r.components[..]).collect();
-        walk.along(&root, &olds, &paths, "")?;
-        Ok(walk.out)
-    }
-}
-
-/// The walk behind `ProtectedSet::malformed_trees`.
-struct FsckWalk<'a, 'r> {
-    trees: &'a Trees<'r>,
-    /// Trees already checked, and trees whose subdirectories were already walked (rules
-    /// share directories).
-    checked: OidSet,
-    below: OidSet,
-    out: Vec<MalformedTree>,
-}
-
-/// A set of object ids, hashed by foldhash (SipHash on every tree of a commit's walk cost
-/// more than the lookups saved), randomly seeded (a pusher can grind ids).
-type OidSet = HashSet<Oid, foldhash::fast::RandomState>;
-
-impl<'r> FsckWalk<'_, 'r> {
-    fn check(&mut self, tree: &RawTree, path: &str) {
-        if self.checked.insert(tree.id()) {
-            self.out.extend(fsck::malformed(tree, path));
-        }
-    }
-
-    /// Checks `new` (at `path`) and the directories along each of `paths` (what is left of
-    /// each protected path) below it that differ from the same-named directory of every tree
-    /// in `olds`. All paths are followed in one pass over each directory.
-    fn along(
-        &mut self,
-        new: &RawTree,
-        olds: &[Option<Rc<RawTree>>],
-        paths: &[&[Component]],
-        path: &str,
-    ) -> Result<(), git2::Error> {
-        self.check(new, path);
-        if paths.iter().any(|p| p.is_empty()) {
-            // A protected directory: everything below it counts.
-            return self.below(new, olds, path);
-        }
-        let mut rests: Vec<&[Component]> = Vec::new();
-        let brought = self.brought(new, olds);
-        for entry in brought.0.iter().filter_map(|&i| new.get(i)) {
-            if entry.kind() != Some(ObjectType::Tree) {
-                continue;
-            }
-            let name = entry.name_bytes();
-            let classified = entry.entry_name();
-            rests.clear();
-            for &p in paths {
-                let taken = match match_name(classified, p) {
-                    Match::No => continue,
-                    Match::Exact => 1,
-                    Match::Variant(n) => n,
-                };
-                rests.push(&p[taken..]);
-            }
-            if rests.is_empty() {
-                continue;
-            }
-            let Some(subs) = self.counterparts(&entry, olds)? else {
-                continue;
-            };
-            let sub = self.trees.get(entry.id())?;
-            self.along(&sub, &subs, &rests, &join(path, name))?;
-        }
-        Ok(())
-    }
-
-    /// Checks every directory below `new` that differs from its counterpart in `olds`.
-    fn below(
-        &mut self,
-        new: &RawTree,
-        olds: &[Option<Rc<RawTree>>],
-        path: &str,
-    ) -> Result<(), git2::Error> {
-        if !self.below.insert(new.id()) {
-            return Ok(());
-        }
-        let brought = self.brought(new, olds);
-        for entry in brought.0.iter().filter_map(|&i| new.get(i)) {
-            if entry.kind() != Some(ObjectType::Tree) {
-                continue;
-            }
-            let Some(subs) = self.counterparts(&entry, olds)? else {
-                continue;
-            };
-            let sub = self.trees.get(entry.id())?;
-            let sub_path = join(path, entry.name_bytes());
-            self.check(&sub, &sub_path);
-            self.below(&sub, &subs, &sub_path)?;
-        }
-        Ok(())
-    }
-
-    /// The entries of `new` (in `.0`) that are not the same entry, at the same place, in the
-    /// first of `olds` (all of them when it has no such directory): the only ones that can
-    /// be new to the commit.
-    fn brought(&self, new: &RawTree, olds: &[Option<Rc<RawTree>>]) -> Rc<Differing> {
-        let first = olds.first().cloned().flatten();
-        self.trees.differing(Some(new), first.as_deref())
-    }
-
-    /// The directories named like `entry` in `olds`; `None` when one of them is `entry`'s
-    /// own tree (nothing new below).
-    fn counterparts(
-        &self,
-        entry: &RawEntry,
-        olds: &[Option<Rc<RawTree>>],
-    ) -> Result<Option<Vec<Option<Rc<RawTree>>>>, git2::Error> {
-        let mut subs = Vec::with_capacity(olds.len());
-        for old in olds {
-            let sub = match old.as_ref().and_then(|o| lookup(o, entry.name_bytes())) {
-                Some((id, _)) if id.as_bytes() == entry.id().as_bytes() => return Ok(None),
-                Some((id, mode)) if mode == TREE_MODE => Some(self.trees.get(id)?),
-                _ => None,
-            };
-            subs.push(sub);
-        }
-        Ok(Some(subs))
-    }
-}
-
-/// Trees read lately, by id. Judging a range newest first reads each tree twice in a row:
-/// as a commit's, then as its parent's when the parent is judged; and the fsck walk reads
-/// again the trees the comparison just read. The second time they are here. (libgit2's own
-/// object cache is turned off while a range is judged: keeping every object it reads costs
-/// more than it saves.) Trees are read raw and parsed by `RawTree`.
-pub struct Trees<'r> {
-    repo: &'r Repository,
-    odb: Odb<'r>,
-    /// Trees read out of the pack files here, the rest through `odb`.
-    packs: Readers<'r>,
-    held: RefCell<Held>,
-    /// `RawTree::differing_indices` of the last pairs of trees (new, old) compared: the rules
-    /// that share a directory (four under a busy `tests/`) and the malformed-tree walk
-    /// compare the same few pairs for each commit.
-    differing: RefCell<VecDeque<Compared>>,
-    /// Trees read from the object database (what the walks' shortcuts exist to keep small).
-    reads: Cell<usize>,
-}
-
-/// The trees held, and the order they came in (the oldest is dropped first).
-#[derive(Default)]
-struct Held {
-    by_id: HashMap<Oid, Rc<RawTree>, foldhash::fast::RandomState>,
-    order: VecDeque<Oid>,
-}
-
-/// A [`PackObjects`] for the object directories git's environment names, opened when first
-/// read (`None` inside: the environment names none).
-#[derive(Default)]
-pub struct PackReader(RefCell<Option<Option<PackObjects>>>);
-
-impl PackReader {
-    fn read(&self, repo: &Repository, id: Oid, kind: ObjectType) -> Option<Rc<[u8]>> {
-        let mut packs = self.0.borrow_mut();
-        let packs = packs.get_or_insert_with(|| {
-            crate::git::env_object_dirs(repo).map(|dirs| PackObjects::open(&dirs))
-        });
-        packs.as_mut()?.read(id, kind)
-    }
-}
-
-/// The pack reader a [`Trees`] reads through.
-enum Readers<'r> {
-    Own(Box<PackReader>),
-    Lent(&'r PackReader),
-}
-
-/// The indices of the entries of two trees that can differ, for each tree.
-type Differing = (Vec<usize>, Vec<usize>);
-
-/// A pair of trees (new, old) and their `Differing`.
-type Compared = ((Oid, Oid), Rc<Differing>);
-
-/// Enough for the directories along the protected paths that one commit changes.
-const REMEMBERED_PAIRS: usize = 8;
-
-/// Enough for every directory a few commits change, both sides, and a merge's parents
-/// (a few MiB for the busiest directories of the benchmarks' histories).
-const HELD_TREES: usize = 512;
-
-impl<'r> Trees<'r> {
-    /// The repository the trees are read from.
-    pub fn repo(&self) -> &'r Repository {
-        self.repo
-    }
-
-    pub fn new(repo: &'r Repository) -> Result<Trees<'r>, git2::Error> {
-        Ok(Trees {
-            repo,
-            odb: repo.odb()?,
-            packs: Readers::Own(Box::default()),
-            held: RefCell::new(Held::default()),
-            differing: RefCell::default(),
-            reads: Cell::new(0),
-        })
-    }
-
-    /// Like [`Trees::new`], reading packs through `packs`, which a thread keeps across the
-    /// blocks of commits it walks (its mapped packs and the objects it rebuilt stay).
-    pub fn with_packs(
-        repo: &'r Repository,
-        packs: &'r PackReader,
-    ) -> Result<Trees<'r>, git2::Error> {
-        let mut trees = Trees::new(repo)?;
-        trees.packs = Readers::Lent(packs);
-        Ok(trees)
-    }
-
-    /// How many trees were read from the object database so far (the unit tests hold the
-    /// walks' shortcuts with it).
-    #[cfg(test)]
-    pub fn reads(&self) -> usize {
-        self.reads.get()
-    }
-
-    /// The tree `id`.
-    pub fn get(&self, id: Oid) -> Result<Rc<RawTree>, git2::Error> {
-        let mut held = self.held.borrow_mut();
-        if let Some(tree) = held.by_id.get(&id) {
-            return Ok(Rc::clone(tree));
-        }
-        let tree = Rc::new(self.read(id)?);
-        self.reads.set(self.reads.get() + 1);
-        if held.order.len() == HELD_TREES {
-            if let Some(oldest) = held.order.pop_front() {
-                held.by_id.remove(&oldest);
-            }
-        }
-        held.order.push_back(id);
-        held.by_id.insert(id, Rc::clone(&tree));
-        Ok(tree)
-    }
-
-    /// Reads tree `id` out of a pack here when it can, else through libgit2 (which also words
-    /// every error).
-    fn read(&self, id: Oid) -> Result<RawTree, git2::Error> {
-        if let Some(data) = self.packed(id, ObjectType::Tree) {
-            if let Ok(tree) = RawTree::from_bytes(id, data) {
-                return Ok(tree);
-            }
-        }
-        RawTree::read(&self.odb, id)
-    }
-
-    /// The bytes of the blob `id`, out of a pack here when it can, else through libgit2.
-    pub fn blob(&self, id: Oid) -> Result<Vec<u8>, git2::Error> {
-        match self.packed(id, ObjectType::Blob) {
-            Some(data) => Ok(data.to_vec()),
-            None => crate::git::changed::blob(self.repo, id),
-        }
-    }
-
-    /// Object `id`, if it is a `kind` the pack reader reads (`PackObjects::read`).
-    fn packed(&self, id: Oid, kind: ObjectType) -> Option<Rc<[u8]>> {
-        let packs: &PackReader = match &self.packs {
-            Readers::Own(packs) => packs,
-            Readers::Lent(packs) => packs,
-        };
-        packs.read(self.repo, id, kind)
-    }
-
-    /// The indices of the entries of `new` and of `old` that can differ
-    /// (`RawTree::differing_indices`): all of a tree the other side lacks.
-    fn differing(&self, new: Option<&RawTree>, old: Option<&RawTree>) -> Rc<Differing> {
-        let all = |tree: Option<&RawTree>| (0..tree.map_or(0, RawTree::len)).collect();
-        let (Some(new), Some(old)) = (new, old) else {
-            return Rc::new((all(new), all(old)));
-        };
-        let key = (new.id(), old.id());
-        let mut memo = self.differing.borrow_mut();
-        if let Some((_, found)) = memo.iter().find(|(k, _)| *k == key) {
-            return Rc::clone(found);
-        }
-        let found = Rc::new(new.differing_indices(old));
-        if memo.len() == REMEMBERED_PAIRS {
-            memo.pop_front();
-        }
-        memo.push_back((key, Rc::clone(&found)));
-        found
-    }
-
-    /// The id of the entry at `path` in the tree `tree`, found as libgit2's lookup by path
-    /// finds it; `None` when there is none. A tree along the path that cannot be read is an
-    /// error.
-    pub fn entry_id(&self, tree: Oid, path: &str) -> Result<Option<Oid>, git2::Error> {
-        let mut tree = self.get(tree)?;
-        let mut names = path.split('/').peekable();
-        while let Some(name) = names.next() {
-            let Some(entry) = tree.get_name_bytes(name.as_bytes()) else {
-                return Ok(None);
-            };
-            if names.peek().is_none() {
-                return Ok(Some(entry.id()));
-            }
-            if !entry.is_dir() {
-                return Ok(None);
-            }
-            let id = entry.id();
-            tree = self.get(id)?;
-        }
-        Ok(None)
-    }
-
-    /// The text (lossily decoded) of the blob at `path` in the tree `tree`; `None` when
-    /// nothing is there or it is not a blob.
-    pub fn blob_text(&self, tree: Oid, path: &str) -> Result<Option<String>, git2::Error> {
-        let tree = self.repo.find_tree(tree)?;
-        super::commit::tree_blob_text(self.repo, &tree, path)
-    }
 }
 
 /// An entry: object id, file mode.
@@ -1115,23 +755,6 @@ fn git_order_of(a: &[u8], a_dir: bool, b: &[u8], b_dir: bool) -> Ordering {
     })
 }
 
-/// Calls `each` with the entries in which `new` and `old` can differ (`Trees::differing`).
-fn for_differing<'t>(
-    trees: &Trees,
-    new: Option<&'t RawTree>,
-    old: Option<&'t RawTree>,
-    mut each: impl FnMut(RawEntry<'t>),
-) {
-    let differing = trees.differing(new, old);
-    for (tree, at) in [(new, &differing.0), (old, &differing.1)] {
-        for &i in at {
-            if let Some(entry) = tree.and_then(|t| t.get(i)) {
-                each(entry);
-            }
-        }
-    }
-}
-
 fn entry(e: &RawEntry) -> Entry {
     let mode = if e.kind() == Some(ObjectType::Tree) {
         TREE_MODE
@@ -1169,6 +792,7 @@ fn join(prefix: &str, name: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::policy::ledger::PolicySource;
+    use git2::Repository;
 
     /// Harness files named where they are: no glob walks from the root.
     const NARROW_LEDGER: &str = r#"version = 1

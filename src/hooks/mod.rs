@@ -6,6 +6,7 @@ pub mod audit_log;
 pub mod pre_commit;
 pub mod pre_push;
 pub mod pre_receive;
+pub mod push_lines;
 pub mod server;
 
 /// The artifacts the ledger's `[artifacts]` names that exist in `dir` (the server's artifact
@@ -197,7 +198,7 @@ mod tests {
             "standard input is not text: expected `<old> <new> <ref>` lines"
         );
         let push = |text: &str| {
-            crate::hooks::pre_push::parse_lines(&mut text.as_bytes())
+            crate::hooks::push_lines::parse_lines(&mut text.as_bytes())
                 .unwrap_err()
                 .to_string()
         };

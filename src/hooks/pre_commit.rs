@@ -15,7 +15,7 @@
 //! its hooks. The server's pre-receive judges those; `install.sh --hooks` judges every line.
 
 use crate::hooks::parse_id;
-use crate::hooks::pre_push::PushLine;
+use crate::hooks::push_lines::PushLine;
 
 pub const REMOTE_NAME: &str = "PRE_COMMIT_REMOTE_NAME";
 pub const REMOTE_BRANCH: &str = "PRE_COMMIT_REMOTE_BRANCH";
