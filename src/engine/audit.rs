@@ -12,7 +12,7 @@ use crate::engine::adoption;
 use crate::engine::ahead::{self, Ahead};
 use crate::engine::bots;
 use crate::engine::context::{WhoContext, base_of, commit_signature, load_policy, load_signers};
-use crate::engine::merges::{self, GitMerges};
+use crate::engine::merges::{self, AgentMerge, GitMerges};
 use crate::engine::retest;
 use crate::engine::score::{Artifacts, Scored, floor, score_tree};
 use crate::engine::tip_tests::{attribute_baseline_findings, mark_rewritten_frozen_tests};
@@ -26,6 +26,7 @@ use crate::git::range::{self, Commits};
 use crate::git::tree_source::GitTree;
 use crate::git::trees::Trees;
 use crate::git::{self, Oid, Repository};
+use crate::policy::agents::Identity;
 use crate::policy::diff::{self, PolicyChange};
 use crate::policy::freeze::FreezeFile;
 use crate::policy::ledger::{DEFAULT_LEDGER_PATH, Policy, PolicySource};
@@ -213,44 +214,21 @@ fn judge_ahead(
         Some(p) => p,
         None => load_policy(base_tree.as_ref(), &ledger_path, base_short.as_deref())?,
     };
-    // Where the policy came from: its freeze settings and allowed signers apply with it.
-    let policy_tree = match opts.policy_revision.filter(|&r| Some(r) != base) {
-        Some(r) => Some(GitTree::new(
-            repo,
-            r,
-            format!("commit {}", git::short_id(repo, r)),
-        )?),
-        None => None,
-    };
-    let policy_tree = policy_tree.as_ref().or(base_tree.as_ref());
     let protected = ProtectedSet::new(&policy, &ledger_path);
     let restore_from = base_short.clone().unwrap_or_else(|| "--root".to_string());
-
     let mut findings = Vec::new();
     let mut summaries = Vec::new();
     let mut policy_changes = Vec::new();
     let mut agent_added_leases = 0;
-    let reject_if_agent_adds_lease = match policy_tree {
-        Some(t) => load_freeze(t, &policy)
-            .map(|f| f.reject_if_agent_adds_lease)
-            .unwrap_or(true),
-        None => true,
-    };
+    let (reject_if_agent_adds_lease, signers) =
+        what_the_policy_brings(repo, opts, base, base_tree.as_ref(), &policy)?;
     let input = ProvenanceInput {
         trailers: &policy.trailers,
         reject_if_agent_adds_lease,
         seeds: policy.properties.seeds.as_deref(),
         property_files: &policy.properties.files,
     };
-
-    // Signatures are checked when the policy needs proof of a human, or names signers.
-    let needs_proof = policy.humans.require_signature || policy.agents.default_agent;
-    let signers = load_signers(
-        policy_tree,
-        &policy,
-        opts.allowed_signers.as_deref(),
-        needs_proof,
-    )?;
+    let needs_proof = needs_proof(&policy);
 
     let ctx = CommitContext {
         policy: &policy,
@@ -280,31 +258,9 @@ fn judge_ahead(
     let mut weakened = weakened::Judge::new(repo, commits, &judge_who, &restore_from);
     let mut outcomes = judge_commits(repo, commits, &ctx, Some(&mut weakened), ahead)?;
     let weakened = weakened.finish();
-    // A ledger changed inside the range may protect more (a new freeze file path, new
-    // [protect] globs): what any ledger version in the range protects is protected for the
-    // whole range, so a later commit cannot edit what an earlier one newly named.
-    let mut widened = protected.clone();
-    let mut grew = false;
-    for (outcome, &id) in outcomes.iter().zip(commits.ids()) {
-        let changed_ledger = outcome.summary.as_ref().is_some_and(|summary| {
-            summary
-                .protected_changes
-                .iter()
-                .any(|c| c.path == ledger_path && c.kind != ChangeKind::Deleted)
-        });
-        if !changed_ledger {
-            continue;
-        }
-        let Some(text) = commit::blob_text(repo, id, &ledger_path)? else {
-            continue;
-        };
-        // A ledger that does not parse protects nothing more; the tip's own check of it
-        // (and the next push, judged by it) fail closed.
-        if let Ok(newer) = Policy::parse(Path::new(&ledger_path), &text, PolicySource::Embedded) {
-            grew |= widened.extend(ProtectedSet::new(&newer, &ledger_path));
-        }
-    }
-    if grew {
+    if let Some(widened) =
+        widened_by_range_ledgers(repo, commits, &outcomes, &protected, &ledger_path)?
+    {
         let ctx = CommitContext {
             protected: &widened,
             ..ctx
@@ -318,88 +274,23 @@ fn judge_ahead(
         policy_changes.extend(outcome.policy_changes);
     }
 
-    // The tip, as it would be merged: fixtures from its tree, artifacts when given.
-    let tip_short = git::short_id(repo, tip);
-    let mut tip_tree = GitTree::new(repo, tip, format!("commit {tip_short}"))?;
-    if let Some(base_tree) = base_tree.as_ref().filter(|_| opts.trust_base_fixtures) {
-        // The base passed the gate when it landed, so its fixtures matched its lockfile:
-        // only blobs changed since then are hashed again.
-        if let Ok(lock) = load_lockfile(base_tree, &policy) {
-            tip_tree.trust(base_tree, &lock.entries);
-        }
-    }
-    let mut artifacts = opts.artifacts.clone();
-    artifacts.expect_evidence = artifacts.any();
-    // What the range broke in the tip (a policy file the base holds intact, a fixture that
-    // is not a regular file) is a finding. Artifacts that cannot be read, or policy files
-    // already broken in the base, leave the tip unjudged; what the commits did still stands
-    // (and rejects): that is what the pusher has to fix first.
-    let scored = Scored::RangeTip {
-        base: base_tree.as_ref().map(|t| t as &dyn Source),
-    };
     findings.extend(weakened.rejects);
-    let mut warnings = Vec::new();
-    let (stats, unjudged) = match score_tree(&tip_tree, scored, &policy, &artifacts, today) {
-        Ok(mut evaluation) => {
-            for list in [&mut evaluation.findings, &mut evaluation.warnings] {
-                attribute_baseline_findings(
-                    repo,
-                    commits,
-                    &judge_who,
-                    base_tree.as_ref(),
-                    &tip_tree,
-                    &restore_from,
-                    list,
-                )?;
-            }
-            warnings = evaluation.warnings;
-            if let Some(base_tree) = &base_tree {
-                mark_rewritten_frozen_tests(
-                    &mut evaluation.findings,
-                    &evaluation.passing_frozen,
-                    &policy.freeze.file,
-                    base_tree,
-                    &tip_tree,
-                    &restore_from,
-                );
-            }
-            findings.extend(evaluation.findings);
-            // The humans' tests, run against the range's code (`guard retest`'s reports).
-            let scope = retest::Scope {
-                base,
-                tip,
-                base_short: base_short.clone(),
-                base_tree: base_tree.as_ref(),
-                commits: commits.ids(),
-            };
-            findings.extend(retest::judge_reports(repo, scope, &judge_who, &artifacts)?);
-            (evaluation.stats, None)
-        }
-        Err(e) => (
-            Stats::unknown(today, Some(floor(&policy, &artifacts))),
-            Some(ErrorReport::from(&e)),
-        ),
+    let tip_side = TipSide {
+        base_short: base_short.as_deref(),
+        base_tree: base_tree.as_ref(),
+        restore_from: &restore_from,
+        ledger_path: &ledger_path,
     };
-    let mut stats = stats;
-    stats.agent_added_leases = Some(agent_added_leases);
-    findings.extend(ledger_removed(base_tree.as_ref(), &tip_tree, &ledger_path));
-    findings.extend(tip_ledger_findings(
+    let (mut warnings, mut stats, unjudged) = judge_tip(
         repo,
-        &policy,
-        base_tree.as_ref(),
-        (&tip_tree, tip),
-        &ledger_path,
-        opts.allowed_signers.is_none(),
-    )?);
-    // The trees the tip was scored from: a malformed one (say, from before the range) is
-    // read as a checkout writes it, and still refused.
-    let tip_malformed = tip_tree.malformed();
-    if !tip_malformed.is_empty() {
-        let subject = Commit::find(repo, tip)?.summary();
-        let more = malformed::findings(&tip_short, &subject, &tip_malformed, &findings);
-        findings.extend(more);
-    }
-
+        judged,
+        opts,
+        today,
+        &judge_who,
+        &tip_side,
+        &mut findings,
+    )?;
+    stats.agent_added_leases = Some(agent_added_leases);
     warnings.extend(weakened.warnings);
     let mut report = Report::judged(&policy, findings, warnings, stats);
     report.unjudged = unjudged;
@@ -412,6 +303,194 @@ fn judge_ahead(
         policy_changes,
     });
     Ok(report)
+}
+
+/// Signatures are checked when the policy needs proof of a human, or names signers.
+fn needs_proof(policy: &Policy) -> bool {
+    policy.humans.require_signature || policy.agents.default_agent
+}
+
+/// What comes with the policy from where it was read (the policy revision, else the base):
+/// its freeze file's `reject_if_agent_adds_lease` (true when it cannot be read) and the
+/// allowed signers.
+fn what_the_policy_brings(
+    repo: &Repository,
+    opts: &CheckOptions,
+    base: Option<Oid>,
+    base_tree: Option<&GitTree>,
+    policy: &Policy,
+) -> anyhow::Result<(bool, Option<AllowedSigners>)> {
+    let policy_tree = match opts.policy_revision.filter(|&r| Some(r) != base) {
+        Some(r) => Some(GitTree::new(
+            repo,
+            r,
+            format!("commit {}", git::short_id(repo, r)),
+        )?),
+        None => None,
+    };
+    let policy_tree = policy_tree.as_ref().or(base_tree);
+    let reject_if_agent_adds_lease = match policy_tree {
+        Some(t) => load_freeze(t, policy)
+            .map(|f| f.reject_if_agent_adds_lease)
+            .unwrap_or(true),
+        None => true,
+    };
+    let signers = load_signers(
+        policy_tree,
+        policy,
+        opts.allowed_signers.as_deref(),
+        needs_proof(policy),
+    )?;
+    Ok((reject_if_agent_adds_lease, signers))
+}
+
+/// What the tip's side of a range is judged from: the base, and names for it.
+struct TipSide<'a> {
+    base_short: Option<&'a str>,
+    base_tree: Option<&'a GitTree<'a>>,
+    restore_from: &'a str,
+    ledger_path: &'a str,
+}
+
+/// The tip, as it would be merged: its fixtures and policy files from its tree, the
+/// artifacts when given, the humans' tests run against it (`guard retest`'s reports), and
+/// the tip's findings tied to the commits that made them. Appends to `findings` (what the
+/// commits found is already there: the tip's malformed trees are not reported twice) and
+/// returns the warnings, the figures, and why the tip could not be scored, if so.
+fn judge_tip(
+    repo: &Repository,
+    judged: &Judged,
+    opts: &CheckOptions,
+    today: Date,
+    judge_who: &WhoContext,
+    side: &TipSide,
+    findings: &mut Vec<Finding>,
+) -> anyhow::Result<(Vec<Finding>, Stats, Option<ErrorReport>)> {
+    let Judged {
+        base, tip, commits, ..
+    } = *judged;
+    let policy = judge_who.policy;
+    let TipSide {
+        base_short,
+        base_tree,
+        restore_from,
+        ledger_path,
+    } = *side;
+    // The tip, as it would be merged: fixtures from its tree, artifacts when given.
+    let tip_short = git::short_id(repo, tip);
+    let mut tip_tree = GitTree::new(repo, tip, format!("commit {tip_short}"))?;
+    if let Some(base_tree) = base_tree.filter(|_| opts.trust_base_fixtures) {
+        // The base passed the gate when it landed, so its fixtures matched its lockfile:
+        // only blobs changed since then are hashed again.
+        if let Ok(lock) = load_lockfile(base_tree, policy) {
+            tip_tree.trust(base_tree, &lock.entries);
+        }
+    }
+    let mut artifacts = opts.artifacts.clone();
+    artifacts.expect_evidence = artifacts.any();
+    // What the range broke in the tip (a policy file the base holds intact, a fixture that
+    // is not a regular file) is a finding. Artifacts that cannot be read, or policy files
+    // already broken in the base, leave the tip unjudged; what the commits did still stands
+    // (and rejects): that is what the pusher has to fix first.
+    let scored = Scored::RangeTip {
+        base: base_tree.map(|t| t as &dyn Source),
+    };
+    let mut warnings = Vec::new();
+    let (stats, unjudged) = match score_tree(&tip_tree, scored, policy, &artifacts, today) {
+        Ok(mut evaluation) => {
+            for list in [&mut evaluation.findings, &mut evaluation.warnings] {
+                attribute_baseline_findings(
+                    repo,
+                    commits,
+                    judge_who,
+                    base_tree,
+                    &tip_tree,
+                    restore_from,
+                    list,
+                )?;
+            }
+            warnings = evaluation.warnings;
+            if let Some(base_tree) = base_tree {
+                mark_rewritten_frozen_tests(
+                    &mut evaluation.findings,
+                    &evaluation.passing_frozen,
+                    &policy.freeze.file,
+                    base_tree,
+                    &tip_tree,
+                    restore_from,
+                );
+            }
+            findings.extend(evaluation.findings);
+            // The humans' tests, run against the range's code (`guard retest`'s reports).
+            let scope = retest::Scope {
+                base,
+                tip,
+                base_short: base_short.map(str::to_string),
+                base_tree,
+                commits: commits.ids(),
+            };
+            findings.extend(retest::judge_reports(repo, scope, judge_who, &artifacts)?);
+            (evaluation.stats, None)
+        }
+        Err(e) => (
+            Stats::unknown(today, Some(floor(policy, &artifacts))),
+            Some(ErrorReport::from(&e)),
+        ),
+    };
+    findings.extend(ledger_removed(base_tree, &tip_tree, ledger_path));
+    findings.extend(tip_ledger_findings(
+        repo,
+        policy,
+        base_tree,
+        (&tip_tree, tip),
+        ledger_path,
+        opts.allowed_signers.is_none(),
+    )?);
+    // The trees the tip was scored from: a malformed one (say, from before the range) is
+    // read as a checkout writes it, and still refused.
+    let tip_malformed = tip_tree.malformed();
+    if !tip_malformed.is_empty() {
+        let subject = Commit::find(repo, tip)?.summary();
+        let more = malformed::findings(&tip_short, &subject, &tip_malformed, findings);
+        findings.extend(more);
+    }
+
+    Ok((warnings, stats, unjudged))
+}
+
+/// A ledger changed inside the range may protect more (a new freeze file path, new
+/// [protect] globs): what any ledger version in the range protects is protected for the
+/// whole range, so a later commit cannot edit what an earlier one newly named. The set
+/// widened by every version the range's commits wrote; `None` when none protects more.
+fn widened_by_range_ledgers(
+    repo: &Repository,
+    commits: &Commits,
+    outcomes: &[CommitOutcome],
+    protected: &ProtectedSet,
+    ledger_path: &str,
+) -> anyhow::Result<Option<ProtectedSet>> {
+    let mut widened = protected.clone();
+    let mut grew = false;
+    for (outcome, &id) in outcomes.iter().zip(commits.ids()) {
+        let changed_ledger = outcome.summary.as_ref().is_some_and(|summary| {
+            summary
+                .protected_changes
+                .iter()
+                .any(|c| c.path == ledger_path && c.kind != ChangeKind::Deleted)
+        });
+        if !changed_ledger {
+            continue;
+        }
+        let Some(text) = commit::blob_text(repo, id, ledger_path)? else {
+            continue;
+        };
+        // A ledger that does not parse protects nothing more; the tip's own check of it
+        // (and the next push, judged by it) fail closed.
+        if let Ok(newer) = Policy::parse(Path::new(ledger_path), &text, PolicySource::Embedded) {
+            grew |= widened.extend(ProtectedSet::new(&newer, ledger_path));
+        }
+    }
+    Ok(grew.then_some(widened))
 }
 
 /// What judging needs beside the commit itself.
@@ -435,6 +514,18 @@ struct CommitOutcome {
     /// `None` for a commit that changes no protected path, unless every commit is described.
     summary: Option<CommitSummary>,
     policy_changes: Vec<FileChanges>,
+}
+
+impl CommitOutcome {
+    /// A commit that changes nothing protected: no rule applies.
+    fn nothing() -> CommitOutcome {
+        CommitOutcome {
+            findings: Vec::new(),
+            leases_added: 0,
+            summary: None,
+            policy_changes: Vec::new(),
+        }
+    }
 }
 
 /// Judges `commits` and returns the outcomes oldest first. A long range's trees are compared
@@ -525,6 +616,41 @@ struct Origins<'r> {
     merges: GitMerges<'r>,
 }
 
+/// Who made a commit, as far as the gate can tell.
+struct Provenance {
+    /// Its signature, when signatures are checked.
+    signature: Option<SignatureStatus>,
+    verified: bool,
+    /// Why the ledger's `[agents]` patterns name it an agent's.
+    pattern_agent: Option<String>,
+    /// Why it counts as an agent's: a pattern, or no proof of a human where the ledger asks.
+    agent: Option<String>,
+}
+
+fn provenance_of(commit: &Commit, who: &Identity, ctx: &CommitContext) -> Provenance {
+    let signature = ctx
+        .signers
+        .map(|s| commit_signature(commit, s, ctx.signatures_valid_at));
+    let verified = signature.as_ref().is_some_and(SignatureStatus::is_verified);
+    let pattern_agent = ctx.policy.agents.matched_agent(who);
+    let agent = pattern_agent.clone().or_else(|| {
+        (ctx.needs_proof && !verified).then(|| {
+            let why = signature
+                .as_ref()
+                .map_or("not signed".to_string(), SignatureStatus::describe);
+            format!(
+                "not proven human ({why}); the ledger asks for a signature by an allowed signer"
+            )
+        })
+    });
+    Provenance {
+        signature,
+        verified,
+        pattern_agent,
+        agent,
+    }
+}
+
 /// Judges commit `k` of `commits`, given what it `brought`: who made it, its signature, and
 /// what it did to the freeze file and lockfile.
 fn judge_commit(
@@ -545,33 +671,19 @@ fn judge_commit(
     if changes.is_empty() && malformed.is_empty() && against_parents.is_empty() && !ctx.describe_all
     {
         // Nothing protected changed: no rule applies, and the commit object is not read.
-        return Ok(CommitOutcome {
-            findings: Vec::new(),
-            leases_added: 0,
-            summary: None,
-            policy_changes: Vec::new(),
-        });
+        return Ok(CommitOutcome::nothing());
     }
     let id = commits.ids()[k];
     let commit = Commit::find(repo, id)?;
     let short = commit.short_id();
     let subject = commit.summary();
     let who = commit.identity(ctx.pusher);
-    let signature = ctx
-        .signers
-        .map(|s| commit_signature(&commit, s, ctx.signatures_valid_at));
-    let verified = signature.as_ref().is_some_and(SignatureStatus::is_verified);
-    let pattern_agent = ctx.policy.agents.matched_agent(&who);
-    let agent = pattern_agent.clone().or_else(|| {
-        (ctx.needs_proof && !verified).then(|| {
-            let why = signature
-                .as_ref()
-                .map_or("not signed".to_string(), SignatureStatus::describe);
-            format!(
-                "not proven human ({why}); the ledger asks for a signature by an allowed signer"
-            )
-        })
-    });
+    let Provenance {
+        signature,
+        verified,
+        pattern_agent,
+        agent,
+    } = provenance_of(&commit, &who, ctx);
 
     // An agent's merge: what it holds that git's own merge of its parents does not give is
     // its own edit, and nothing else is (`Lineage`'s answer stands for the others).
@@ -589,12 +701,7 @@ fn judge_commit(
         changes = merge.own.clone();
     }
     if changes.is_empty() && malformed.is_empty() && !ctx.describe_all {
-        return Ok(CommitOutcome {
-            findings: Vec::new(),
-            leases_added: 0,
-            summary: None,
-            policy_changes: Vec::new(),
-        });
+        return Ok(CommitOutcome::nothing());
     }
 
     // A bot's commit: the one kind of change the ledger allows it on its paths is not an
@@ -620,6 +727,63 @@ fn judge_commit(
         .cloned()
         .collect();
 
+    let (leases_added, policy_changes) = policy_file_changes(
+        trees,
+        &mut origins.lineage,
+        agent_merge.as_ref(),
+        commits,
+        k,
+        &changes,
+        &short,
+        ctx,
+    )?;
+
+    let facts = CommitFacts {
+        short: short.clone(),
+        subject: subject.clone(),
+        agent: agent.clone(),
+        trailers: who.trailers.clone(),
+        changes: judged_changes,
+        leases_added,
+        base: ctx.restore_from.to_string(),
+        signature: (ctx.needs_proof && pattern_agent.is_none())
+            .then(|| signature.clone())
+            .flatten(),
+    };
+    let (mut findings, leases_added) = provenance::judge(&facts, &ctx.input);
+    findings.extend(malformed::findings(&short, &subject, &malformed, &[]));
+    let summary = Some(CommitSummary {
+        id: id.to_string(),
+        short,
+        subject,
+        author: format!("{} <{}>", who.author_name, who.author_email),
+        agent,
+        signature,
+        protected_changes: changes,
+    });
+    Ok(CommitOutcome {
+        findings,
+        leases_added,
+        summary,
+        policy_changes,
+    })
+}
+
+/// What commit `k` did to the freeze file and the lockfile, each described against the
+/// version it replaced (for an agent's merge, git's merge of its parents): the leases it adds
+/// that no other current parent has, and each file's changes.
+#[allow(clippy::too_many_arguments)]
+fn policy_file_changes(
+    trees: &Trees,
+    lineage: &mut Lineage,
+    agent_merge: Option<&AgentMerge>,
+    commits: &Commits,
+    k: usize,
+    changes: &[Change],
+    short: &str,
+    ctx: &CommitContext,
+) -> anyhow::Result<(Vec<String>, Vec<FileChanges>)> {
+    let (tree, parent_trees) = commits.trees(k);
     let mut leases_added = Vec::new();
     let mut policy_changes = Vec::new();
     for path in [&ctx.policy.freeze.file, &ctx.policy.fixtures.lockfile] {
@@ -628,7 +792,7 @@ fn judge_commit(
         }
         // An agent's merge is described against git's merge of its parents where that is
         // clean: every lease it has that the merged file lacks, it adds.
-        let merged = match &agent_merge {
+        let merged = match agent_merge {
             Some(merge) => merge.merged_text(path)?,
             None => None,
         };
@@ -642,7 +806,7 @@ fn judge_commit(
                 .iter()
                 .map(|&t| trees.entry_id(t, path))
                 .collect::<Result<_, _>>()?;
-            origins.lineage.current_parents(k, path, &versions)?
+            lineage.current_parents(k, path, &versions)?
         } else {
             (0..parent_trees.len()).collect()
         };
@@ -686,7 +850,7 @@ fn judge_commit(
             diff::diff_lockfile(parse(&old).as_ref(), parse(&new).as_ref())
         };
         policy_changes.push(FileChanges {
-            commit: short.clone(),
+            commit: short.to_string(),
             path: path.clone(),
             changes: described,
             excerpt: diff::excerpt(
@@ -697,35 +861,7 @@ fn judge_commit(
         });
     }
 
-    let facts = CommitFacts {
-        short: short.clone(),
-        subject: subject.clone(),
-        agent: agent.clone(),
-        trailers: who.trailers.clone(),
-        changes: judged_changes,
-        leases_added,
-        base: ctx.restore_from.to_string(),
-        signature: (ctx.needs_proof && pattern_agent.is_none())
-            .then(|| signature.clone())
-            .flatten(),
-    };
-    let (mut findings, leases_added) = provenance::judge(&facts, &ctx.input);
-    findings.extend(malformed::findings(&short, &subject, &malformed, &[]));
-    let summary = Some(CommitSummary {
-        id: id.to_string(),
-        short,
-        subject,
-        author: format!("{} <{}>", who.author_name, who.author_email),
-        agent,
-        signature,
-        protected_changes: changes,
-    });
-    Ok(CommitOutcome {
-        findings,
-        leases_added,
-        summary,
-        policy_changes,
-    })
+    Ok((leases_added, policy_changes))
 }
 
 /// A ledger the base holds at `ledger_path` that the tip does not (or not as a regular file):

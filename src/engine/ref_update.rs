@@ -169,17 +169,7 @@ pub fn decide(
         return Ok(verdict);
     }
     let Some(new_id) = update.new else {
-        match deletion(push, policy, name) {
-            Some(deleted) => verdict
-                .findings
-                .push(push::ref_deletion(deleted, push.hook == Hook::PreReceive)),
-            None => {
-                verdict.deleted = update.old.map(str::to_string);
-                if push.deletions == (DeletionMemory::Unremembered { accepted: true }) {
-                    verdict.notes.push("deleted; the server has no guard.auditLog, so guard cannot remember it, and the ref made again later is judged as a new ref, not as the rewind it may be".to_string());
-                }
-            }
-        }
+        deleted(push, policy, update, &mut verdict);
         return Ok(verdict);
     };
     // Peeled only now: a deletion needs no commit (the ref may hold a blob or tree).
@@ -222,32 +212,7 @@ pub fn decide(
         };
         prior.push(push::artifacts_missing(place, &policy.artifacts.junit));
     }
-    // A push is an agent's when any identity the server names for it is: that one is
-    // matched (and named in the findings), else the first (the authenticated pusher).
-    let pusher = push
-        .identities
-        .iter()
-        .find(|id| policy.agents.pushers.first_match(id).is_some())
-        .or(push.identities.first());
-    // A base that came in by break-glass never passed the gate: hash its fixtures again.
-    let trust_base_fixtures = !base.is_some_and(|b| {
-        push.bypassed
-            .is_none_or(|ids| ids.contains("*") || ids.contains(&b.to_string()))
-    });
-    // A push brings few commits: each is described, so that the pusher learns who signed it.
-    let options = CheckOptions {
-        range: None,
-        ledger: ledger.map(str::to_string),
-        pusher: pusher.cloned(),
-        artifacts: gathered.artifacts,
-        allowed_signers: push.allowed_signers.clone(),
-        describe: Describe::AllWhenSigned,
-        two_threads: true,
-        policy_revision: revision,
-        // A key retired before the push signs nothing new, whatever date a commit claims.
-        signatures_valid_at: Some(push.now),
-        trust_base_fixtures,
-    };
+    let options = check_options(push, policy, base, revision, gathered.artifacts);
     let known = match base {
         Some(b) => vec![b],
         None => push.known_without_base.to_vec(),
@@ -276,6 +241,59 @@ pub fn decide(
     verdict.warnings = report.warnings;
     verdict.unjudged = report.unjudged.map(|e| e.to_string());
     Ok(verdict)
+}
+
+/// The verdict on deleting a protected ref: refused (`deletion`), or allowed and remembered
+/// (the old tip goes to the audit log), with a note when nothing can remember it.
+fn deleted(push: &PushFacts, policy: &Policy, update: &RefFacts, verdict: &mut RefVerdict) {
+    match deletion(push, policy, update.name) {
+        Some(deleted) => verdict
+            .findings
+            .push(push::ref_deletion(deleted, push.hook == Hook::PreReceive)),
+        None => {
+            verdict.deleted = update.old.map(str::to_string);
+            if push.deletions == (DeletionMemory::Unremembered { accepted: true }) {
+                verdict.notes.push("deleted; the server has no guard.auditLog, so guard cannot remember it, and the ref made again later is judged as a new ref, not as the rewind it may be".to_string());
+            }
+        }
+    }
+}
+
+/// How an update's commits are judged: who pushes, which signers count and when, whether
+/// the base's fixtures are trusted.
+fn check_options(
+    push: &PushFacts,
+    policy: &Policy,
+    base: Option<Oid>,
+    revision: Option<Oid>,
+    artifacts: Artifacts,
+) -> CheckOptions {
+    // A push is an agent's when any identity the server names for it is: that one is
+    // matched (and named in the findings), else the first (the authenticated pusher).
+    let pusher = push
+        .identities
+        .iter()
+        .find(|id| policy.agents.pushers.first_match(id).is_some())
+        .or(push.identities.first());
+    // A base that came in by break-glass never passed the gate: hash its fixtures again.
+    let trust_base_fixtures = !base.is_some_and(|b| {
+        push.bypassed
+            .is_none_or(|ids| ids.contains("*") || ids.contains(&b.to_string()))
+    });
+    // A push brings few commits: each is described, so that the pusher learns who signed it.
+    CheckOptions {
+        range: None,
+        ledger: push.ledger.map(str::to_string),
+        pusher: pusher.cloned(),
+        artifacts,
+        allowed_signers: push.allowed_signers.clone(),
+        describe: Describe::AllWhenSigned,
+        two_threads: true,
+        policy_revision: revision,
+        // A key retired before the push signs nothing new, whatever date a commit claims.
+        signatures_valid_at: Some(push.now),
+        trust_base_fixtures,
+    }
 }
 
 /// Why deleting `name` is refused, if it is. The default branch and the policy ref carry the
