@@ -132,18 +132,7 @@ pub fn score_tree(
     let leases = freeze.as_ref().unwrap_or(&empty);
     let active: Vec<&Lease> = rules::freeze::active_leases(leases, today);
 
-    let collected = match &artifacts.collected {
-        Some(path) => Some(read_collected(path)?),
-        None => None,
-    };
-    let in_collected: Option<Vec<bool>> = collected.as_ref().map(|ids| {
-        let keys: std::collections::HashSet<String> =
-            ids.iter().flat_map(|id| collected_keys(id)).collect();
-        active
-            .iter()
-            .map(|l| keys.contains(&id_key(&l.nodeid)))
-            .collect()
-    });
+    let (collected, in_collected) = collected_ids(artifacts, &active)?;
 
     let packages = member_packages(source, &policy.properties)?;
     let mut acc = Accumulator::new(&active, &policy.properties, &packages, collected.as_deref());
@@ -157,21 +146,7 @@ pub fn score_tree(
             read_junit(path, &mut |case| record(&mut baseline_tests, case))?;
         }
     }
-    if artifacts.junit.is_empty() && artifacts.expect_evidence {
-        findings.push(rules::evidence::test_failures::junit_missing(
-            &TestRunner::detect(source).junit_hint(),
-        ));
-    }
-    for path in &artifacts.junit {
-        let read = read_junit(path, &mut |case| acc.add(case))?;
-        acc.add_counts(read.counts);
-        let shown = path.display().to_string();
-        acc.suite_failures.extend(
-            read.suite_failures
-                .into_iter()
-                .map(|failure| (shown.clone(), failure)),
-        );
-    }
+    read_reports(source, artifacts, &mut acc, &mut findings)?;
     let have_reports = !artifacts.junit.is_empty();
 
     let mut lease_counts = None;
@@ -203,47 +178,19 @@ pub fn score_tree(
     let prop_files = property_files(source, policy)?;
     let mut property_failures = None;
     if have_reports {
-        let (found, failures) = rules::properties::judge_results(
-            &acc.properties,
-            &policy.properties.paths,
-            policy.properties.required,
-            TestRunner::detect(source),
-        );
-        findings.extend(found);
-        // Every property file must have run: one missing from the reports may have been
-        // deselected (an unprotected conftest.py, `-k`, addopts) rather than passed.
-        let not_run = rules::properties::judge_files_ran(&prop_files, &acc.property_sources);
-        property_failures = Some(failures + not_run.len());
-        findings.extend(not_run);
-        findings.extend(rules::evidence::test_failures::judge(
-            &acc.failures,
-            policy.tests.failures_reject,
+        let checks = ReportChecks {
+            acc: &acc,
+            active: &active,
+            collected: collected.as_deref(),
+            prop_files: &prop_files,
+        };
+        property_failures = Some(judge_reports(
+            source,
+            policy,
+            artifacts,
+            &checks,
+            &mut findings,
         ));
-        findings.extend(rules::evidence::test_failures::judge_suites(
-            &acc.suite_failures,
-            policy.tests.failures_reject,
-        ));
-        if let (Some(ids), Some(index)) = (&collected, &acc.collected) {
-            // A frozen test missing from the reports is the freeze rule's to judge.
-            let lease_keys: HashSet<String> = active.iter().map(|l| id_key(&l.nodeid)).collect();
-            let missing: Vec<&str> = ids
-                .iter()
-                .zip(&index.found)
-                .filter(|(id, found)| {
-                    !**found && !collected_keys(id).iter().any(|k| lease_keys.contains(k))
-                })
-                .map(|(id, _)| id.as_str())
-                .collect();
-            findings.extend(rules::evidence::cross_checks::judge_collected(&missing));
-        }
-        if let Some(runner) = &artifacts.runner {
-            let reports_show_failure =
-                acc.counts.failed + acc.counts.errors > 0 || !acc.suite_failures.is_empty();
-            findings.extend(rules::evidence::cross_checks::judge_runner(
-                runner,
-                reports_show_failure,
-            ));
-        }
     }
     findings.extend(judge_property_files(source, policy, &prop_files)?);
     let mut warnings = Vec::new();
@@ -253,53 +200,9 @@ pub fn score_tree(
         warnings = judged.warnings;
     }
 
-    let mut fixture_delta = None;
-    match load_in(
-        source,
-        scored,
-        policy,
-        PolicyFile::Lockfile,
-        parse_lockfile,
-        no_lockfile,
-    )? {
-        Loaded::Parsed(lockfile) => {
-            let (fixture_findings, delta) = judge_fixtures(source, policy, &lockfile)?;
-            findings.extend(fixture_findings);
-            fixture_delta = Some(delta);
-        }
-        // Without a lockfile no fixture can be verified (the finding says so), but one that
-        // is not a regular file is still named.
-        Loaded::Broken(f) => {
-            findings.push(f);
-            let listing = source.list_fixtures(&policy.fixtures.paths)?;
-            let (not_regular, _) = rules::fixtures::judge(&rules::fixtures::FixturesInput {
-                lockfile_path: &policy.fixtures.lockfile,
-                expected: &BTreeMap::new(),
-                actual: &BTreeMap::new(),
-                corpus: &BTreeSet::new(),
-                not_regular: &listing.not_regular,
-                allow_unhashed_new: true,
-            });
-            findings.extend(not_regular);
-        }
-    }
+    let fixture_delta = judge_fixtures_in(source, scored, policy, &mut findings)?;
 
-    let (coverage, frozen_only) = match &artifacts.coverage {
-        Some(path) => {
-            let (c, frozen_only) = proven_coverage(read_coverage(path)?, &active, path)?;
-            (Some(c), frozen_only)
-        }
-        None => (None, None),
-    };
-    let floor = floor(policy, artifacts);
-    let coverage_path = artifacts.coverage.as_ref().map(|p| p.display().to_string());
-    findings.extend(rules::evidence::coverage::judge(
-        coverage.as_ref(),
-        coverage_path.as_deref(),
-        floor,
-        policy.coverage.required && artifacts.expect_evidence,
-        frozen_only,
-    ));
+    let (coverage, floor) = judge_coverage(policy, artifacts, &active, &mut findings)?;
 
     Ok(Evaluation {
         findings,
@@ -318,6 +221,192 @@ pub fn score_tree(
             junit: Some(acc.junit_stats()),
         },
     })
+}
+
+/// The fixtures against the lockfile `scored` holds: findings appended to `findings`; the
+/// number of fixtures whose digest differs, when the lockfile could be read.
+fn judge_fixtures_in(
+    source: &dyn Source,
+    scored: Scored,
+    policy: &Policy,
+    findings: &mut Vec<Finding>,
+) -> Result<Option<usize>, InputError> {
+    match load_in(
+        source,
+        scored,
+        policy,
+        PolicyFile::Lockfile,
+        parse_lockfile,
+        no_lockfile,
+    )? {
+        Loaded::Parsed(lockfile) => {
+            let (fixture_findings, delta) = judge_fixtures(source, policy, &lockfile)?;
+            findings.extend(fixture_findings);
+            Ok(Some(delta))
+        }
+        // Without a lockfile no fixture can be verified (the finding says so), but one that
+        // is not a regular file is still named.
+        Loaded::Broken(f) => {
+            findings.push(f);
+            let listing = source.list_fixtures(&policy.fixtures.paths)?;
+            let (not_regular, _) = rules::fixtures::judge(&rules::fixtures::FixturesInput {
+                lockfile_path: &policy.fixtures.lockfile,
+                expected: &BTreeMap::new(),
+                actual: &BTreeMap::new(),
+                corpus: &BTreeSet::new(),
+                not_regular: &listing.not_regular,
+                allow_unhashed_new: true,
+            });
+            findings.extend(not_regular);
+            Ok(None)
+        }
+    }
+}
+
+/// What the reports `checks` read show, beyond the freeze file: properties that failed or
+/// did not run, failed tests and suites, collected tests missing from the reports, a runner
+/// whose exit contradicts them. Findings appended to `findings`; returns how many property
+/// tests failed or did not run.
+fn judge_reports(
+    source: &dyn Source,
+    policy: &Policy,
+    artifacts: &Artifacts,
+    checks: &ReportChecks,
+    findings: &mut Vec<Finding>,
+) -> usize {
+    let ReportChecks {
+        acc,
+        active,
+        collected,
+        prop_files,
+    } = *checks;
+    let (found, failures) = rules::properties::judge_results(
+        &acc.properties,
+        &policy.properties.paths,
+        policy.properties.required,
+        TestRunner::detect(source),
+    );
+    findings.extend(found);
+    // Every property file must have run: one missing from the reports may have been
+    // deselected (an unprotected conftest.py, `-k`, addopts) rather than passed.
+    let not_run = rules::properties::judge_files_ran(prop_files, &acc.property_sources);
+    let property_failures = failures + not_run.len();
+    findings.extend(not_run);
+    findings.extend(rules::evidence::test_failures::judge(
+        &acc.failures,
+        policy.tests.failures_reject,
+    ));
+    findings.extend(rules::evidence::test_failures::judge_suites(
+        &acc.suite_failures,
+        policy.tests.failures_reject,
+    ));
+    if let (Some(ids), Some(index)) = (collected, &acc.collected) {
+        // A frozen test missing from the reports is the freeze rule's to judge.
+        let lease_keys: HashSet<String> = active.iter().map(|l| id_key(&l.nodeid)).collect();
+        let missing: Vec<&str> = ids
+            .iter()
+            .zip(&index.found)
+            .filter(|(id, found)| {
+                !**found && !collected_keys(id).iter().any(|k| lease_keys.contains(k))
+            })
+            .map(|(id, _)| id.as_str())
+            .collect();
+        findings.extend(rules::evidence::cross_checks::judge_collected(&missing));
+    }
+    if let Some(runner) = &artifacts.runner {
+        let reports_show_failure =
+            acc.counts.failed + acc.counts.errors > 0 || !acc.suite_failures.is_empty();
+        findings.extend(rules::evidence::cross_checks::judge_runner(
+            runner,
+            reports_show_failure,
+        ));
+    }
+    property_failures
+}
+
+/// What [`judge_reports`] reads: the reports as read, the active leases, the collected ids.
+struct ReportChecks<'a> {
+    acc: &'a Accumulator<'a>,
+    active: &'a [&'a Lease],
+    collected: Option<&'a [String]>,
+    prop_files: &'a [String],
+}
+
+/// The proven coverage of the report `artifacts` name against the floor: findings appended
+/// to `findings`; returns the coverage read, if any, and the floor.
+fn judge_coverage(
+    policy: &Policy,
+    artifacts: &Artifacts,
+    active: &[&Lease],
+    findings: &mut Vec<Finding>,
+) -> Result<(Option<Coverage>, f64), InputError> {
+    let (coverage, frozen_only) = match &artifacts.coverage {
+        Some(path) => {
+            let (c, frozen_only) = proven_coverage(read_coverage(path)?, active, path)?;
+            (Some(c), frozen_only)
+        }
+        None => (None, None),
+    };
+    let floor = floor(policy, artifacts);
+    let coverage_path = artifacts.coverage.as_ref().map(|p| p.display().to_string());
+    findings.extend(rules::evidence::coverage::judge(
+        coverage.as_ref(),
+        coverage_path.as_deref(),
+        floor,
+        policy.coverage.required && artifacts.expect_evidence,
+        frozen_only,
+    ));
+    Ok((coverage, floor))
+}
+
+/// Reads the JUnit reports `artifacts` name into `acc`; a run that should have left
+/// reports and left none is a finding.
+fn read_reports(
+    source: &dyn Source,
+    artifacts: &Artifacts,
+    acc: &mut Accumulator,
+    findings: &mut Vec<Finding>,
+) -> Result<(), InputError> {
+    if artifacts.junit.is_empty() && artifacts.expect_evidence {
+        findings.push(rules::evidence::test_failures::junit_missing(
+            &TestRunner::detect(source).junit_hint(),
+        ));
+    }
+    for path in &artifacts.junit {
+        let read = read_junit(path, &mut |case| acc.add(case))?;
+        acc.add_counts(read.counts);
+        let shown = path.display().to_string();
+        acc.suite_failures.extend(
+            read.suite_failures
+                .into_iter()
+                .map(|failure| (shown.clone(), failure)),
+        );
+    }
+    Ok(())
+}
+
+/// The collected test ids, and per active lease whether its test is among them.
+type CollectedIds = (Option<Vec<String>>, Option<Vec<bool>>);
+
+/// The test ids the runner collected (`[artifacts] collected`), and for each active lease
+/// whether its test is among them.
+fn collected_ids(
+    artifacts: &Artifacts,
+    active: &[&Lease],
+) -> Result<CollectedIds, InputError> {
+    let collected = match &artifacts.collected {
+        Some(path) => Some(read_collected(path)?),
+        None => None,
+    };
+    let in_collected: Option<Vec<bool>> = collected.as_ref().map(|ids| {
+        let keys: std::collections::HashSet<String> =
+            ids.iter().flat_map(|id| collected_keys(id)).collect();
+        active
+            .iter()
+            .map(|l| keys.contains(&id_key(&l.nodeid)))
+            .collect()
+    });
+    Ok((collected, in_collected))
 }
 
 /// The proven figure of a coverage report. A report that records which test ran each line
