@@ -390,10 +390,7 @@ type CollectedIds = (Option<Vec<String>>, Option<Vec<bool>>);
 
 /// The test ids the runner collected (`[artifacts] collected`), and for each active lease
 /// whether its test is among them.
-fn collected_ids(
-    artifacts: &Artifacts,
-    active: &[&Lease],
-) -> Result<CollectedIds, InputError> {
+fn collected_ids(artifacts: &Artifacts, active: &[&Lease]) -> Result<CollectedIds, InputError> {
     let collected = match &artifacts.collected {
         Some(path) => Some(read_collected(path)?),
         None => None,

@@ -6,7 +6,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use super::{Coverage, CoverageFormat, PRODUCE_HINT, lcov_count, no_lines, shorten};
-use crate::error::InputError;
+use crate::error::{InputError, Location};
 use crate::evidence::position::locate;
 
 /// What the root `<coverage>` element claims, checked for form but not yet against the lines.
@@ -146,9 +146,25 @@ pub(super) fn read_cobertura(
     let (Some(claims), Some(root_at)) = (claims, root_at) else {
         return Err(InputError::new(path, "XML without a root element").with_hint(PRODUCE_HINT));
     };
+    let root = locate(path, &[root_at + bom])[0];
+    coverage_from_lines(path, root, &claims, &lines)
+}
+
+/// The figure computed from the `<line>` records (`lines`: per file and line number, whether
+/// any record hit it), checked against what the root element (at `root`) claims.
+fn coverage_from_lines(
+    path: &Path,
+    root: Location,
+    claims: &CoberturaClaims,
+    lines: &HashMap<(u32, u64), bool>,
+) -> Result<Coverage, InputError> {
     let valid = lines.len() as u64;
     let hit = lines.values().filter(|&&hit| hit).count() as u64;
-    let contradiction = |message: String| at(root_at, message).with_hint(COBERTURA_FORGED);
+    let contradiction = |message: String| {
+        InputError::new(path, message)
+            .at(root)
+            .with_hint(COBERTURA_FORGED)
+    };
     let claimed = |keys: &[&str]| {
         keys.iter()
             .filter_map(|k| {

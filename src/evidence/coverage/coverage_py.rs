@@ -119,13 +119,16 @@ impl PyCounts {
 /// same counts (the same arithmetic, so in practice none).
 const PERCENT_SLACK: f64 = 1e-6;
 
+/// The hint for figures that disagree with the line data they are computed from.
+const FORGED: &str = "coverage.py computes its figures from the line data in the same file, so \
+                      they always agree: regenerate the report rather than editing it";
+
 pub(super) fn read_coverage_py(path: &Path, text: &[u8]) -> Result<Coverage, InputError> {
     let report: CoveragePy =
         serde_json::from_slice(text).map_err(|e| json_error(path, text, &e))?;
     let hint = "coverage.py writes it with `coverage json` or \
                 `pytest --cov=src --cov-report=json:coverage.json`";
-    let forged = "coverage.py computes its figures from the line data in the same file, so \
-                  they always agree: regenerate the report rather than editing it";
+    let forged = FORGED;
     let Some(totals) = report.totals else {
         return Err(
             InputError::new(path, "not coverage.py JSON: `totals` is missing").with_hint(hint),
@@ -158,93 +161,10 @@ pub(super) fn read_coverage_py(path: &Path, text: &[u8]) -> Result<Coverage, Inp
         || files.values().any(|f| f.contexts.is_some());
     let mut contexts = ContextsBuilder::default();
     for (name, file) in &files {
-        let at = |message: String| {
-            let shown = format!("`{}`: {message}", shorten(name));
-            let err = InputError::new(path, shown).with_hint(forged);
-            match key_position(text, name) {
-                Some(location) => err.at(location),
-                None => err,
-            }
-        };
-        let (Some(executed), Some(missing)) = (&file.executed_lines, &file.missing_lines) else {
-            return Err(at(
-                "no `executed_lines` and `missing_lines`: the line data is missing".to_string(),
-            ));
-        };
-        let mut lines: Vec<u64> = executed.iter().chain(missing).copied().collect();
-        lines.sort_unstable();
-        if let Some(twice) = lines.windows(2).find(|w| w[0] == w[1]) {
-            return Err(at(format!(
-                "line {} is listed twice in `executed_lines` and `missing_lines`",
-                twice[0]
-            )));
-        }
-        let summary = file.summary.as_ref();
-        let listed = |l: &Option<Vec<serde::de::IgnoredAny>>| l.as_ref().map(|l| l.len() as u64);
-        let (covered_branches, branches) = match (
-            listed(&file.executed_branches),
-            listed(&file.missing_branches),
-        ) {
-            (Some(executed), Some(missing)) => (
-                executed,
-                executed
-                    .checked_add(missing)
-                    .ok_or_else(|| at("the branch counts overflow".to_string()))?,
-            ),
-            // Without branch lists (older coverage.py) the summary's counts are all there is.
-            _ => (
-                summary.and_then(|s| s.covered_branches).unwrap_or(0),
-                summary.and_then(|s| s.num_branches).unwrap_or(0),
-            ),
-        };
-        if covered_branches > branches {
-            return Err(at(format!(
-                "{covered_branches} covered branches of {branches}"
-            )));
-        }
-        let counts = PyCounts {
-            covered_lines: executed.len() as u64,
-            statements: lines.len() as u64,
-            covered_branches,
-            branches,
-        };
-        if let Some(summary) = summary {
-            for (what, claimed, listed, list) in [
-                (
-                    "covered lines",
-                    summary.covered_lines,
-                    counts.covered_lines,
-                    "`executed_lines` lists",
-                ),
-                (
-                    "statements",
-                    summary.num_statements,
-                    counts.statements,
-                    "`executed_lines` and `missing_lines` list",
-                ),
-                (
-                    "covered branches",
-                    summary.covered_branches,
-                    counts.covered_branches,
-                    "`executed_branches` lists",
-                ),
-                (
-                    "branches",
-                    summary.num_branches,
-                    counts.branches,
-                    "`executed_branches` and `missing_branches` list",
-                ),
-            ] {
-                if claimed.is_some_and(|claimed| claimed != listed) {
-                    return Err(at(format!(
-                        "its summary says {} {what}, but its {list} {listed}",
-                        claimed.unwrap_or_default()
-                    )));
-                }
-            }
-        }
+        let (counts, lines) = file_counts(path, text, name, file)?;
         if with_contexts {
             let excluded = file.excluded_lines.as_deref().unwrap_or_default();
+            let executed = file.executed_lines.as_deref().unwrap_or_default();
             contexts.add(executed, &lines, excluded, file.contexts.as_ref());
         }
         sum = sum.checked_add(counts).ok_or_else(|| {
@@ -295,6 +215,103 @@ pub(super) fn read_coverage_py(path: &Path, text: &[u8]) -> Result<Coverage, Inp
         total: Some(sum.total()),
         contexts: with_contexts.then(|| contexts.finish(sum.statements, sum.branches)),
     })
+}
+
+/// One file's counts from its line lists, and its lines (executed and missing, sorted); its
+/// summary, where it has one, must agree with them (`forged` otherwise).
+fn file_counts(
+    path: &Path,
+    text: &[u8],
+    name: &str,
+    file: &PyFile,
+) -> Result<(PyCounts, Vec<u64>), InputError> {
+    let forged = FORGED;
+    let at = |message: String| {
+        let shown = format!("`{}`: {message}", shorten(name));
+        let err = InputError::new(path, shown).with_hint(forged);
+        match key_position(text, name) {
+            Some(location) => err.at(location),
+            None => err,
+        }
+    };
+    let (Some(executed), Some(missing)) = (&file.executed_lines, &file.missing_lines) else {
+        return Err(at(
+            "no `executed_lines` and `missing_lines`: the line data is missing".to_string(),
+        ));
+    };
+    let mut lines: Vec<u64> = executed.iter().chain(missing).copied().collect();
+    lines.sort_unstable();
+    if let Some(twice) = lines.windows(2).find(|w| w[0] == w[1]) {
+        return Err(at(format!(
+            "line {} is listed twice in `executed_lines` and `missing_lines`",
+            twice[0]
+        )));
+    }
+    let summary = file.summary.as_ref();
+    let listed = |l: &Option<Vec<serde::de::IgnoredAny>>| l.as_ref().map(|l| l.len() as u64);
+    let (covered_branches, branches) = match (
+        listed(&file.executed_branches),
+        listed(&file.missing_branches),
+    ) {
+        (Some(executed), Some(missing)) => (
+            executed,
+            executed
+                .checked_add(missing)
+                .ok_or_else(|| at("the branch counts overflow".to_string()))?,
+        ),
+        // Without branch lists (older coverage.py) the summary's counts are all there is.
+        _ => (
+            summary.and_then(|s| s.covered_branches).unwrap_or(0),
+            summary.and_then(|s| s.num_branches).unwrap_or(0),
+        ),
+    };
+    if covered_branches > branches {
+        return Err(at(format!(
+            "{covered_branches} covered branches of {branches}"
+        )));
+    }
+    let counts = PyCounts {
+        covered_lines: executed.len() as u64,
+        statements: lines.len() as u64,
+        covered_branches,
+        branches,
+    };
+    if let Some(summary) = summary {
+        for (what, claimed, listed, list) in [
+            (
+                "covered lines",
+                summary.covered_lines,
+                counts.covered_lines,
+                "`executed_lines` lists",
+            ),
+            (
+                "statements",
+                summary.num_statements,
+                counts.statements,
+                "`executed_lines` and `missing_lines` list",
+            ),
+            (
+                "covered branches",
+                summary.covered_branches,
+                counts.covered_branches,
+                "`executed_branches` lists",
+            ),
+            (
+                "branches",
+                summary.num_branches,
+                counts.branches,
+                "`executed_branches` and `missing_branches` list",
+            ),
+        ] {
+            if claimed.is_some_and(|claimed| claimed != listed) {
+                return Err(at(format!(
+                    "its summary says {} {what}, but its {list} {listed}",
+                    claimed.unwrap_or_default()
+                )));
+            }
+        }
+    }
+    Ok((counts, lines))
 }
 
 /// The contexts of every executed line, each distinct context name kept once.
