@@ -1,7 +1,7 @@
 //! The merge ledger (`qa/merge_ledger.toml`): parsed from TOML into a raw form, table by
 //! table, then validated into a `Policy` the rules read, one step per table. Every step notes
 //! what is wrong and goes on, so a ledger with three mistakes names all three, in file order
-//! (`InputErrors`). Owns the defaults (named below) and the embedded starter ledger; owns no
+//! (`InputErrors`). Owns the defaults (`ledger/defaults.rs`, re-exported here) and the embedded starter ledger; owns no
 //! rule.
 
 mod checker;

@@ -269,13 +269,16 @@ fn module_of(rel: &str) -> String {
 }
 
 /// Every path of `text` (the file whose module is `module`) that names an item of the crate,
-/// absolute (`crate::a::b`, and `super::`/`self::` resolved), outside `#[cfg(test)]` items.
+/// absolute (`crate::a::b`, and `super::`/`self::` and paths that start at a module the file
+/// declares resolved), outside `#[cfg(test)]` items.
 fn item_paths(text: &str, module: &str, is_mod_rs: bool) -> BTreeSet<Vec<String>> {
     use syn::visit::Visit;
 
     struct Paths {
         base: Vec<String>,
         parent: Vec<String>,
+        /// The modules the file declares (`mod x;`): a path may start at one of them.
+        children: BTreeSet<String>,
         out: BTreeSet<Vec<String>>,
     }
 
@@ -285,6 +288,9 @@ fn item_paths(text: &str, module: &str, is_mod_rs: bool) -> BTreeSet<Vec<String>
                 Some("crate") => segments[1..].to_vec(),
                 Some("super") => [self.parent.clone(), segments[1..].to_vec()].concat(),
                 Some("self") => [self.base.clone(), segments[1..].to_vec()].concat(),
+                Some(first) if self.children.contains(first) => {
+                    [self.base.clone(), segments].concat()
+                }
                 _ => return,
             };
             if !resolved.is_empty() {
@@ -396,6 +402,8 @@ fn item_paths(text: &str, module: &str, is_mod_rs: bool) -> BTreeSet<Vec<String>
                 self.add(p);
             }
         }
+        // `pub(super)` names who may see an item, not a use of the parent.
+        fn visit_visibility(&mut self, _: &'ast syn::Visibility) {}
         fn visit_path(&mut self, path: &'ast syn::Path) {
             let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
             self.add(segments);
@@ -411,9 +419,18 @@ fn item_paths(text: &str, module: &str, is_mod_rs: bool) -> BTreeSet<Vec<String>
         base[..base.len() - 1].to_vec()
     };
     let file = syn::parse_file(text).unwrap_or_else(|e| panic!("{module}: {e}"));
+    let children = file
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Mod(m) if !test_only(&m.attrs) => Some(m.ident.to_string()),
+            _ => None,
+        })
+        .collect();
     let mut paths = Paths {
         base,
         parent,
+        children,
         out: BTreeSet::new(),
     };
     paths.visit_file(&file);
@@ -421,7 +438,8 @@ fn item_paths(text: &str, module: &str, is_mod_rs: bool) -> BTreeSet<Vec<String>
 }
 
 /// Which file of the crate uses which other: an edge from each file to the file of the
-/// longest module prefix of each path it names (a `mod.rs` is its module's file).
+/// longest module prefix of each path it names (a `mod.rs` is its module's file), except to
+/// the files below its own module.
 fn file_graph() -> BTreeMap<String, BTreeSet<String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
@@ -451,10 +469,12 @@ fn file_graph() -> BTreeMap<String, BTreeSet<String>> {
                 .rev()
                 .map(|n| used[..n].join("::"))
                 .find(|m| modules.contains_key(m));
-            if let Some(target) = target {
-                if target != module {
-                    edges.insert(target);
-                }
+            // A module's file may use the files below it: it declares them and is their
+            // facade (`mod x;` and `x::f()`), as they use the types it shares. A cycle is
+            // formed by any other edge: between siblings, or across modules.
+            let below = |target: &str| target.starts_with(&format!("{module}::"));
+            if let Some(target) = target.filter(|t| *t != module && !below(t)) {
+                edges.insert(target);
             }
         }
     }
@@ -537,12 +557,16 @@ fn no_files_use_each_other() {
 #[test]
 fn the_file_graph_resolves_crate_super_and_self_paths_and_finds_a_cycle() {
     let paths = item_paths(
-        "use super::b::X;\nuse crate::c::{d, e::F};\nfn f() { self::g::h(); }\n#[cfg(test)]\nmod tests { use crate::z::Y; }\n",
+        "use super::b::X;\nuse crate::c::{d, e::F};\nfn f() { self::g::h(); }\nmod k;\npub(super) fn g() { k::z(); }\n#[cfg(test)]\nmod tests { use crate::z::Y; }\n",
         "a::m",
         false,
     );
     let paths: Vec<String> = paths.iter().map(|p| p.join("::")).collect();
-    assert_eq!(paths, ["a::b::X", "a::m::g::h", "c::d", "c::e::F"]);
+    // A path from a module the file declares (`k::z`) is resolved; `pub(super)` is no use.
+    assert_eq!(
+        paths,
+        ["a::b::X", "a::m::g::h", "a::m::k::z", "c::d", "c::e::F"]
+    );
     let graph: BTreeMap<String, BTreeSet<String>> = [
         ("a", vec!["b"]),
         ("b", vec!["c"]),
