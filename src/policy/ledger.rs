@@ -1,8 +1,8 @@
 //! The merge ledger (`qa/merge_ledger.toml`): parsed from TOML into a raw form, table by
 //! table, then validated into a `Policy` the rules read, one step per table. Every step notes
 //! what is wrong and goes on, so a ledger with three mistakes names all three, in file order
-//! (`InputErrors`). Owns the defaults (`ledger/defaults.rs`, re-exported here) and the embedded starter ledger; owns no
-//! rule.
+//! (`InputErrors`). Owns the defaults (`ledger/defaults.rs`, re-exported here) and the
+//! embedded starter ledger; owns no rule.
 
 mod checker;
 mod defaults;
