@@ -10,12 +10,12 @@ use std::ffi::OsString;
 use anyhow::Context as _;
 
 use crate::cli::Progress;
-use crate::cli::args::RetestArgs;
+use crate::cli::args::{ArtifactArgs, RetestArgs};
 use crate::cli::print_report;
 use crate::cli::run::{check_written, run_command, stamp};
 use crate::cli::score::artifacts;
 use crate::engine::retest;
-use crate::engine::score::floor;
+use crate::engine::score::{Artifacts, floor};
 use crate::git;
 use crate::policy::freeze::today_utc;
 use crate::report::Report;
@@ -47,36 +47,7 @@ pub fn run(args: &RetestArgs, progress: &mut Progress) -> anyhow::Result<i32> {
         return Ok(report.exit_code());
     }
 
-    let put: Vec<String> = plan
-        .put_back
-        .iter()
-        .filter(|p| p.base.is_some())
-        .map(|p| p.path.clone())
-        .collect();
-    let removed: Vec<&str> = plan
-        .put_back
-        .iter()
-        .filter(|p| p.base.is_none() && p.remove_if_new)
-        .map(|p| p.path.as_str())
-        .collect();
-    if !removed.is_empty() {
-        eprintln!(
-            "guard: removed from the copy, as the base has none and pytest or Python would load them unasked: {}",
-            removed.join(", ")
-        );
-    }
-    eprintln!(
-        "guard: {} of {} as {} has {}: {}",
-        crate::wording::count(put.len(), "file"),
-        plan.spec,
-        plan.base_short,
-        if put.len() == 1 { "it" } else { "them" },
-        if put.is_empty() {
-            "none".to_string()
-        } else {
-            put.join(", ")
-        }
-    );
+    announce(&plan);
 
     let copy = tempfile::Builder::new()
         .prefix("guard-retest-")
@@ -85,69 +56,10 @@ pub fn run(args: &RetestArgs, progress: &mut Progress) -> anyhow::Result<i32> {
     let dir = copy.path();
     plan.materialize(&repo, dir)?;
 
-    // The reports are the copy's: the command runs there.
-    let mut artifacts = artifacts(&args.artifacts, true);
-    let in_copy = |p: &std::path::Path| {
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            dir.join(p)
-        }
-    };
-    artifacts.junit = artifacts.junit.iter().map(|p| in_copy(p)).collect();
-    artifacts.coverage = artifacts.coverage.as_deref().map(in_copy);
-    artifacts.collected = artifacts.collected.as_deref().map(in_copy);
-    // Evidence the tip brought along (a committed coverage.json) is not this run's: gone
-    // before the run, whatever the run writes is read.
-    for path in artifacts
-        .junit
-        .iter()
-        .chain(&artifacts.coverage)
-        .chain(&artifacts.collected)
-    {
-        if path.starts_with(dir) && std::fs::symlink_metadata(path).is_ok() {
-            std::fs::remove_file(path).with_context(|| {
-                format!(
-                    "cannot remove {} from the copy before the run",
-                    path.display()
-                )
-            })?;
-        }
-    }
+    let mut artifacts = artifacts_in_copy(&args.artifacts, dir)?;
     progress.floor = Some(floor(&plan.policy, &artifacts));
 
-    let files = plan.test_files();
-    let command: Vec<OsString> = args
-        .command
-        .iter()
-        .flat_map(|a| match a.to_str() {
-            Some("{files}") => files.iter().map(OsString::from).collect(),
-            _ => vec![a.clone()],
-        })
-        .collect();
-    // Python imports the copy's code, not an editable install of the work tree's: its
-    // `src` first (the copy's root is the command's directory; on PYTHONPATH it would also
-    // run a `sitecustomize.py` there at start).
-    let mut python_path = OsString::from(dir.join("src"));
-    if let Some(old) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
-        python_path.push(":");
-        python_path.push(old);
-    }
-    // pytest looks for its settings and conftest.py files in the directories above the
-    // one it runs in: the copy's are the project's, nothing above it counts.
-    let mut pytest_opts = OsString::from("--rootdir=");
-    pytest_opts.push(dir);
-    pytest_opts.push(" --confcutdir=");
-    pytest_opts.push(dir);
-    if let Some(old) = std::env::var_os("PYTEST_ADDOPTS").filter(|p| !p.is_empty()) {
-        pytest_opts.push(" ");
-        pytest_opts.push(old);
-    }
-    let env = [
-        ("GUARD_RETEST_FILES", OsString::from(files.join("\n"))),
-        ("PYTHONPATH", python_path),
-        ("PYTEST_ADDOPTS", pytest_opts),
-    ];
+    let (command, env) = command_in_copy(&args.command, &plan.test_files(), dir);
     let before: Vec<_> = artifacts.junit.iter().map(|p| stamp(p)).collect();
     let example = TestRunner::detect(&WorkTree {
         ws: &Workspace::at(dir),
@@ -180,6 +92,115 @@ pub fn run(args: &RetestArgs, progress: &mut Progress) -> anyhow::Result<i32> {
         eprintln!("warning: guard: cannot remove the copy it ran the tests in: {e}");
     }
     Ok(report.exit_code())
+}
+
+/// Says on standard error which files the copy takes from the base, and which it leaves out.
+fn announce(plan: &retest::Plan) {
+    let put: Vec<String> = plan
+        .put_back
+        .iter()
+        .filter(|p| p.base.is_some())
+        .map(|p| p.path.clone())
+        .collect();
+    let removed: Vec<&str> = plan
+        .put_back
+        .iter()
+        .filter(|p| p.base.is_none() && p.remove_if_new)
+        .map(|p| p.path.as_str())
+        .collect();
+    if !removed.is_empty() {
+        eprintln!(
+            "guard: removed from the copy, as the base has none and pytest or Python would load them unasked: {}",
+            removed.join(", ")
+        );
+    }
+    eprintln!(
+        "guard: {} of {} as {} has {}: {}",
+        crate::wording::count(put.len(), "file"),
+        plan.spec,
+        plan.base_short,
+        if put.len() == 1 { "it" } else { "them" },
+        if put.is_empty() {
+            "none".to_string()
+        } else {
+            put.join(", ")
+        }
+    );
+}
+
+/// The artifacts `args` names, in the copy at `dir` (the command runs there); what the tip
+/// brought along at those paths is removed first.
+fn artifacts_in_copy(args: &ArtifactArgs, dir: &std::path::Path) -> anyhow::Result<Artifacts> {
+    // The reports are the copy's: the command runs there.
+    let mut artifacts = artifacts(args, true);
+    let in_copy = |p: &std::path::Path| {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            dir.join(p)
+        }
+    };
+    artifacts.junit = artifacts.junit.iter().map(|p| in_copy(p)).collect();
+    artifacts.coverage = artifacts.coverage.as_deref().map(in_copy);
+    artifacts.collected = artifacts.collected.as_deref().map(in_copy);
+    // Evidence the tip brought along (a committed coverage.json) is not this run's: gone
+    // before the run, whatever the run writes is read.
+    for path in artifacts
+        .junit
+        .iter()
+        .chain(&artifacts.coverage)
+        .chain(&artifacts.collected)
+    {
+        if path.starts_with(dir) && std::fs::symlink_metadata(path).is_ok() {
+            std::fs::remove_file(path).with_context(|| {
+                format!(
+                    "cannot remove {} from the copy before the run",
+                    path.display()
+                )
+            })?;
+        }
+    }
+    Ok(artifacts)
+}
+
+/// The command with `{files}` replaced by the put-back test files, and the environment it
+/// runs in: Python and pytest held to the copy at `dir`.
+fn command_in_copy(
+    args: &[OsString],
+    files: &[&str],
+    dir: &std::path::Path,
+) -> (Vec<OsString>, [(&'static str, OsString); 3]) {
+    let command: Vec<OsString> = args
+        .iter()
+        .flat_map(|a| match a.to_str() {
+            Some("{files}") => files.iter().map(OsString::from).collect(),
+            _ => vec![a.clone()],
+        })
+        .collect();
+    // Python imports the copy's code, not an editable install of the work tree's: its
+    // `src` first (the copy's root is the command's directory; on PYTHONPATH it would also
+    // run a `sitecustomize.py` there at start).
+    let mut python_path = OsString::from(dir.join("src"));
+    if let Some(old) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
+        python_path.push(":");
+        python_path.push(old);
+    }
+    // pytest looks for its settings and conftest.py files in the directories above the
+    // one it runs in: the copy's are the project's, nothing above it counts.
+    let mut pytest_opts = OsString::from("--rootdir=");
+    pytest_opts.push(dir);
+    pytest_opts.push(" --confcutdir=");
+    pytest_opts.push(dir);
+    if let Some(old) = std::env::var_os("PYTEST_ADDOPTS").filter(|p| !p.is_empty()) {
+        pytest_opts.push(" ");
+        pytest_opts.push(old);
+    }
+    let env = [
+        ("GUARD_RETEST_FILES", OsString::from(files.join("\n"))),
+        ("PYTHONPATH", python_path),
+        ("PYTEST_ADDOPTS", pytest_opts),
+    ];
+    (command, env)
 }
 
 /// Catches SIGINT (and SIGTERM) with a handler that does nothing while alive, restoring

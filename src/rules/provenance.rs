@@ -128,6 +128,28 @@ pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, us
         }
     }
 
+    findings.extend(forged_trailers(commit, input).map(at));
+    findings.extend(unproven_signature(commit).map(at));
+
+    let mut added = 0;
+    if let Some(why) = &commit.agent {
+        for nodeid in &commit.leases_added {
+            added += 1;
+            if input.reject_if_agent_adds_lease {
+                findings.push(at(Finding::new(
+                    Code::AgentAddedLease,
+                    format!("agent commit adds a freeze lease for {nodeid}; agent: {why}"),
+                )
+                .test(nodeid)
+                .help("agents cannot freeze tests; fix the test, or a human adds the lease with `Freeze-Lease: human`")));
+            }
+        }
+    }
+    (findings, added)
+}
+
+/// `forged_human_trailer`: any human trailer on an agent commit that changes protected paths.
+fn forged_trailers(commit: &CommitFacts, input: &ProvenanceInput) -> Option<Finding> {
     // Any human trailer on an agent commit that changes protected paths is a forgery, not
     // only the trailer of a changed path's class (DESIGN: "carries a human trailer").
     if let (Some(why), Some(first)) = (&commit.agent, commit.changes.first()) {
@@ -140,15 +162,20 @@ pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, us
         carried.sort();
         carried.dedup();
         if !carried.is_empty() {
-            findings.push(at(Finding::new(
+            return Some(Finding::new(
                 Code::ForgedHumanTrailer,
                 format!("agent commit carries {}: a human trailer on an agent's commit is a forgery; agent: {why}", carried.join(", ")),
             )
             .path(&first.path)
-            .help("drop the commit; a human makes the change in a commit of their own")));
+            .help("drop the commit; a human makes the change in a commit of their own"));
         }
     }
+    None
+}
 
+/// Why the signature of a commit that needed one to count as human, and changed a protected
+/// path, did not prove a human.
+fn unproven_signature(commit: &CommitFacts) -> Option<Finding> {
     // A commit that needed a signature to count as human and changed a protected path: say
     // why its signature did not prove a human.
     if let Some(status) = commit
@@ -167,27 +194,12 @@ pub fn judge(commit: &CommitFacts, input: &ProvenanceInput) -> (Vec<Finding>, us
             SignatureStatus::Expired { .. } => Some(Code::SignatureExpired),
         };
         if let Some(code) = code {
-            findings.push(at(Finding::new(code, format!("commit changes protected paths and is {}", status.describe()))
+            return Some(Finding::new(code, format!("commit changes protected paths and is {}", status.describe()))
                 .path(&commit.changes[0].path)
-                .help("sign the commit with a key in the allowed signers whose principal is your committer e-mail: `git -c gpg.format=ssh -c user.signingkey=KEY commit --amend -S --no-edit`")));
+                .help("sign the commit with a key in the allowed signers whose principal is your committer e-mail: `git -c gpg.format=ssh -c user.signingkey=KEY commit --amend -S --no-edit`"));
         }
     }
-
-    let mut added = 0;
-    if let Some(why) = &commit.agent {
-        for nodeid in &commit.leases_added {
-            added += 1;
-            if input.reject_if_agent_adds_lease {
-                findings.push(at(Finding::new(
-                    Code::AgentAddedLease,
-                    format!("agent commit adds a freeze lease for {nodeid}; agent: {why}"),
-                )
-                .test(nodeid)
-                .help("agents cannot freeze tests; fix the test, or a human adds the lease with `Freeze-Lease: human`")));
-            }
-        }
-    }
-    (findings, added)
+    None
 }
 
 fn describe_path(change: &Change) -> String {

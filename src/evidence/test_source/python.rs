@@ -121,16 +121,14 @@ fn push_statements<'t>(
     }
 }
 
-/// The facts of one function: `decorators` and `inherited` skips (its class's and module's)
-/// apply to it.
-fn function(
+/// What `decorators` say about the function `def`: their skips (added to `skips`) and the
+/// tolerances they set, with hypothesis' defaults for a `@given` test without `@settings`.
+fn decorated(
     src: &Source,
     def: Node,
     decorators: &[Node],
-    name: String,
-    inherited: &[Site],
-) -> Draft {
-    let mut skips = inherited.to_vec();
+    skips: &mut Vec<Site>,
+) -> Vec<Tolerance> {
     let mut tolerances = Vec::new();
     let mut given = false;
     let mut settings = false;
@@ -157,6 +155,20 @@ fn function(
             });
         }
     }
+    tolerances
+}
+
+/// The facts of one function: `decorators` and `inherited` skips (its class's and module's)
+/// apply to it.
+fn function(
+    src: &Source,
+    def: Node,
+    decorators: &[Node],
+    name: String,
+    inherited: &[Site],
+) -> Draft {
+    let mut skips = inherited.to_vec();
+    let mut tolerances = decorated(src, def, decorators, &mut skips);
     let mut assertions: Vec<(usize, Assertion)> = Vec::new();
     let mut returns: Vec<(usize, Site)> = Vec::new();
     let mut calls: Vec<(usize, Call)> = Vec::new();

@@ -448,16 +448,32 @@ fn compare(
             new.early_returns.len() - old.early_returns.len() - 1,
         ));
     }
-    // Tolerances pair by what they bound, in order; those left over by the call and
-    // parameter alone (`approx.rel`), in order, so that respelling what the call compares
-    // (`approx(0.3)` made `approx(0.30, rel=0.5)`) widens nothing unseen.
+    let widened = widened_tolerances(&old.tolerances, &new.tolerances);
+    if let Some((before, after)) = widened.first() {
+        out.push(found(
+            Kind::ToleranceWidened,
+            after.line,
+            Some(before.text.clone()),
+            Some(after.text.clone()),
+            widened.len() - 1,
+        ));
+    }
+}
+
+/// The tolerances of `new` wider than the one each replaces in `old`. Tolerances pair by
+/// what they bound, in order; those left over by the call and parameter alone (`approx.rel`),
+/// in order, so that respelling what the call compares (`approx(0.3)` made
+/// `approx(0.30, rel=0.5)`) widens nothing unseen.
+fn widened_tolerances<'t>(
+    old: &'t [Tolerance],
+    new: &'t [Tolerance],
+) -> Vec<(&'t Tolerance, &'t Tolerance)> {
     let mut seen: HashMap<&str, usize> = HashMap::new();
-    let mut paired = vec![false; old.tolerances.len()];
+    let mut paired = vec![false; old.len()];
     let mut pairs: Vec<(Option<usize>, &Tolerance)> = Vec::new();
-    for t in &new.tolerances {
+    for t in new {
         let k = seen.entry(t.key.as_str()).or_default();
         let before = old
-            .tolerances
             .iter()
             .enumerate()
             .filter(|(_, o)| o.key == t.key)
@@ -471,8 +487,7 @@ fn compare(
     }
     for (before, t) in pairs.iter_mut().filter(|(b, _)| b.is_none()) {
         let slot = t.slot();
-        let left =
-            (0..old.tolerances.len()).find(|&i| !paired[i] && old.tolerances[i].slot() == slot);
+        let left = (0..old.len()).find(|&i| !paired[i] && old[i].slot() == slot);
         if let Some(i) = left {
             paired[i] = true;
             *before = Some(i);
@@ -480,22 +495,11 @@ fn compare(
     }
     let mut widened = Vec::new();
     for (before, t) in pairs {
-        if let Some(before) = before
-            .map(|i| &old.tolerances[i])
-            .filter(|b| t.wider_than(b))
-        {
+        if let Some(before) = before.map(|i| &old[i]).filter(|b| t.wider_than(b)) {
             widened.push((before, t));
         }
     }
-    if let Some((before, after)) = widened.first() {
-        out.push(found(
-            Kind::ToleranceWidened,
-            after.line,
-            Some(before.text.clone()),
-            Some(after.text.clone()),
-            widened.len() - 1,
-        ));
-    }
+    widened
 }
 
 /// The weakenings of a merge at the test files where git's merge of its parents conflicted:
