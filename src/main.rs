@@ -14,10 +14,9 @@ fn main() {
 /// back to the kernel and ask again: a walk frees and allocates tens of MiB of trees and
 /// blobs. By default glibc maps each buffer from 128 KiB (a tree set, a large blob) afresh
 /// and unmaps it when freed, and grows its heaps a little at a time, each a system call and
-/// page faults on zeroed pages: on a push of 1,000 commits that was 13% of the hook's CPU
-/// time. Only for the hooks, whose walk is bounded by the push and which exit at once: over
-/// a long `guard check` (200,000 commits) the heaps kept more than they gave back, peak RSS
-/// rose from 190-216 to 210-235 MiB, and the time was the same.
+/// page faults on zeroed pages (BENCHMARKS.md, "Measured choices", M8). Only for the hooks,
+/// whose walk is bounded by the push and which exit at once: over a long `guard check` the
+/// heaps kept more than they gave back, for no gain in time.
 fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets the allocator's parameters; it is called before any thread

@@ -70,9 +70,8 @@ pub struct CheckOptions {
     /// Compare a long range's trees on two threads (`walk_commits`: from 256 commits on),
     /// and, in `check`, where the pack files are small enough for each thread to read them
     /// apart (`git::packs_fit_apart`), start comparing without a commit-graph while the range
-    /// is listed (`ahead`). `guard check` and both hooks do: a 1,000-commit push through the
-    /// pre-receive hook took 0.43 s of guard's time on one thread and 0.25 s on two, each
-    /// thread reading the quarantine through pack readers of its own (12% more CPU).
+    /// is listed (`ahead`). `guard check` and both hooks do: a long push takes less time on
+    /// two threads for a little more CPU (BENCHMARKS.md, "Measured choices", M1).
     pub two_threads: bool,
 }
 

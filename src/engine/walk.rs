@@ -31,12 +31,11 @@ const TWO_THREADS_FROM: usize = 256;
 /// packs through a reader of its own (`git::packs_fit_apart`), it walks a run of
 /// neighbouring blocks (`parallel::each_in_runs`): a tree is stored as a delta on the same
 /// directory's tree a commit earlier, so a thread that walked blocks in turn with the other
-/// rebuilt every chain of deltas the other did (a push of 1,000 commits inflated 25,300
-/// objects, 18,600 of them distinct). Otherwise, with libgit2's windows of a large pack
-/// shared, the threads take blocks newest first, so they read the same stretch of history,
-/// and so of the pack, at the same time: halves of the range read at once from two ends of
-/// a 180 MB pack kept remapping libgit2's bounded pack windows (30 s of system time at
-/// 200,000 commits).
+/// rebuilt every chain of deltas the other did. Otherwise, with libgit2's windows of a large
+/// pack shared, the threads take blocks newest first, so they read the same stretch of
+/// history, and so of the pack, at the same time: halves of the range read at once from two
+/// ends of a large pack kept remapping libgit2's bounded pack windows (BENCHMARKS.md,
+/// "Measured choices", M2).
 const BLOCK: usize = 64;
 
 /// Compares each commit's trees with its parents', newest first (see `judge_commits`), and,

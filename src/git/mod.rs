@@ -188,9 +188,9 @@ pub fn reopen(git_dir: &std::path::Path) -> Option<Repository> {
 /// Pack files up to this size (those of every object directory a handle reads, together) are
 /// read through readers of each thread's own (`reopen_apart`). The readers' windows share
 /// `PACK_MAPPED_LIMIT`, and how much of a pack each touches decides whether they fit, so the
-/// bound is a measured one: on merge histories at 22 MB and 54 MB of pack the readers of
-/// their own made `guard check` 8-30% faster; at 174 MB they kept unmapping each other's
-/// windows, and 39 s became 59-78 s (30-42 s of system time).
+/// bound is a measured one: below it the readers of their own made `guard check` faster;
+/// well above it they kept unmapping each other's windows (BENCHMARKS.md, "Measured
+/// choices", M3).
 const APART_PACKS_UP_TO: u64 = (PACK_MAPPED_LIMIT as u64) * 2 / 3;
 
 /// The object directories a handle opened from git's environment reads, in the order libgit2
@@ -376,8 +376,8 @@ pub fn without_object_cache<T>(read: impl FnOnce() -> T) -> T {
 
 /// How much of the pack files libgit2 keeps mapped at once: a scan of a long history reads
 /// trees from all over a pack, and by default libgit2 maps up to 8 GiB in 1 GiB windows, so
-/// every page it touched stays in guard's resident memory (a 182 MB pack behind a
-/// 200,000-commit history put guard at 317 MiB). Windows beyond the limit are unmapped, oldest
+/// every page it touched stays in guard's resident memory (BENCHMARKS.md, "Measured
+/// choices", M4). Windows beyond the limit are unmapped, oldest
 /// first; their pages stay in the page cache, so mapping one again costs page faults, not
 /// reads.
 const PACK_WINDOW: usize = 32 << 20;
@@ -385,9 +385,9 @@ const PACK_MAPPED_LIMIT: usize = 96 << 20;
 
 /// How much libgit2's object cache holds, counted in raw object bytes (libgit2's default is
 /// 256 MiB). When libgit2's own walk lists a range without a commit-graph (`DateWalk` gave up
-/// at an odd commit), every commit is read twice, the second time from this cache: 16 MiB
-/// holds the commits of a 20,000-commit range (about 5 MB of them there) and keeps a
-/// 200,000-commit one under 256 MiB resident.
+/// at an odd commit), every commit is read twice, the second time from this cache, sized to
+/// hold a long range's commits within a bounded resident memory (BENCHMARKS.md, "Measured
+/// choices", M4).
 const OBJECT_CACHE: isize = 16 << 20;
 
 /// Bounds libgit2's mapping of pack files (`PACK_MAPPED_LIMIT`) and its object cache

@@ -2,8 +2,8 @@
 //! tens of thousands of trees and look at every entry of the busy ones; through libgit2's
 //! `Tree` each entry costs calls across the FFI (its name is found with `strlen` every time)
 //! and each tree a parse into libgit2's own entry list. Here a tree is one buffer and an index
-//! of where each entry's name, mode and id sit (measured on a 20,000-commit history: about
-//! 40% of `guard check`'s time went to those calls).
+//! of where each entry's name, mode and id sit (what those calls cost: BENCHMARKS.md,
+//! "Measured choices", M5).
 //!
 //! The parse is git's (`decode_tree_entry`): an octal mode, a space, a name up to a NUL, a
 //! 20-byte id. Stricter than libgit2, which also takes a sign or leading blanks before the

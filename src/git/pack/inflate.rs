@@ -4,8 +4,8 @@
 //! made once at that size and the stream inflated in one call. Nearly every stream a walk
 //! reads is a small tree or delta of a few hundred bytes with Huffman tables of its own:
 //! there the cost is building those tables, which libdeflate does in about half the time
-//! zlib-rs takes through flate2's streaming interface (a push of 1,000 commits, 25,000
-//! streams: the hook went from 82 to 72 ms). Streams too large to hold whole (fixture blobs)
+//! zlib-rs takes through flate2's streaming interface (BENCHMARKS.md, "Measured choices",
+//! M7). Streams too large to hold whole (fixture blobs)
 //! are still inflated in pieces by flate2 (`pack::blob`).
 
 use std::ptr::NonNull;

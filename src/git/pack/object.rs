@@ -1,9 +1,10 @@
 //! Whole objects read out of git's pack files, deltas followed: the trees a history walk or a
 //! hook reads, thousands of them.
 //!
-//! Through libgit2 each of those small objects cost 10-20 µs: a lock on the pack, a lookup of
-//! its mapped window, a zlib stream set up and torn down, a buffer allocated for every delta
-//! base. A push of 1,000 commits reads 11,000 trees, nearly all of them deltas. Here each
+//! Through libgit2 each of those small objects costs a lock on the pack, a lookup of its
+//! mapped window, a zlib stream set up and torn down, a buffer allocated for every delta
+//! base; a push reads thousands of trees, nearly all of them deltas (BENCHMARKS.md,
+//! "Measured choices", M6). Here each
 //! thread has its own reader: the pack mapped whole, each zlib stream inflated in one call
 //! into a buffer of the size its entry declares (`pack::inflate`), and the objects it rebuilt
 //! kept by offset, so that the next delta on one of them (the same directory one commit

@@ -63,7 +63,7 @@ const MASK_ROUNDS: usize = 4;
 /// tokenizer, and no comment is read here). tree-sitter-python's scanner looks past every
 /// comment line that follows a line end, to the next line of code, to decide whether the
 /// block ends there; it does so at each of them, so a run of comment lines cost its length
-/// squared: 5,000 commented-out lines inside a test took 4 s, 10,000 after one 19 s.
+/// squared (BENCHMARKS.md, "Measured choices", M9).
 ///
 /// A line is taken for a comment only if it still is in the parse: a line that starts with
 /// `#` may be inside a triple-quoted string. The lines read as blank are the same length,
