@@ -589,3 +589,96 @@ fn the_file_graph_resolves_crate_super_and_self_paths_and_finds_a_cycle() {
     .collect();
     assert_eq!(cycles(&graph), [["a", "b", "c"]]);
 }
+
+/// The file at `path` as tokens (`syn`'s printing, tokens separated by spaces), without its
+/// `#[cfg(test)]` items, at any depth of modules.
+fn production_tokens(path: &Path) -> String {
+    use syn::visit_mut::VisitMut;
+    struct CutTests;
+    impl VisitMut for CutTests {
+        fn visit_file_mut(&mut self, file: &mut syn::File) {
+            file.items.retain(|i| !is_test_item(i));
+            syn::visit_mut::visit_file_mut(self, file);
+        }
+        fn visit_item_mod_mut(&mut self, m: &mut syn::ItemMod) {
+            if let Some((_, items)) = &mut m.content {
+                items.retain(|i| !is_test_item(i));
+            }
+            syn::visit_mut::visit_item_mod_mut(self, m);
+        }
+    }
+    fn is_test_item(item: &syn::Item) -> bool {
+        let attrs: &[syn::Attribute] = match item {
+            syn::Item::Mod(m) => &m.attrs,
+            syn::Item::Fn(f) => &f.attrs,
+            syn::Item::Use(u) => &u.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            _ => &[],
+        };
+        attrs.iter().any(|a| {
+            a.path().is_ident("cfg")
+                && a.parse_args::<syn::Meta>()
+                    .is_ok_and(|m| m.path().is_ident("test"))
+        })
+    }
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    CutTests.visit_file_mut(&mut file);
+    use quote::ToTokens as _;
+    format!(" {} ", file.to_token_stream())
+}
+
+#[test]
+fn only_the_edges_print_and_rules_read_nothing() {
+    // ARCHITECTURE.md: the edges (`cli/`, `hooks/`, `main.rs`) print; no other layer does;
+    // the rules take facts and read no file, environment or clock.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut wrong = Vec::new();
+    for path in &files {
+        let rel = path
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        // `tests.rs` files are the `#[cfg(test)] mod tests;` of their module: tests whole.
+        if rel.ends_with("/tests.rs") {
+            continue;
+        }
+        let tokens = production_tokens(path);
+        let edge = rel.starts_with("cli/") || rel.starts_with("hooks/") || rel == "main.rs";
+        let printing = [
+            " println !",
+            " eprintln !",
+            " print !",
+            " eprint !",
+            " stdout ()",
+            " stderr ()",
+        ];
+        for p in printing.iter().filter(|p| !edge && tokens.contains(**p)) {
+            wrong.push(format!("{rel} prints ({})", p.trim()));
+        }
+        let reading = [" fs ::", " env ::", " now ()", " File ::", " SystemTime "];
+        if rel.starts_with("rules/") {
+            for p in reading.iter().filter(|p| tokens.contains(**p)) {
+                wrong.push(format!("{rel} reads ({})", p.trim()));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // The scan sees what it looks for.
+    let probe = std::env::temp_dir().join(format!("guard-layering-{}.rs", std::process::id()));
+    std::fs::write(
+        &probe,
+        "fn f() { eprintln!(\"x\"); let _ = std::fs::read(\"p\"); }\n#[cfg(test)]\nmod tests { fn g() { println!(); } }\n",
+    )
+    .unwrap();
+    let tokens = production_tokens(&probe);
+    std::fs::remove_file(&probe).unwrap();
+    assert!(
+        tokens.contains(" eprintln !") && tokens.contains(" fs ::"),
+        "{tokens}"
+    );
+    assert!(!tokens.contains(" println !"), "{tokens}");
+}
