@@ -47,8 +47,10 @@ usage: $0 [--small] [--out DIR] [--only GROUP,...]
   --small    small inputs and 3 runs each: checks the harness works (under a minute)
   --out DIR  where to write results (default target/bench-data/results-full or -small)
   --only     run only these groups: junit, fixtures, history, push (the one-commit,
-             1,000-commit and tags pushes), gitfixtures, histories (issue 15's); the inputs
-             they need are generated as usual
+             1,000-commit and tags pushes), gitfixtures, histories (issue 15's),
+             realhistory (pytest's own history from 5.3.0, from the clone that
+             GUARD_BENCH_PYTEST names; skipped without it); the inputs they need are
+             generated as usual
 
 Needs hyperfine, GNU time (/usr/bin/time), python3, git, openssl and sha256sum.
 EOF
@@ -72,7 +74,7 @@ while [[ $# -gt 0 ]]; do
             shift
             for group in ${only//,/ }; do
                 case $group in
-                    junit | fixtures | history | push | gitfixtures | histories) ;;
+                    junit | fixtures | history | push | gitfixtures | histories | realhistory) ;;
                     *)
                         echo "$0: unknown group: $group" >&2
                         usage
@@ -767,6 +769,52 @@ PY
     history_bench "$name" "$repo" "$a" "$b" "$want" "$desc"
     history_bench "$name-nograph" "$nograph" "$a" "$b" "$want" "$desc, no commit-graph"
 done
+
+# --- 8. A real project's history: pytest from 5.3.0 (issue 33) ---------------------------
+# pytest's own history (a clone GUARD_BENCH_PYTEST names: this machine has no network),
+# rewritten with `guard init`'s starter ledger (made at 5.3.0) in every root commit, repacked
+# as `git repack -adf --window=50 --depth=50`, with a commit-graph and without one. The peer
+# is git's log over the same paths: what that ledger protects or reads
+# (`ledger_pathspec.py`), Rust and test files included.
+if selected realhistory; then
+    src=${GUARD_BENCH_PYTEST:-}
+    if [[ -z $src || ! -d $src ]]; then
+        echo "== realhistory: skipped (set GUARD_BENCH_PYTEST to a clone of pytest-dev/pytest)"
+    else
+        repo="$data/pytest-rw.git"
+        stamp="$(git -C "$src" rev-parse HEAD) $("$GUARD" --version)"
+        if [[ ! -f $repo.stamp || "$(cat "$repo.stamp")" != "$stamp" ]]; then
+            echo "== rewriting pytest's history into $repo"
+            rm -rf "$data/pytest-wt" "$repo" "$repo-nograph"
+            git clone -q --shared "$src" "$data/pytest-wt"
+            git -C "$data/pytest-wt" checkout -q 5.3.0
+            (cd "$data/pytest-wt" && "$GUARD" init >/dev/null)
+            git init -q --bare "$repo"
+            git -C "$data/pytest-wt" fast-export --all --signed-tags=strip \
+                --tag-of-filtered-object=drop --reencode=yes 2>/dev/null |
+                python3 "$here/add_root_files.py" "$data/pytest-wt" qa/merge_ledger.toml \
+                    qa/freeze.toml qa/fixtures.lock.json |
+                git -C "$repo" fast-import --quiet
+            git -C "$repo" repack -q -adf --window=50 --depth=50
+            git -C "$repo" commit-graph write --reachable
+            echo "$stamp" >"$repo.stamp"
+        fi
+        saved=("${protected[@]}")
+        mapfile -t protected < <(cd "$data/pytest-wt" && python3 "$here/ledger_pathspec.py" qa/merge_ledger.toml)
+        a=$(git -C "$repo" rev-parse 5.3.0)
+        b=$(git -C "$repo" rev-parse main)
+        range_commits=$(git -C "$repo" rev-list --count "$a..$b")
+        # pytest's history has agent edits of protected paths and no trailers: REJECT.
+        status=0
+        "$GUARD" -C "$repo" check "$a..$b" >/dev/null || status=$?
+        [[ $status -eq 1 ]] || fail "guard check 5.3.0..main on pytest exited $status, expected 1"
+        nograph=$(without_graph "$repo" "$repo")
+        desc="pytest 5.3.0..main, $range_commits commits, the starter ledger, guard says REJECT"
+        history_bench pytest-5.3.0 "$repo" "$a" "$b" 1 "$desc"
+        history_bench pytest-5.3.0-nograph "$nograph" "$a" "$b" 1 "$desc, no commit-graph"
+        protected=("${saved[@]}")
+    fi
+fi
 
 python3 "$here/summarize.py" "$out" | tee "$out/summary.md"
 echo "results: $out"
