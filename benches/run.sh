@@ -768,6 +768,20 @@ PY
     desc="$range_commits commits in A..B ($merges merges; $hits in git's log), guard says $verdict"
     history_bench "$name" "$repo" "$a" "$b" "$want" "$desc"
     history_bench "$name-nograph" "$nograph" "$a" "$b" "$want" "$desc, no commit-graph"
+    # The articles' layout has 40% agent commits: against git's log over everything its
+    # ledger protects or reads (defaults included, test files and Rust files too), as for a
+    # real history (issue 33's agent-heavy target).
+    if [[ $name == articles-* ]]; then
+        saved=("${protected[@]}")
+        ledger_dir=$(mktemp -d)
+        mkdir -p "$ledger_dir/qa"
+        git -C "$repo" show "$b:qa/merge_ledger.toml" >"$ledger_dir/qa/merge_ledger.toml"
+        mapfile -t protected < <(cd "$ledger_dir" && python3 "$here/ledger_pathspec.py" qa/merge_ledger.toml)
+        rm -rf "$ledger_dir"
+        history_bench "agentheavy-$commits" "$repo" "$a" "$b" "$want" "$desc, git's log over the ledger's paths"
+        history_bench "agentheavy-$commits-nograph" "$nograph" "$a" "$b" "$want" "$desc, no commit-graph, git's log over the ledger's paths"
+        protected=("${saved[@]}")
+    fi
 done
 
 # --- 8. A real project's history: pytest from 5.3.0 (issue 33) ---------------------------
