@@ -1295,3 +1295,55 @@ fn the_retest_evasions_a_precise_rule_reads_are_weakened_tests() {
         ));
     }
 }
+
+#[test]
+fn a_swallowing_context_manager_under_a_never_swallowing_name_is_found() {
+    // `with patch(..):` never swallows a failure when `patch` is unittest.mock's; an agent
+    // that imports contextlib's `suppress` as `patch` (or binds the name otherwise) moves the
+    // assertion where its failure is swallowed. Through the installed hook; the same wrap
+    // with the real `patch` lands.
+    let base = "from unittest.mock import patch\n\n\ndef total(xs):\n    return sum(xs)\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n";
+    for (edited, rejected) in [
+        (
+            base.replace(
+                "from unittest.mock import patch\n",
+                "from contextlib import suppress as patch\n",
+            )
+            .replace(
+                "    assert total([1, 2]) == 3\n",
+                "    with patch(AssertionError):\n        assert total([1, 2]) == 3\n",
+            ),
+            true,
+        ),
+        (
+            base.replace(
+                "    assert total([1, 2]) == 3\n",
+                "    with patch(\"os.getcwd\"):\n        assert total([1, 2]) == 3\n",
+            ),
+            false,
+        ),
+    ] {
+        let s = Server::new("");
+        write_in(&s.work, "tests/test_calc.py", base);
+        s.commit("Add the tests\n");
+        s.push(&["origin", "main"]).assert_accepted();
+        write_in(&s.work, "tests/test_calc.py", &edited);
+        let commit = s.agent_commit("Tidy the tests\n");
+        let pushed = s.push(&["origin", "main"]);
+        if rejected {
+            pushed.assert_rejected_with(&format!(
+                "remote: error: refs/heads/main: [weakened_test] {} \"Tidy the tests\" tests/test_calc.py:",
+                s.short(&commit)
+            ));
+            assert!(
+                pushed
+                    .stderr
+                    .contains("[only under: with patch(AssertionError):]"),
+                "{}",
+                pushed.stderr
+            );
+        } else {
+            pushed.assert_accepted();
+        }
+    }
+}

@@ -474,6 +474,7 @@ pub fn parse_with(path: &str, text: &[u8], python: &PythonTests) -> Option<TestF
     let source = Source {
         text,
         skip_aliases: Vec::new(),
+        bindings: Default::default(),
     };
     Some(match language {
         Language::Python => {
@@ -502,6 +503,7 @@ pub fn rust_test_items(text: &[u8]) -> Option<TestItems> {
     let source = Source {
         text,
         skip_aliases: Vec::new(),
+        bindings: Default::default(),
     };
     Some(rust::test_items(&source, tree.root_node()))
 }
@@ -545,6 +547,8 @@ struct Source<'t> {
     /// (`later` after `from pytest import skip as later`, `pt.skip` after `import pytest as
     /// pt`).
     skip_aliases: Vec<String>,
+    /// Python: how the module binds names (what a `with`'s context manager resolves to).
+    bindings: python::Bindings,
 }
 
 impl Source<'_> {
@@ -655,7 +659,7 @@ fn line(node: Node) -> u64 {
 }
 
 /// `node` and every node under it, in source order, without recursion.
-fn descendants(node: Node) -> impl Iterator<Item = Node> {
+pub(crate) fn descendants(node: Node) -> impl Iterator<Item = Node> {
     let mut stack = vec![node];
     std::iter::from_fn(move || {
         let next = stack.pop()?;

@@ -20,6 +20,7 @@ use self::skips::{
 };
 use self::syntax::{COMPOUND, callee, first_named};
 use self::tolerances::{bound, call_tolerances, defaults};
+pub(crate) use self::unrun::Bindings;
 use self::unrun::may_skip;
 use super::{
     Assertion, Call, Draft, Site, Source, TestFile, TestFunction, Tolerance, descendants, finish,
@@ -30,6 +31,7 @@ pub(super) fn read(src: &Source, root: Node, names: &super::PythonTests) -> Test
     let src = &Source {
         text: src.text,
         skip_aliases: skip_aliases(src, root),
+        bindings: Bindings::of(src, root),
     };
     let (mut tests, mut helpers) = (Vec::new(), Vec::new());
     let unbound = unbound_later(src, root);
@@ -300,6 +302,7 @@ mod tests {
         let src = crate::evidence::test_source::Source {
             text: text.as_bytes(),
             skip_aliases: Vec::new(),
+            bindings: Default::default(),
         };
         super::read(
             &src,
@@ -752,11 +755,14 @@ mod tests {
     /// runs its body as the test does; any other (`suppress`, `pytest.raises`, the
     /// project's own, one named but not called) may swallow the failure. Found on
     /// OpenHands' history, where wrapping a test's body in `with patch.dict(os.environ):`
-    /// read as loosening each assertion.
+    /// read as loosening each assertion. Names are resolved through the module's imports.
     #[test]
     fn a_with_that_never_swallows_leaves_its_assertions_unconditional() {
         let file = read(concat!(
-            "def test_a(x):\n",
+            "import contextlib, os, tempfile\n",
+            "from unittest import mock\n",
+            "from unittest.mock import patch\n",
+            "def test_a(x, monkeypatch):\n",
             "    with patch.dict(os.environ, {}, clear=True), open('f') as f:\n",
             "        assert x == 1\n",
             "    with mock.patch.object(A, 'b') as b, tempfile.TemporaryDirectory() as d:\n",
@@ -769,6 +775,8 @@ mod tests {
             "        assert x == 5\n",
             "    with dispatch():\n",
             "        assert x == 6\n",
+            "    with monkeypatch.context() as m:\n",
+            "        assert x == 7\n",
         ));
         let under: Vec<(u64, bool)> = assertion_texts(&file, "test_a")
             .into_iter()
@@ -777,14 +785,58 @@ mod tests {
         assert_eq!(
             under,
             [
-                (3, false),
-                (5, false),
-                (7, true),
-                (9, true),
-                (11, true),
-                (13, true)
+                (6, false),
+                (8, false),
+                (10, true),
+                (12, true),
+                (14, true),
+                (16, true),
+                (18, false),
             ]
         );
+    }
+
+    /// The names are the module's: `patch` imported from elsewhere, rebound, a parameter of
+    /// that name (a fixture), `open` defined in the file or brought by a star import, and a
+    /// module imported under another module's name, may each swallow a failure.
+    #[test]
+    fn a_never_swallowing_name_bound_to_something_else_may_swallow() {
+        let conditional = |source: &str| {
+            let file = read(source);
+            let name = &file
+                .functions
+                .iter()
+                .find(|f| f.name.ends_with("test_a"))
+                .unwrap()
+                .name;
+            let texts = assertion_texts(&file, name);
+            let asserted: Vec<&String> = texts
+                .iter()
+                .map(|(_, text)| text)
+                .filter(|text| text.starts_with("assert x"))
+                .collect();
+            assert_eq!(asserted.len(), 1, "{texts:?}");
+            asserted[0].contains(" [only under: ")
+        };
+        for source in [
+            "from contextlib import suppress as patch\ndef test_a(x):\n    with patch(AssertionError):\n        assert x\n",
+            "from unittest.mock import patch\npatch = contextlib.suppress\ndef test_a(x):\n    with patch(AssertionError):\n        assert x\n",
+            "from unittest.mock import patch\ndef test_a(x, patch):\n    with patch(AssertionError):\n        assert x\n",
+            "def open(*a):\n    return contextlib.suppress(AssertionError)\ndef test_a(x):\n    with open('f'):\n        assert x\n",
+            "from helpers import *\ndef test_a(x):\n    with open('f'):\n        assert x\n",
+            "import contextlib as pytest\ndef test_a(x):\n    with pytest.warns(AssertionError):\n        assert x\n",
+            "import unittest\nclass T(unittest.TestCase):\n    def subTest(self, **k):\n        return contextlib.suppress(AssertionError)\n    def test_a(self, x=1):\n        with self.subTest(i=1):\n            assert x\n",
+        ] {
+            assert!(conditional(source), "{source}");
+        }
+        // The same names bound as they should be never swallow.
+        for source in [
+            "from unittest.mock import patch\ndef test_a(x):\n    with patch('a.b'):\n        assert x\n",
+            "import pytest\ndef test_a(x):\n    with pytest.warns(UserWarning):\n        assert x\n",
+            "def test_a(x):\n    with open('f'):\n        assert x\n",
+        ] {
+            assert!(!conditional(source), "{source}");
+        }
     }
 
     /// A test defined in the body of an `if` or a `try` (not its `finally`) may not be
