@@ -260,20 +260,18 @@ impl Judge<'_> {
 }
 
 /// The files of `changed` (a commit's changes against each parent) that `ruled` accepts
-/// and whose new text `may_find` something in, with their text on each side; a file larger than `git::MAX_TEXT_BLOB` or not UTF-8 reads
-/// as absent.
+/// and whose new text `may_find` something in, with their text on each side; a file that is
+/// not UTF-8 reads as absent, and one larger than `git::MAX_TEXT_BLOB` is an error (its size
+/// is read first: it is never inflated).
 fn rule_files(
     trees: &Trees,
     changed: &[Vec<ChangedFile>],
     ruled: &dyn Fn(&str) -> bool,
     may_find: &dyn Fn(&str) -> bool,
 ) -> anyhow::Result<Vec<ChangedText>> {
-    let text = |id: Option<Oid>| -> anyhow::Result<Option<String>> {
+    let text = |id: Option<Oid>, path: &str| -> anyhow::Result<Option<String>> {
         let Some(id) = id else { return Ok(None) };
-        let bytes = trees.blob(id)?;
-        Ok((bytes.len() <= crate::git::MAX_TEXT_BLOB)
-            .then(|| String::from_utf8(bytes).ok())
-            .flatten())
+        Ok(String::from_utf8(trees.text_blob(id, path)?).ok())
     };
     let mut paths: Vec<&ChangedFile> = changed
         .iter()
@@ -284,7 +282,7 @@ fn rule_files(
     paths.dedup_by(|a, b| a.path == b.path);
     let mut out = Vec::with_capacity(paths.len());
     for file in paths {
-        let new = text(file.new)?;
+        let new = text(file.new, &file.path)?;
         if !new.as_deref().is_some_and(may_find) {
             continue;
         }
@@ -295,7 +293,7 @@ fn rule_files(
                 Some(f) => f.old,
                 None => file.new,
             };
-            old.push(text(id)?);
+            old.push(text(id, &file.path)?);
         }
         out.push(ChangedText {
             path: file.path.clone(),
@@ -352,7 +350,7 @@ impl Parsed {
         if let Some(known) = self.files.get(&key) {
             return Ok(known.clone());
         }
-        let bytes = trees.blob(id)?;
+        let bytes = trees.text_blob(id, path)?;
         let file = read_test_file(path, &bytes, listed, &self.python)?.map(Rc::new);
         self.hold(key, file.clone());
         Ok(file)
@@ -385,11 +383,11 @@ impl Parsed {
             return Ok(());
         }
         let (mut texts, mut held): (Vec<Vec<u8>>, usize) = (Vec::new(), 0);
-        for &((id, _, _, _), _) in &todo {
+        for &((id, _, _, _), path) in &todo {
             if held >= READ_AHEAD_BYTES {
                 break;
             }
-            let text = trees.blob(id)?;
+            let text = trees.text_blob(id, path)?;
             held += text.len();
             texts.push(text);
         }

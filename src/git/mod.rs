@@ -42,12 +42,17 @@ pub(crate) fn text_blob<'r>(
 ) -> Result<git2::Blob<'r>, git2::Error> {
     let (size, _) = repo.odb()?.read_header(id)?;
     if size > MAX_TEXT_BLOB {
-        return Err(git2::Error::from_str(&format!(
-            "{path} is {size} bytes in git (blob {id}); guard reads policy and test files of at most {} MiB",
-            MAX_TEXT_BLOB >> 20
-        )));
+        return Err(too_large(path, size, id));
     }
     repo.find_blob(id)
+}
+
+/// The error for a text file larger than [`MAX_TEXT_BLOB`].
+fn too_large(path: &str, size: usize, id: Oid) -> git2::Error {
+    git2::Error::from_str(&format!(
+        "{path} is {size} bytes in git (blob {id}); guard reads policy and test files of at most {} MiB",
+        MAX_TEXT_BLOB >> 20
+    ))
 }
 
 /// The bytes of the blob `id`.

@@ -144,6 +144,17 @@ impl<'r> Trees<'r> {
         }
     }
 
+    /// The bytes of the blob `id`, which is the text file `path`: an error, before anything
+    /// is read, when its header says it is larger than [`super::MAX_TEXT_BLOB`] (a blob of
+    /// zeros compresses to almost nothing in a push and would be inflated whole).
+    pub fn text_blob(&self, id: Oid, path: &str) -> Result<Vec<u8>, git2::Error> {
+        let (size, _) = self.odb.read_header(id)?;
+        if size > super::MAX_TEXT_BLOB {
+            return Err(super::too_large(path, size, id));
+        }
+        self.blob(id)
+    }
+
     /// Object `id`, if it is a `kind` the pack reader reads (`PackObjects::read`).
     fn packed(&self, id: Oid, kind: ObjectType) -> Option<Rc<[u8]>> {
         let packs: &PackReader = match &self.packs {

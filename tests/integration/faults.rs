@@ -708,6 +708,41 @@ fn push_a_huge_ledger(size: u64) {
 }
 
 #[test]
+fn an_agents_test_file_over_the_text_limit_is_refused_unread() {
+    // The weakened-test judge reads an agent commit's test files: one of 40 MiB of zeros
+    // (a few KiB pushed) is refused from its header, not inflated and parsed.
+    let s = Server::new("");
+    let size: u64 = 40 << 20;
+    let sparse = s.tmp.path("zeros");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(size)
+        .unwrap();
+    let blob = s.git(&["hash-object", "-w", sparse.to_str().unwrap()]);
+    std::fs::remove_file(&sparse).unwrap();
+    s.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("100644,{blob},tests/test_big.py"),
+    ]);
+    s.git(&["commit", "-q", "-m", "Add a test"]);
+    s.git(&[
+        "commit",
+        "-q",
+        "--amend",
+        "--no-edit",
+        "--author",
+        "Cursor Agent <cursoragent@cursor.com>",
+    ]);
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: cannot judge: tests/test_big.py is {size} bytes in git (blob {blob}); guard reads policy and test files of at most 32 MiB"
+    ));
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+}
+
+#[test]
 fn a_ledger_blob_over_the_text_limit_is_refused_unread() {
     push_a_huge_ledger(40 << 20);
 }
