@@ -152,7 +152,7 @@ pub fn check(repo: &Repository, opts: &CheckOptions, today: Date) -> anyhow::Res
         commits: &commits,
         spec: &range.spec,
     };
-    let mut report = judge_ahead(repo, &judged, opts, today, policy, ahead.as_ref())?;
+    let mut report = judge_listed_range(repo, &judged, opts, today, policy, ahead.as_ref())?;
     report.warnings.extend(before_adoption);
     Ok(report)
 }
@@ -188,12 +188,12 @@ pub fn judge(
     today: Date,
     known_policy: Option<Policy>,
 ) -> anyhow::Result<Report> {
-    judge_ahead(repo, judged, opts, today, known_policy, None)
+    judge_listed_range(repo, judged, opts, today, known_policy, None)
 }
 
 /// `judge`, with what was compared while the range was listed (`ahead`, from the policy
 /// `known_policy`).
-fn judge_ahead(
+fn judge_listed_range(
     repo: &Repository,
     judged: &Judged,
     opts: &CheckOptions,
@@ -255,7 +255,7 @@ fn judge_ahead(
     // What agent commits did to the tests themselves, whatever the reports say: judged in
     // the same pass over the range's trees.
     let mut weakened = weakened::Judge::new(repo, commits, &judge_who, &restore_from);
-    let mut outcomes = judge_commits(repo, commits, &ctx, Some(&mut weakened), ahead)?;
+    let mut outcomes = commit_outcomes(repo, commits, &ctx, Some(&mut weakened), ahead)?;
     let weakened = weakened.finish();
     if let Some(widened) =
         widened_by_range_ledgers(repo, commits, &outcomes, &protected, &ledger_path)?
@@ -264,7 +264,7 @@ fn judge_ahead(
             protected: &widened,
             ..ctx
         };
-        outcomes = judge_commits(repo, commits, &ctx, None, None)?;
+        outcomes = commit_outcomes(repo, commits, &ctx, None, None)?;
     }
     for outcome in outcomes {
         findings.extend(outcome.findings);
@@ -539,17 +539,17 @@ impl CommitOutcome {
 /// long range cost more time (and memory) than it saved; `Trees` keeps the few read again.
 /// Which of a merge's changes are its own is then settled oldest first, from the changes
 /// alone (`Lineage`), and the commits that changed protected paths are judged.
-fn judge_commits(
+fn commit_outcomes(
     repo: &Repository,
     commits: &Commits,
     ctx: &CommitContext,
     weakened: Option<&mut weakened::Judge>,
     ahead: Option<&Ahead>,
 ) -> anyhow::Result<Vec<CommitOutcome>> {
-    git::without_object_cache(|| judge_uncached(repo, commits, ctx, weakened, ahead))
+    git::without_object_cache(|| outcomes_without_object_cache(repo, commits, ctx, weakened, ahead))
 }
 
-fn judge_uncached(
+fn outcomes_without_object_cache(
     repo: &Repository,
     commits: &Commits,
     ctx: &CommitContext,
