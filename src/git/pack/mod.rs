@@ -234,6 +234,15 @@ fn index_with_large_offsets(dir: &Path) -> PathBuf {
     idx
 }
 
+/// The pack readers' byte-level parts, for the fuzz targets (`fuzz/`), not for other code.
+#[doc(hidden)]
+pub mod fuzzing {
+    /// `delta::apply`: the object `delta` makes of `base`, at most `limit` bytes.
+    pub fn apply_delta(base: &[u8], delta: &[u8], limit: usize) -> Option<Vec<u8>> {
+        super::delta::apply(base, delta, limit)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
