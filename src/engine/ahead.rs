@@ -63,7 +63,7 @@ struct Owned {
 }
 
 /// The commits of `tip` not reachable from `hide` (`range::commits`), with what a second
-/// thread compared of them (with fsck, as `audit::commit_outcomes` does) while they were listed.
+/// thread compared of them (with fsck, as `audit::commit_judge::commit_outcomes` does) while they were listed.
 pub(super) fn commits(
     repo: &Repository,
     tip: Oid,

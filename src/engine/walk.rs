@@ -38,7 +38,7 @@ const TWO_THREADS_FROM: usize = 256;
 /// "Measured choices", M2).
 const BLOCK: usize = 64;
 
-/// Compares each commit's trees with its parents', newest first (see `audit::commit_outcomes`), and,
+/// Compares each commit's trees with its parents', newest first (see `audit::commit_judge::commit_outcomes`), and,
 /// with `fsck`, checks the trees it brings along protected paths in the same pass, while the
 /// trees just compared are still in `trees`; so does `weakened` with the test files.
 ///

@@ -50,7 +50,7 @@ pub(crate) fn text_blob<'r>(
 /// The error for a text file larger than [`MAX_TEXT_BLOB`].
 fn too_large(path: &str, size: usize, id: Oid) -> git2::Error {
     git2::Error::from_str(&format!(
-        "{path} is {size} bytes in git (blob {id}); guard reads policy and test files of at most {} MiB",
+        "{path} is {size} bytes in git (blob {id}); guard reads the files it judges as text (policy, tests, what commit rules check) up to {} MiB",
         MAX_TEXT_BLOB >> 20
     ))
 }

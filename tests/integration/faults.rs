@@ -681,18 +681,11 @@ fn a_corrupt_pack_is_refused_before_guard_runs_with_fsck_objects_on_and_off() {
     }
 }
 
-/// A human's commit (with the trailer) that makes the ledger a blob of `size` zero bytes,
-/// hashed from a sparse file (nothing of that size is written to disk, and the pushed pack
-/// is small: zeros compress); the push is rejected from the blob's header, before it is read.
+/// A human's commit (with the trailer) that makes the ledger a blob of `size` zero bytes
+/// (`zeros_blob`); the push is rejected from the blob's header, before it is read.
 fn push_a_huge_ledger(size: u64) {
     let s = Server::new("");
-    let sparse = s.tmp.path("zeros");
-    std::fs::File::create(&sparse)
-        .unwrap()
-        .set_len(size)
-        .unwrap();
-    let blob = s.git(&["hash-object", "-w", sparse.to_str().unwrap()]);
-    std::fs::remove_file(&sparse).unwrap();
+    let blob = zeros_blob(&s, size);
     s.git(&[
         "update-index",
         "--cacheinfo",
@@ -701,7 +694,7 @@ fn push_a_huge_ledger(size: u64) {
     s.git(&["commit", "-q", "-m", "A big ledger\n\nLedger-Change: human"]);
     let pushed = s.push(&["origin", "main"]);
     pushed.assert_rejected_with(&format!(
-        "remote: error: refs/heads/main: cannot judge: qa/merge_ledger.toml is {size} bytes in git (blob {blob}); guard reads policy and test files of at most 32 MiB"
+        "remote: error: refs/heads/main: cannot judge: qa/merge_ledger.toml is {size} bytes in git (blob {blob}); {TEXT_LIMIT}"
     ));
     assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
     crate::support::server::assert_fsck_clean(&s);
@@ -711,22 +704,29 @@ fn push_a_huge_ledger(size: u64) {
 fn an_agents_test_file_over_the_text_limit_is_refused_unread() {
     // The weakened-test judge reads an agent commit's test files: one of 40 MiB of zeros
     // (a few KiB pushed) is refused from its header, not inflated and parsed.
+    agent_adds_a_file_of_zeros("tests/test_big.py");
+}
+
+#[test]
+fn a_file_a_commit_rule_reads_over_the_text_limit_is_refused_unread() {
+    // `coverage_excluded` reads an agent commit's Python sources for exclusion markers: one
+    // of 40 MiB of zeros is refused from its header too.
+    agent_adds_a_file_of_zeros("src/big.py");
+}
+
+/// An agent's commit that adds `path` as a blob of 40 MiB of zeros (a few KiB pushed): the
+/// push is rejected from the blob's header, before it is read.
+fn agent_adds_a_file_of_zeros(path: &str) {
     let s = Server::new("");
     let size: u64 = 40 << 20;
-    let sparse = s.tmp.path("zeros");
-    std::fs::File::create(&sparse)
-        .unwrap()
-        .set_len(size)
-        .unwrap();
-    let blob = s.git(&["hash-object", "-w", sparse.to_str().unwrap()]);
-    std::fs::remove_file(&sparse).unwrap();
+    let blob = zeros_blob(&s, size);
     s.git(&[
         "update-index",
         "--add",
         "--cacheinfo",
-        &format!("100644,{blob},tests/test_big.py"),
+        &format!("100644,{blob},{path}"),
     ]);
-    s.git(&["commit", "-q", "-m", "Add a test"]);
+    s.git(&["commit", "-q", "-m", "Add a file"]);
     s.git(&[
         "commit",
         "-q",
@@ -737,9 +737,26 @@ fn an_agents_test_file_over_the_text_limit_is_refused_unread() {
     ]);
     let pushed = s.push(&["origin", "main"]);
     pushed.assert_rejected_with(&format!(
-        "remote: error: refs/heads/main: cannot judge: tests/test_big.py is {size} bytes in git (blob {blob}); guard reads policy and test files of at most 32 MiB"
+        "remote: error: refs/heads/main: cannot judge: {path} is {size} bytes in git (blob {blob}); {TEXT_LIMIT}"
     ));
     assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+}
+
+/// What guard says of a text file over its limit.
+const TEXT_LIMIT: &str =
+    "guard reads the files it judges as text (policy, tests, what commit rules check) up to 32 MiB";
+
+/// A blob of `size` zero bytes in the working clone, hashed from a sparse file: nothing of
+/// that size is written to disk, and a pushed pack holding it is small (zeros compress).
+fn zeros_blob(s: &Server, size: u64) -> String {
+    let sparse = s.tmp.path("zeros");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(size)
+        .unwrap();
+    let blob = s.git(&["hash-object", "-w", sparse.to_str().unwrap()]);
+    std::fs::remove_file(&sparse).unwrap();
+    blob
 }
 
 #[test]

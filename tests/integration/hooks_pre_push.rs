@@ -386,3 +386,28 @@ fn pre_receive_writes_its_report_as_json_for_a_wrapper() {
     assert_eq!(json["failure"]["kind"], "input");
     assert!(json["decision"].is_null());
 }
+
+#[test]
+fn pre_push_without_the_remote_default_branch_reads_the_ledger_at_the_base() {
+    // The base's ledger protects deploy/**, which the embedded default does not.
+    let s = Server::new("[protect]\npaths = [\"deploy/**\"]\n");
+    install(&["--hooks", s.work.to_str().unwrap()]);
+    // A clone that never saw the remote's default branch (its tracking refs gone, as when
+    // pushing to a URL): the ledger in force is read at each update's base.
+    for tracking in ["refs/remotes/origin/HEAD", "refs/remotes/origin/main"] {
+        s.git(&["update-ref", "-d", tracking]);
+    }
+    write_in(&s.work, "deploy/run.sh", "echo deploy\n");
+    let agent = s.agent_commit("Deploy differently");
+    let pushed = s.push(&["origin", "main"]);
+    assert!(!pushed.ok, "{}", pushed.stderr);
+    assert!(
+        pushed.has_line_starting(&format!(
+            "error: refs/heads/main: [agent_edit_protected] {}",
+            s.short(&agent)
+        )) && !pushed.has_line_starting("remote:"),
+        "refused locally, under the base's ledger:\n{}",
+        pushed.stderr
+    );
+    assert_eq!(s.server_ref("refs/heads/main"), Some(s.base.clone()));
+}

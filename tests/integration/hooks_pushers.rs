@@ -82,6 +82,12 @@ fn break_glass_by_an_allowed_and_a_disallowed_pusher() {
         "{}",
         pushed.stderr
     );
+    // Break-glass skips judging, and the closing line says so.
+    assert!(
+        pushed.has_line_starting("remote: guard: 1 ref update accepted, 0 commits judged"),
+        "{}",
+        pushed.stderr
+    );
     assert_eq!(s.server_ref("refs/heads/main"), Some(agent.clone()));
     let text = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = text.lines().collect();

@@ -299,14 +299,6 @@ fn item_paths(text: &str, module: &str, is_mod_rs: bool) -> BTreeSet<Vec<String>
         }
     }
 
-    fn test_only(attrs: &[syn::Attribute]) -> bool {
-        attrs.iter().any(|a| {
-            a.path().is_ident("cfg")
-                && a.parse_args::<syn::Meta>()
-                    .is_ok_and(|m| m.path().is_ident("test"))
-        })
-    }
-
     /// `crate :: name` in a macro call's tokens, at any depth.
     fn macro_paths(tokens: proc_macro2::TokenStream, out: &mut BTreeSet<String>) {
         use proc_macro2::TokenTree;
@@ -615,17 +607,22 @@ fn production_tokens(path: &Path) -> String {
             syn::Item::Impl(i) => &i.attrs,
             _ => &[],
         };
-        attrs.iter().any(|a| {
-            a.path().is_ident("cfg")
-                && a.parse_args::<syn::Meta>()
-                    .is_ok_and(|m| m.path().is_ident("test"))
-        })
+        test_only(attrs)
     }
     let text = std::fs::read_to_string(path).unwrap();
     let mut file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     CutTests.visit_file_mut(&mut file);
     use quote::ToTokens as _;
     format!(" {} ", file.to_token_stream())
+}
+
+/// Whether `attrs` hold `#[cfg(test)]`: the item is test code, which both scans leave out.
+fn test_only(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Meta>()
+                .is_ok_and(|m| m.path().is_ident("test"))
+    })
 }
 
 #[test]

@@ -28,10 +28,11 @@ use super::{
 };
 
 pub(super) fn read(src: &Source, root: Node, names: &super::PythonTests) -> TestFile {
+    let bindings = Bindings::of(src, root);
     let src = &Source {
         text: src.text,
-        skip_aliases: skip_aliases(src, root),
-        bindings: Bindings::of(src, root),
+        skip_aliases: skip_aliases(&bindings),
+        bindings,
     };
     let (mut tests, mut helpers) = (Vec::new(), Vec::new());
     let unbound = unbound_later(src, root);

@@ -4,6 +4,7 @@
 use tree_sitter::Node;
 
 use super::syntax::{COMPOUND, callee};
+use super::unrun::Bindings;
 use crate::evidence::test_source::{Site, Source, descendants};
 
 /// Decorators (pytest marks, unittest decorators) that skip or expect failure.
@@ -156,52 +157,25 @@ pub(crate) fn is_skip_call(src: &Source, callee: &str) -> bool {
         || src.skip_aliases.iter().any(|a| a == callee)
 }
 
-/// The other names pytest's skipping calls go by in this module: `from pytest import skip
-/// as later` (`later`), `from pytest import xfail` (`xfail`), `import pytest as pt`
-/// (`pt.skip`, ...), at any level of the module.
-pub(crate) fn skip_aliases(src: &Source, root: Node) -> Vec<String> {
+/// The other names pytest's skipping calls go by in this module, from its imports
+/// (`Bindings`): `from pytest import skip as later` (`later`), `from pytest import xfail`
+/// (`xfail`), `import pytest as pt` (`pt.skip`, ...), at any level of the module.
+pub(crate) fn skip_aliases(bindings: &Bindings) -> Vec<String> {
     let mut aliases = Vec::new();
-    for node in descendants(root) {
-        match node.kind() {
-            "import_from_statement" => {
-                let module = node
-                    .child_by_field_name("module_name")
-                    .map(|m| src.normal(m))
-                    .unwrap_or_default();
-                if !matches!(module.as_str(), "pytest" | "_pytest.outcomes") {
-                    continue;
-                }
-                let mut cursor = node.walk();
-                for name in node.children_by_field_name("name", &mut cursor) {
-                    let (imported, alias) = match name.kind() {
-                        "aliased_import" => (
-                            name.child_by_field_name("name").map(|n| src.normal(n)),
-                            name.child_by_field_name("alias").map(|n| src.normal(n)),
-                        ),
-                        _ => (Some(src.normal(name)), None),
-                    };
-                    let Some(imported) = imported else { continue };
-                    if SKIP_CALLS.contains(&format!("pytest.{imported}").as_str()) {
-                        aliases.push(alias.unwrap_or(imported));
-                    }
-                }
-            }
-            "import_statement" => {
-                let mut cursor = node.walk();
-                for name in node.children_by_field_name("name", &mut cursor) {
-                    if name.kind() != "aliased_import" {
-                        continue;
-                    }
-                    let module = name.child_by_field_name("name").map(|n| src.normal(n));
-                    let alias = name.child_by_field_name("alias").map(|n| src.normal(n));
-                    if let (Some("pytest"), Some(alias)) = (module.as_deref(), alias) {
-                        for call in SKIP_CALLS {
-                            aliases.push(call.replacen("pytest", &alias, 1));
-                        }
-                    }
-                }
-            }
-            _ => {}
+    for (bound, path) in bindings.imports() {
+        if path == "pytest" && bound != "pytest" {
+            aliases.extend(
+                SKIP_CALLS
+                    .iter()
+                    .map(|call| call.replacen("pytest", bound, 1)),
+            );
+            continue;
+        }
+        let imported = path
+            .strip_prefix("pytest.")
+            .or_else(|| path.strip_prefix("_pytest.outcomes."));
+        if imported.is_some_and(|name| SKIP_CALLS.contains(&format!("pytest.{name}").as_str())) {
+            aliases.push(bound.to_string());
         }
     }
     aliases

@@ -142,6 +142,11 @@ pub(crate) struct Bindings {
 }
 
 impl Bindings {
+    /// Each name an import binds, with the dotted path it names.
+    pub(crate) fn imports(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.imported.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// The bindings of the module `root`.
     pub(crate) fn of(src: &Source, root: Node) -> Bindings {
         let mut b = Bindings::default();
