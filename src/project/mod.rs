@@ -77,7 +77,7 @@ impl Layout {
 
         // Python's test globs unless the project is a Rust one where pytest has nothing to
         // collect (no settings file, no file its patterns name: helper scripts are no suite).
-        let pytest_files = glob_set(&pytest.test_globs()[pytest.testpaths.len()..]);
+        let pytest_files = glob_set(&pytest.python_file_globs());
         let python = runner == TestRunner::Pytest
             || pytest.file.is_some()
             || files.iter().any(|f| pytest_files.is_match(f));

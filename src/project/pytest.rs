@@ -141,30 +141,41 @@ impl PytestConfig {
     /// `python_files` names anywhere (a pattern with a `/` matches the end of a path, as
     /// pytest's `fnmatch_ex` does).
     pub fn test_globs(&self) -> Vec<String> {
-        // Only paths inside the repository, written as the ledger takes them: an absolute
-        // path, `..` or a backslash names nothing guard reads in a revision.
-        let inside = |p: &str| {
-            !p.is_empty()
-                && p != "."
-                && !p.contains('\\')
-                && crate::workspace::check_relative(p).is_ok()
-        };
-        let mut globs: Vec<String> = self
-            .testpaths
-            .iter()
-            .map(|t| t.trim_start_matches("./").trim_end_matches('/'))
-            .filter(|t| inside(t))
-            .map(|t| format!("{t}/**"))
-            .collect();
-        for pattern in &self.python_files {
-            let pattern = pattern.trim_start_matches("./");
-            if inside(pattern) {
-                globs.push(format!("**/{pattern}"));
-            }
-        }
+        let mut globs = self.testpath_globs();
+        globs.extend(self.python_file_globs());
         globs.dedup();
         globs
     }
+
+    /// What each of `testpaths` holds, as a glob: everything under a directory, or the one
+    /// test module a path ending in `.py` names (`testpaths = ["tests", "ci/test_ci.py"]`).
+    pub fn testpath_globs(&self) -> Vec<String> {
+        self.testpaths
+            .iter()
+            .map(|t| t.trim_start_matches("./").trim_end_matches('/'))
+            .filter(|t| inside(t))
+            .map(|t| match t.ends_with(".py") {
+                true => t.to_string(),
+                false => format!("{t}/**"),
+            })
+            .collect()
+    }
+
+    /// Every file `python_files` names, anywhere, as a glob.
+    pub fn python_file_globs(&self) -> Vec<String> {
+        self.python_files
+            .iter()
+            .map(|p| p.trim_start_matches("./"))
+            .filter(|p| inside(p))
+            .map(|p| format!("**/{p}"))
+            .collect()
+    }
+}
+
+/// Whether a path pytest's settings name lies inside the repository, written as the ledger
+/// takes it: an absolute path, `..` or a backslash names nothing guard reads in a revision.
+fn inside(p: &str) -> bool {
+    !p.is_empty() && p != "." && !p.contains('\\') && crate::workspace::check_relative(p).is_ok()
 }
 
 /// The settings of `section` in an INI file, each split as pytest splits them (shell words);
@@ -333,6 +344,17 @@ mod tests {
         )])
         .unwrap();
         assert_eq!(c.test_globs(), ["tests/**", "**/check_*.py"]);
+        assert_eq!(c.python_file_globs(), ["**/check_*.py"]);
+    }
+
+    #[test]
+    fn a_testpath_naming_a_module_is_that_file() {
+        let c = read(&[(
+            "pyproject.toml",
+            "[tool.pytest.ini_options]\ntestpaths = [\"tests\", \"./ci/test_budget.py\"]\n",
+        )])
+        .unwrap();
+        assert_eq!(c.testpath_globs(), ["tests/**", "ci/test_budget.py"]);
     }
 
     #[test]

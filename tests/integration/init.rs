@@ -286,3 +286,31 @@ fn pytests_python_functions_decide_which_functions_are_tests() {
         "tests/test_calc.py::check_total"
     );
 }
+
+#[test]
+fn init_reads_testpaths_that_name_a_module_or_lie_outside_the_repository() {
+    // pydantic-ai's pyproject.toml names a test module among its testpaths; other projects
+    // name paths outside the repository, which guard cannot read in a revision (init used
+    // to panic on those, slicing the globs by the number of testpaths).
+    let p = Project::git();
+    p.write(
+        "pytest.ini",
+        "[pytest]\ntestpaths = tests ../elsewhere /abs .github/scripts/test_ci_duration.py\npython_files = check_*.py\n",
+    );
+    p.write("tests/check_a.py", "def test_a():\n    assert 1 + 1 == 2\n");
+    p.write(
+        ".github/scripts/test_ci_duration.py",
+        "def test_budget():\n    assert 3 < 5\n",
+    );
+    init(&p);
+    let ledger = std::fs::read_to_string(p.path("qa/merge_ledger.toml")).unwrap();
+    let paths = ledger
+        .lines()
+        .find(|l| l.starts_with("paths = [\"tests/**\""))
+        .unwrap_or_else(|| panic!("no [tests] paths:\n{ledger}"));
+    assert_eq!(
+        paths,
+        "paths = [\"tests/**\", \".github/scripts/test_ci_duration.py\", \"**/check_*.py\"]"
+    );
+    lint_clean(&p);
+}
