@@ -189,6 +189,13 @@ pub struct Assertion {
     pub line: u64,
     pub text: String,
     pub strength: Strength,
+    /// The expression (normal text) an exact equality with a constant fixes whole
+    /// (`assert X == {...}`, `assert X == snapshot([...])`): every check on its parts holds
+    /// when it does.
+    pub pins: Option<String>,
+    /// The expressions a comparison checks (normal texts: `len(X)`, `X['k']`, `X.a`, the `X`
+    /// of `'k' in X`); empty for any other assertion.
+    pub reads: Vec<String>,
 }
 
 /// Which way a tolerance is looser.
@@ -515,11 +522,12 @@ pub fn rust_test_items(text: &[u8]) -> Option<TestItems> {
 /// copied once for each of them.
 fn conditional(src: &Source, mut a: Assertion, statement: Node) -> Assertion {
     a.strength = Strength::Weak;
-    a.text = format!(
-        "{} [only under: {}]",
-        a.text,
-        shorten(&src.first_line(statement))
-    );
+    let under = format!(" [only under: {}]", shorten(&src.first_line(statement)));
+    a.text.push_str(&under);
+    // What it pins and reads holds only where the statement lets it run.
+    for expr in a.pins.iter_mut().chain(a.reads.iter_mut()) {
+        expr.push_str(&under);
+    }
     a
 }
 

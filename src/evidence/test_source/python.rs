@@ -12,7 +12,7 @@ mod unrun;
 
 use tree_sitter::Node;
 
-use self::assertions::{assertion, assertion_call, strength};
+use self::assertions::{assert_statement, assertion_call, strength};
 use self::collection::{not_collected, unbound_later};
 pub(super) use self::parsing::{parse, unread_encoding};
 use self::skips::{
@@ -198,10 +198,11 @@ fn function(
             "assert_statement" => {
                 inner_asserted = true;
                 let expr = first_named(node);
-                if let Some(strength) = expr.and_then(|e| strength(src, e)) {
+                if let Some((expr, strength)) = expr.and_then(|e| strength(src, e).map(|s| (e, s)))
+                {
                     assertions.push((
                         node.start_byte(),
-                        only_under(assertion(src, node, strength)),
+                        only_under(assert_statement(src, node, expr, strength)),
                     ));
                 }
             }

@@ -344,6 +344,8 @@ fn assertion_macro(src: &Source, invocation: Node) -> MacroRead {
             line: line(invocation),
             text: src.shown(invocation),
             strength,
+            pins: None,
+            reads: Vec::new(),
         }),
         tolerances: Vec::new(),
     };

@@ -68,6 +68,9 @@ pub struct Weakening {
     pub after: Option<String>,
     /// How many more of the same kind the test has.
     pub more: usize,
+    /// How many other tests of the file the same change weakens the same way: a skip added
+    /// at the module or a class applies to each of its tests, and is one finding.
+    pub alike: usize,
 }
 
 /// The weakenings in one commit's changed test files, compared with one parent's.
@@ -182,11 +185,34 @@ pub fn weakenings(files: &[FileVersions]) -> Vec<Weakening> {
             before: Some(format!("{} (line {})", old.name, old.line)),
             after: None,
             more: 0,
+            alike: 0,
         };
         found.push((o, deleted));
     }
     found.sort_by_key(|(o, _)| *o);
-    let out: Vec<Weakening> = found.into_iter().map(|(_, w)| w).collect();
+    found.into_iter().map(|(_, w)| w).collect()
+}
+
+/// A skip added where several tests take it (`pytestmark`, a module-level `pytest.skip`, a
+/// class's decorator) is one change: one finding, at the first test it skips, counting the
+/// others. A test that gained another skip of its own as well keeps its own finding.
+fn one_per_shared_skip(found: Vec<Weakening>) -> Vec<Weakening> {
+    let mut out: Vec<Weakening> = Vec::with_capacity(found.len());
+    let mut first_of: HashMap<(String, u64, Option<String>), usize> = HashMap::new();
+    for w in found {
+        if w.kind != Kind::SkipAdded || w.more > 0 {
+            out.push(w);
+            continue;
+        }
+        let key = (w.path.clone(), w.line, w.after.clone());
+        match first_of.get(&key) {
+            Some(&i) => out[i].alike += 1,
+            None => {
+                first_of.insert(key, out.len());
+                out.push(w);
+            }
+        }
+    }
     out
 }
 
@@ -232,6 +258,8 @@ fn asserted(f: &TestFunction, helpers: &HashMap<String, Helper>) -> Vec<Assertio
                 line: call.line,
                 text: call.text.clone(),
                 strength,
+                pins: None,
+                reads: Vec::new(),
             });
         }
     }
@@ -376,9 +404,18 @@ fn compare(
         before,
         after,
         more,
+        alike: 0,
     };
-    // Removed or loosened: assertions that are gone, unless they were moved elsewhere.
-    let removed: Vec<&Assertion> = difference(old_asserts, new_asserts)
+    // Removed or loosened: assertions that are gone, unless an exact equality the test now
+    // makes implies them, or they were moved elsewhere.
+    let pins: Vec<&str> = new_asserts
+        .iter()
+        .filter_map(|a| a.pins.as_deref())
+        .collect();
+    let gone = difference(old_asserts, new_asserts);
+    let (implied, gone): (Vec<&Assertion>, Vec<&Assertion>) =
+        gone.into_iter().partition(|a| implied_by_pins(a, &pins));
+    let removed: Vec<&Assertion> = gone
         .into_iter()
         .filter(|a| match moved_to.get_mut(&normal_key(&a.text)) {
             Some(n) if *n > 0 => {
@@ -388,7 +425,15 @@ fn compare(
             _ => true,
         })
         .collect();
-    let added = difference(new_asserts, old_asserts);
+    // An equality that stands for the checks it implies adds nothing beside them.
+    let added: Vec<&Assertion> = difference(new_asserts, old_asserts)
+        .into_iter()
+        .filter(|a| {
+            a.pins
+                .as_deref()
+                .is_none_or(|pin| !implied.iter().any(|r| implied_by_pins(r, &[pin])))
+        })
+        .collect();
     let strong = |list: &[&Assertion]| {
         list.iter()
             .filter(|a| a.strength == Strength::Strong)
@@ -458,6 +503,57 @@ fn compare(
             widened.len() - 1,
         ));
     }
+}
+
+/// Whether every expression `removed` compares is one of `pins` (each fixed whole by an exact
+/// equality with a constant) or a part of one: `X`, `X['k']`, `X.a`, `X[0].b`, `len(X)`.
+/// `assert len(msgs) == 1` and `assert msgs[0]['role'] == 'user'` made `assert msgs ==
+/// snapshot([...])` check no less: the whole value is written out. (What the constant
+/// says is another matter: a changed expected value is no weaker in form, and the humans'
+/// tests run against the agent's code, `guard retest`, are what catch it.)
+fn implied_by_pins(removed: &Assertion, pins: &[&str]) -> bool {
+    !removed.reads.is_empty()
+        && removed
+            .reads
+            .iter()
+            .all(|read| pins.iter().any(|pin| part_of(read, pin)))
+}
+
+/// Whether `expr` (normal text) is `whole` or is read from it by subscripts, attributes
+/// or a function of the whole value (`len`, `type`, `sorted`, ...), under the same
+/// condition when either runs only under one (`[only under: ...]`).
+fn part_of(expr: &str, whole: &str) -> bool {
+    fn split(s: &str) -> (&str, &str) {
+        match s.find(" [only under: ") {
+            Some(i) => s.split_at(i),
+            None => (s, ""),
+        }
+    }
+    let ((mut expr, expr_under), (whole, whole_under)) = (split(expr), split(whole));
+    if expr_under != whole_under {
+        return false;
+    }
+    for _ in 0..8 {
+        if expr == whole {
+            return true;
+        }
+        if let Some(rest) = expr.strip_prefix(whole) {
+            // Reading on from the whole, not a longer name (`msgs2`) or a call of it.
+            if rest.starts_with('[') || rest.starts_with('.') {
+                return true;
+            }
+        }
+        let unwrapped = [
+            "len(", "type(", "sorted(", "list(", "set(", "tuple(", "str(",
+        ]
+        .iter()
+        .find_map(|f| expr.strip_prefix(f).and_then(|e| e.strip_suffix(')')));
+        match unwrapped {
+            Some(inner) => expr = inner,
+            None => return false,
+        }
+    }
+    false
 }
 
 /// The tolerances of `new` wider than the one each replaces in `old`. Tolerances pair by
@@ -553,7 +649,7 @@ pub fn findings(
             " (the commit's own `{trailer}` does not count: it is an agent's)"
         ));
     }
-    weakenings
+    one_per_shared_skip(weakenings)
         .into_iter()
         .map(|w| {
             let mut excerpt = Vec::new();
@@ -572,8 +668,13 @@ pub fn findings(
             } else {
                 ""
             };
+            let alike = match w.alike {
+                0 => String::new(),
+                1 => " and 1 more test of the file, by one change".to_string(),
+                n => format!(" and {n} more tests of the file, by one change"),
+            };
             let message = format!(
-                "{}{more} in test {}::{}{where_}: {}",
+                "{}{more} in test {}::{}{alike}{where_}: {}",
                 w.kind.describe(),
                 w.path,
                 w.test,
@@ -806,6 +907,8 @@ mod tests {
                     line: i as u64 + 1,
                     text: t.to_string(),
                     strength: Strength::Strong,
+                    pins: None,
+                    reads: Vec::new(),
                 })
                 .collect()
         };
@@ -1011,6 +1114,92 @@ mod tests {
     }
 
     #[test]
+    fn checks_on_parts_of_a_value_an_exact_equality_now_fixes_are_not_removed() {
+        let old = "def test_schema():\n    schema = make()\n    assert schema['type'] == 'object'\n    assert len(schema['properties']) == 2\n    assert 'a' in schema['properties']\n    assert schema is not None\n";
+        let kinds_of = |new: &str| kinds(&[versions("tests/test_s.py", Some(old), Some(new))]);
+        // The whole value written out, plain or as inline-snapshot records it.
+        for pinned in [
+            "{'type': 'object', 'properties': {'a': 1, 'b': 2}}",
+            "snapshot({'type': 'object', 'properties': {'a': 1, 'b': 2}})",
+        ] {
+            let new =
+                format!("def test_schema():\n    schema = make()\n    assert schema == {pinned}\n");
+            assert_eq!(kinds_of(&new), [], "{pinned}");
+        }
+        // Under the same condition on both sides, the pin stands for the parts too.
+        let under = |body: &str| format!("def test_t():\n    with ctx() as x:\n        {body}\n");
+        assert_eq!(
+            kinds(&[versions(
+                "tests/test_u.py",
+                Some(&under("assert x['a'] == 1")),
+                Some(&under("assert x == {'a': 1}"))
+            )]),
+            []
+        );
+        // Not fixed whole: a part pinned, an empty snapshot (the run fills it in), a value
+        // compared with another computed one, or a pin only under a condition.
+        for new in [
+            "def test_schema():\n    schema = make()\n    assert schema['type'] == {'type': 'object'}\n",
+            "def test_schema():\n    schema = make()\n    assert schema == snapshot()\n",
+            "def test_schema():\n    schema = make()\n    assert schema == other()\n",
+            "def test_schema():\n    schema = make()\n    if schema:\n        assert schema == {'type': 'object'}\n",
+            "def test_schema():\n    schema = make()\n    assert schema2 == {'type': 'object'}\n",
+        ] {
+            assert_eq!(
+                kinds_of(new),
+                [(Kind::AssertionRemoved, "test_schema".to_string(), 1)],
+                "{new}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_skip_every_test_of_a_module_takes_is_one_finding() {
+        let old = "import pytest\n\n\ndef test_a():\n    assert f() == 1\n\n\ndef test_b():\n    assert f() == 2\n\n\ndef test_c():\n    assert f() == 3\n";
+        let marked = old.replace(
+            "import pytest\n",
+            "import pytest\n\npytestmark = pytest.mark.skipif(not HAVE_F, reason='no f')\n",
+        );
+        // test_c also gains a skip of its own: that one stays a finding of its own.
+        let own = marked.replace(
+            "def test_c",
+            "@pytest.mark.skip(reason='later')\ndef test_c",
+        );
+        let commit = AgentCommit {
+            short: "abc1234".into(),
+            subject: "Skip without f".into(),
+            agent: "an agent".into(),
+            has_trailer: false,
+        };
+        let trailer = HumanTrailer::parse("Test-Removal: human").unwrap();
+        let messages = |new: &str| -> Vec<String> {
+            let found = weakenings(&[versions("tests/test_f.py", Some(old), Some(new))]);
+            findings(found, &commit, &trailer, "base")
+                .into_iter()
+                .map(|f| f.message)
+                .collect()
+        };
+        assert_eq!(
+            messages(&marked),
+            [
+                "adds a skip or expected failure in test tests/test_f.py::test_a and 2 more tests of the file, by one change: `+pytest.mark.skipif`"
+            ]
+        );
+        let got = messages(&own);
+        assert_eq!(got.len(), 2, "{got:#?}");
+        assert!(
+            got[0].contains("test_a and 1 more test of the file, by one change"),
+            "{got:#?}"
+        );
+        assert!(
+            got[1].starts_with(
+                "adds a skip or expected failure (and 1 more) in test tests/test_f.py::test_c:"
+            ),
+            "{got:#?}"
+        );
+    }
+
+    #[test]
     fn rust_ignore_and_assert_true() {
         let old = "#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n}\n";
         let ignored = old.replace("    #[test]\n", "    #[test]\n    #[ignore]\n");
@@ -1035,6 +1224,7 @@ mod tests {
             before: None,
             after: None,
             more: 0,
+            alike: 0,
         };
         // Against parent 0 the merge drops assertions of a and b; parent 1's side had itself
         // removed b's (against the base): a is the merge's own.

@@ -11,7 +11,67 @@ pub(crate) fn assertion(src: &Source, node: Node, strength: Strength) -> Asserti
         line: line(node),
         text: src.shown(node),
         strength,
+        pins: None,
+        reads: Vec::new(),
     }
+}
+
+/// An `assert` statement's assertion, with what its expression `expr` pins and reads
+/// (`Assertion::pins`, `Assertion::reads`).
+pub(crate) fn assert_statement(
+    src: &Source,
+    statement: Node,
+    expr: Node,
+    strength: Strength,
+) -> Assertion {
+    let mut a = assertion(src, statement, strength);
+    let Some(expr) = unparenthesized(expr) else {
+        return a;
+    };
+    if expr.kind() != "comparison_operator" {
+        return a;
+    }
+    let mut cursor = expr.walk();
+    let operands: Vec<Node> = expr
+        .named_children(&mut cursor)
+        .filter(|o| o.kind() != "comment")
+        .collect();
+    let mut cursor = expr.walk();
+    let operators: Vec<String> = expr
+        .children(&mut cursor)
+        .filter(|c| !c.is_named())
+        .map(|c| src.text(c))
+        .collect();
+    a.reads = operands
+        .iter()
+        .filter(|o| !is_constant(**o))
+        .filter_map(|o| unparenthesized(*o))
+        .map(|o| src.normal(o))
+        .collect();
+    if let ([left, right], [op]) = (operands.as_slice(), operators.as_slice()) {
+        let fixed = |o: Node| is_constant(o) || is_snapshot_of_constant(src, o);
+        if op == "==" {
+            a.pins = match (fixed(*left), fixed(*right)) {
+                (false, true) => unparenthesized(*left).map(|o| src.normal(o)),
+                (true, false) => unparenthesized(*right).map(|o| src.normal(o)),
+                _ => None,
+            };
+        }
+    }
+    a
+}
+
+/// `snapshot(<constant>)`: inline-snapshot's recorded value, written out in the test. An
+/// empty `snapshot()` is filled in by the run itself, so it pins nothing.
+fn is_snapshot_of_constant(src: &Source, node: Node) -> bool {
+    let Some(node) = unparenthesized(node) else {
+        return false;
+    };
+    if node.kind() != "call" || callee(src, node).rsplit('.').next() != Some("snapshot") {
+        return false;
+    }
+    let (positional, keywords) = arguments(src, node);
+    matches!((positional.as_slice(), keywords.as_slice()), ([only], []) if is_constant(*only))
 }
 
 /// How strong an asserted expression is; `None` when it cannot be false (a truthy literal,
@@ -243,6 +303,8 @@ pub(crate) fn assertion_call(src: &Source, call: Node, name: &str) -> Vec<Assert
                     line: line(*value),
                     text: format!("{key}={}", src.shown(*value)),
                     strength: Strength::Strong,
+                    pins: None,
+                    reads: Vec::new(),
                 });
             }
         }
