@@ -175,6 +175,7 @@ fn function(
     let mut assertions: Vec<(usize, Assertion)> = Vec::new();
     let mut returns: Vec<(usize, Site)> = Vec::new();
     let mut calls: Vec<(usize, Call)> = Vec::new();
+    let mut names = assertions::Names::default();
     let body = def.child_by_field_name("body");
     // (node, inside a nested function or class, inside an assertion, the innermost statement
     // that may leave it unrun)
@@ -239,6 +240,7 @@ fn function(
             "raise_statement" if raises_skip(src, node) => skips.push(skip_site(src, node)),
             "return_statement" if !nested => returns.push((node.start_byte(), src.site(node))),
             "comparison_operator" if asserted => tolerances.extend(bound(src, node)),
+            "assignment" | "augmented_assignment" if !nested => names.assigned(src, node),
             _ => {}
         }
         let mut cursor = node.walk();
@@ -250,6 +252,9 @@ fn function(
             };
             stack.push((child, inner_nested, inner_asserted, under));
         }
+    }
+    for (_, a) in &mut assertions {
+        names.resolve(a);
     }
     Draft {
         function: TestFunction {

@@ -1126,6 +1126,19 @@ mod tests {
                 format!("def test_schema():\n    schema = make()\n    assert schema == {pinned}\n");
             assert_eq!(kinds_of(&new), [], "{pinned}");
         }
+        // Read through names bound once: `s = schema; s['type']` is a part of `schema`.
+        let aliased = "def test_schema():\n    schema = make()\n    s = schema['properties']\n    assert s['a'] == 1\n    assert len(s) == 2\n";
+        let pinned = "def test_schema():\n    schema = make()\n    assert schema == {'properties': {'a': 1, 'b': 2}}\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_s.py", Some(aliased), Some(pinned))]),
+            []
+        );
+        // A name bound again before its pin (here to the constant itself) pins nothing.
+        let rebound = "def test_schema():\n    schema = make()\n    schema = {'type': 'object'}\n    assert schema == {'type': 'object'}\n";
+        assert_eq!(
+            kinds_of(rebound),
+            [(Kind::AssertionRemoved, "test_schema".to_string(), 1)]
+        );
         // Under the same condition on both sides, the pin stands for the parts too.
         let under = |body: &str| format!("def test_t():\n    with ctx() as x:\n        {body}\n");
         assert_eq!(

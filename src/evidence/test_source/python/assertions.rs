@@ -61,6 +61,149 @@ pub(crate) fn assert_statement(
     a
 }
 
+/// The names a test function binds, for what its assertions pin and read: `s =
+/// schema['properties']; assert s['a'] == 1` reads `schema['properties']['a']`, a part of a
+/// pin on `schema`. Only names bound once to such a path (names, attributes, subscripts)
+/// are read through; a name bound once to anything else stands for itself, and a name
+/// bound more than once (`x = ..` twice, `+=`, a tuple and a loop each count) pins nothing:
+/// which value it holds where is not read here.
+#[derive(Default)]
+pub(crate) struct Names {
+    bound: std::collections::HashMap<String, Bound>,
+}
+
+enum Bound {
+    /// Once, to this path (normal text).
+    Path(String),
+    /// Once, to a value that is no path.
+    Value,
+    /// More than once.
+    Again,
+}
+
+impl Names {
+    /// Notes the assignment `node` (`x = expr`, `x += expr`, `a, b = ..`).
+    pub(crate) fn assigned(&mut self, src: &Source, node: Node) {
+        let Some(left) = node.child_by_field_name("left") else {
+            return;
+        };
+        let single = node.kind() == "assignment" && left.kind() == "identifier";
+        let targets: Vec<Node> = match single {
+            true => vec![left],
+            false => descendants(left)
+                .filter(|n| n.kind() == "identifier")
+                .collect(),
+        };
+        let value = node
+            .child_by_field_name("right")
+            .map(|r| src.normal(r))
+            .filter(|v| single && is_path(v));
+        for target in targets {
+            let bound = match &value {
+                Some(path) => Bound::Path(path.clone()),
+                None => Bound::Value,
+            };
+            self.bound
+                .entry(src.normal(target))
+                .and_modify(|b| *b = Bound::Again)
+                .or_insert(bound);
+        }
+    }
+
+    /// `a`'s pin and reads with each name bound once read through to its expression; a pin
+    /// on a name bound more than once, or never to an expression, is dropped.
+    pub(crate) fn resolve(&self, a: &mut Assertion) {
+        if let Some(pin) = a.pins.take() {
+            a.pins = self.through(&pin);
+        }
+        for read in &mut a.reads {
+            if let Some(expanded) = self.through(read) {
+                *read = expanded;
+            }
+        }
+    }
+
+    /// `expr` with each name in it bound once read through to its expression (a few levels
+    /// deep: `s = schema['p']` after `schema = make()`); `None` when a name in it is bound
+    /// more than once. Attribute names (`.x`) and string contents are left as they are.
+    fn through(&self, expr: &str) -> Option<String> {
+        let mut expr = expr.to_string();
+        for _ in 0..4 {
+            let mut out = String::with_capacity(expr.len());
+            let mut changed = false;
+            let mut quote: Option<char> = None;
+            let mut chars = expr.char_indices().peekable();
+            let mut previous: Option<char> = None;
+            while let Some((start, c)) = chars.next() {
+                if let Some(q) = quote {
+                    out.push(c);
+                    if c == q && previous != Some('\\') {
+                        quote = None;
+                    }
+                    previous = Some(c);
+                    continue;
+                }
+                if c == '\'' || c == '"' {
+                    quote = Some(c);
+                    out.push(c);
+                    previous = Some(c);
+                    continue;
+                }
+                let starts_name = (c.is_alphabetic() || c == '_')
+                    && !previous.is_some_and(|p| p.is_alphanumeric() || p == '_' || p == '.');
+                if !starts_name {
+                    out.push(c);
+                    previous = Some(c);
+                    continue;
+                }
+                let mut end = start + c.len_utf8();
+                while let Some(&(k, n)) = chars.peek() {
+                    if !(n.is_alphanumeric() || n == '_') {
+                        break;
+                    }
+                    end = k + n.len_utf8();
+                    chars.next();
+                }
+                let name = &expr[start..end];
+                match self.bound.get(name) {
+                    Some(Bound::Path(path)) => {
+                        out.push_str(path);
+                        changed = true;
+                    }
+                    Some(Bound::Again) => return None,
+                    Some(Bound::Value) | None => out.push_str(name),
+                }
+                previous = name.chars().last();
+            }
+            expr = out;
+            if !changed {
+                break;
+            }
+        }
+        Some(expr)
+    }
+}
+
+/// Whether `expr` (normal text) reads a value by names, attributes and subscripts only
+/// (`tool.schema['properties']`): no call, operator or space outside a string.
+fn is_path(expr: &str) -> bool {
+    let mut quote: Option<char> = None;
+    expr.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && expr.chars().all(|c| match quote {
+            Some(q) => {
+                if c == q {
+                    quote = None;
+                }
+                true
+            }
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                true
+            }
+            None => c.is_alphanumeric() || matches!(c, '_' | '.' | '[' | ']' | '-'),
+        })
+}
+
 /// `snapshot(<constant>)`: inline-snapshot's recorded value, written out in the test. An
 /// empty `snapshot()` is filled in by the run itself, so it pins nothing.
 fn is_snapshot_of_constant(src: &Source, node: Node) -> bool {
