@@ -14,7 +14,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::evidence::test_source::{
-    Assertion, Helper, Helpers, Strength, TestFile, TestFunction, Tolerance, normal_key, summarise,
+    Assertion, Helper, Helpers, Site, Strength, TestFile, TestFunction, Tolerance, normal_key,
+    summarise,
 };
 use crate::policy::agents::HumanTrailer;
 use crate::report::finding::{Code, Finding};
@@ -462,17 +463,31 @@ fn compare(
     }
     // Skips are matched one for one by what they say: one made to say more
     // (`skipif(sys.platform == "win32")` made `skipif(True)`) is one gained.
-    let mut unmatched: Vec<&str> = old.skips.iter().map(|s| s.key.as_str()).collect();
-    let fresh: Vec<_> = new
+    // Those written exactly as before are matched first, so that the one shown as gained
+    // is one the commit wrote (five `pytest.skip(.., allow_module_level=True)` with
+    // different reasons share one key).
+    let mut unmatched: Vec<&Site> = old.skips.iter().collect();
+    let mut take = |same: &dyn Fn(&Site, &Site) -> bool, s: &Site| match unmatched
+        .iter()
+        .position(|o| same(o, s))
+    {
+        Some(i) => {
+            unmatched.swap_remove(i);
+            true
+        }
+        None => false,
+    };
+    let as_written: Vec<bool> = new
         .skips
         .iter()
-        .filter(|s| match unmatched.iter().position(|k| *k == s.key) {
-            Some(i) => {
-                unmatched.swap_remove(i);
-                false
-            }
-            None => true,
-        })
+        .map(|s| take(&|o, s| o.key == s.key && o.text == s.text, s))
+        .collect();
+    let fresh: Vec<&Site> = new
+        .skips
+        .iter()
+        .zip(as_written)
+        .filter(|(s, written)| !written && !take(&|o, s| o.key == s.key, s))
+        .map(|(s, _)| s)
         .collect();
     if let Some(skip) = fresh.first() {
         out.push(found(
@@ -1210,6 +1225,22 @@ mod tests {
             ),
             "{got:#?}"
         );
+    }
+
+    #[test]
+    fn the_skip_shown_as_gained_is_the_one_the_commit_wrote() {
+        let old = "import pytest\n\ntry:\n    import a\nexcept ImportError:\n    pytest.skip('a not installed', allow_module_level=True)\n\n\ndef test_t():\n    assert a.f() == 1\n";
+        let new = old.replace(
+            "\n\ndef test_t",
+            "\nif a.VERSION > 3:\n    pytest.skip('a 4 is unsupported', allow_module_level=True)\n\n\ndef test_t",
+        );
+        let found = weakenings(&[versions("tests/test_a.py", Some(old), Some(&new))]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].after.as_deref(),
+            Some("pytest.skip('a 4 is unsupported', allow_module_level=True)")
+        );
+        assert_eq!(found[0].line, 9);
     }
 
     #[test]
