@@ -1349,3 +1349,37 @@ fn a_swallowing_context_manager_under_a_never_swallowing_name_is_found() {
         }
     }
 }
+
+#[test]
+fn an_exact_equality_stands_for_checks_on_its_parts_and_a_rebound_name_for_nothing() {
+    // The humans' test checks two parts of what `totals` returns.
+    let parts = "from calc import totals\n\n\ndef test_totals():\n    t = totals([1, 2])\n    assert t['sum'] == 3\n    assert len(t) == 2\n";
+    let s = Server::new("");
+    write_in(&s.work, "tests/test_calc.py", parts);
+    s.commit("Add the totals test\n");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    // An agent writes the whole value out instead: it checks no less, and lands.
+    let whole = parts.replace(
+        "    assert t['sum'] == 3\n    assert len(t) == 2\n",
+        "    assert t == {'sum': 3, 'count': 2}\n",
+    );
+    write_in(&s.work, "tests/test_calc.py", &whole);
+    s.agent_commit("Check the whole totals\n");
+    s.push(&["origin", "main"]).assert_accepted();
+
+    // Binding the name again to the constant first makes the equality a tautology: the
+    // checks on what `totals` returns are gone, and the push is rejected.
+    s.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    let rebound = parts.replace(
+        "    assert t['sum'] == 3\n    assert len(t) == 2\n",
+        "    for t in [{'sum': 3, 'count': 2}]:\n        pass\n    assert t == {'sum': 3, 'count': 2}\n",
+    );
+    write_in(&s.work, "tests/test_calc.py", &rebound);
+    let commit = s.agent_commit("Check the whole totals\n");
+    s.push(&["--force", "origin", "main"])
+        .assert_rejected_with(&format!(
+            "remote: error: refs/heads/main: [weakened_test] {} \"Check the whole totals\" tests/test_calc.py:4: removes an assertion in test tests/test_calc.py::test_totals: `-assert t['sum'] == 3`",
+            s.short(&commit)
+        ));
+}

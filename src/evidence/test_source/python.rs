@@ -241,6 +241,17 @@ fn function(
             "return_statement" if !nested => returns.push((node.start_byte(), src.site(node))),
             "comparison_operator" if asserted => tolerances.extend(bound(src, node)),
             "assignment" | "augmented_assignment" if !nested => names.assigned(src, node),
+            // A loop's, a `with .. as`'s, an `except .. as`'s or a walrus's target binds too.
+            "for_statement" | "as_pattern" | "named_expression" if !nested => {
+                let field = match node.kind() {
+                    "for_statement" => "left",
+                    "as_pattern" => "alias",
+                    _ => "name",
+                };
+                if let Some(target) = node.child_by_field_name(field) {
+                    names.bound(src, target);
+                }
+            }
             _ => {}
         }
         let mut cursor = node.walk();

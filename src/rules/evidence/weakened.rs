@@ -1148,12 +1148,23 @@ mod tests {
             kinds(&[versions("tests/test_s.py", Some(aliased), Some(pinned))]),
             []
         );
-        // A name bound again before its pin (here to the constant itself) pins nothing.
-        let rebound = "def test_schema():\n    schema = make()\n    schema = {'type': 'object'}\n    assert schema == {'type': 'object'}\n";
-        assert_eq!(
-            kinds_of(rebound),
-            [(Kind::AssertionRemoved, "test_schema".to_string(), 1)]
-        );
+        // A name bound again before its pin (here to the constant itself, by an assignment,
+        // a loop, a `with .. as` or a walrus) pins nothing.
+        for again in [
+            "schema = {'type': 'object'}",
+            "for schema in [{'type': 'object'}]:\n        pass",
+            "with fixed() as schema:\n        pass",
+            "if (schema := {'type': 'object'}):\n        pass",
+        ] {
+            let rebound = format!(
+                "def test_schema():\n    schema = make()\n    {again}\n    assert schema == {{'type': 'object'}}\n"
+            );
+            assert_eq!(
+                kinds_of(&rebound),
+                [(Kind::AssertionRemoved, "test_schema".to_string(), 1)],
+                "{again}"
+            );
+        }
         // Under the same condition on both sides, the pin stands for the parts too.
         let under = |body: &str| format!("def test_t():\n    with ctx() as x:\n        {body}\n");
         assert_eq!(

@@ -83,6 +83,17 @@ enum Bound {
 
 impl Names {
     /// Notes the assignment `node` (`x = expr`, `x += expr`, `a, b = ..`).
+    /// Notes every name in `target` as bound to a value that is no path (a loop's target,
+    /// `as x`, `x := ..`).
+    pub(crate) fn bound(&mut self, src: &Source, target: Node) {
+        for name in descendants(target).filter(|n| n.kind() == "identifier") {
+            self.bound
+                .entry(src.normal(name))
+                .and_modify(|b| *b = Bound::Again)
+                .or_insert(Bound::Value);
+        }
+    }
+
     pub(crate) fn assigned(&mut self, src: &Source, node: Node) {
         let Some(left) = node.child_by_field_name("left") else {
             return;
