@@ -14,15 +14,15 @@
 //! hooks look for it only while no ledger is in force, and an audit only accepts the default
 //! branch's. A range whose base holds the ledger is unchanged.
 
-use crate::git::{self, Oid, Repository};
+use crate::git::{self, ObjectId, Repository};
 use crate::report::finding::{Code, Finding};
 use crate::wording::count;
 
 /// The commit that added the ledger on the tip's first-parent line, and its parent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Adoption {
-    pub commit: Oid,
-    pub parent: Oid,
+    pub commit: ObjectId,
+    pub parent: ObjectId,
 }
 
 /// The adoption point of the range `base..tip`, when its base holds no ledger at `ledger`
@@ -32,10 +32,10 @@ pub struct Adoption {
 /// it on a branch from older history would pass the commits under it as "before adoption").
 pub fn start(
     repo: &Repository,
-    base: Option<Oid>,
-    tip: Oid,
+    base: Option<ObjectId>,
+    tip: ObjectId,
     ledger: &str,
-    default_line: Option<Oid>,
+    default_line: Option<ObjectId>,
 ) -> anyhow::Result<Option<Adoption>> {
     if let Some(base) = base {
         if git::commit::holds_blob(repo, base, ledger)? {
@@ -67,8 +67,8 @@ pub fn start(
 /// or one of its ancestors. Never for a push: pushed commits are new, and are judged.
 pub fn range_predates(
     repo: &Repository,
-    base: Option<Oid>,
-    tip: Oid,
+    base: Option<ObjectId>,
+    tip: ObjectId,
     ledger: &str,
 ) -> anyhow::Result<Option<Adoption>> {
     if git::commit::holds_blob(repo, tip, ledger)? {
@@ -90,7 +90,7 @@ pub fn range_predates(
 }
 
 /// The tip of the default line an audit trusts: `origin/HEAD` in a clone, else `HEAD`.
-pub fn default_line(repo: &Repository) -> Option<Oid> {
+pub fn default_line(repo: &Repository) -> Option<ObjectId> {
     ["refs/remotes/origin/HEAD", "HEAD"]
         .iter()
         .find_map(|r| git::refs::tip(repo, r).ok().flatten())

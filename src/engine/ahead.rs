@@ -22,7 +22,7 @@ use crate::engine::commit_trees::{CommitWalked, walk_trees};
 use crate::git::protected::ProtectedSet;
 use crate::git::range::{self, Commits, Taken};
 use crate::git::trees::Trees;
-use crate::git::{self, Oid, Repository};
+use crate::git::{self, ObjectId, Repository};
 
 /// Commits handed to the comparing thread at once. The thread starts with the first batch,
 /// so a short range (most of what `check` sees) never starts it.
@@ -31,12 +31,12 @@ const BATCH: usize = 64;
 /// What was compared ahead: for each commit, the trees compared and what they brought.
 #[derive(Default)]
 pub(super) struct Ahead {
-    walked: HashMap<Oid, Compared>,
+    walked: HashMap<ObjectId, Compared>,
 }
 
 struct Compared {
-    tree: Oid,
-    parent_trees: Vec<Oid>,
+    tree: ObjectId,
+    parent_trees: Vec<ObjectId>,
     walked: CommitWalked,
 }
 
@@ -57,17 +57,17 @@ impl Ahead {
 
 /// A commit the walk took, sent to the comparing thread.
 struct Owned {
-    id: Oid,
-    tree: Oid,
-    parent_trees: Vec<Oid>,
+    id: ObjectId,
+    tree: ObjectId,
+    parent_trees: Vec<ObjectId>,
 }
 
 /// The commits of `tip` not reachable from `hide` (`range::commits`), with what a second
 /// thread compared of them (with fsck, as `audit::commit_judge::commit_outcomes` does) while they were listed.
 pub(super) fn commits(
     repo: &Repository,
-    tip: Oid,
-    hide: &[Oid],
+    tip: ObjectId,
+    hide: &[ObjectId],
     protected: &ProtectedSet,
 ) -> anyhow::Result<(Commits, Ahead)> {
     commits_in_batches(repo, tip, hide, protected, BATCH, false)
@@ -77,8 +77,8 @@ pub(super) fn commits(
 /// the walk took before it stops (the tests' way to know what it compared).
 pub(super) fn commits_in_batches(
     repo: &Repository,
-    tip: Oid,
-    hide: &[Oid],
+    tip: ObjectId,
+    hide: &[ObjectId],
     protected: &ProtectedSet,
     batch_len: usize,
     drain: bool,
@@ -129,7 +129,7 @@ fn compare(
     protected: &ProtectedSet,
     receive: mpsc::Receiver<Vec<Owned>>,
     stop: &AtomicBool,
-) -> HashMap<Oid, Compared> {
+) -> HashMap<ObjectId, Compared> {
     let mut walked = HashMap::new();
     let Some(repo) = git::reopen_apart(git_dir, 1).or_else(|| git::reopen(git_dir)) else {
         return walked;
@@ -172,7 +172,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let repo = Repository::init_bare(dir.path()).unwrap();
         let tree = |text: &str| {
-            let blob = repo.blob(text.as_bytes()).unwrap();
+            let blob = git::write_raw_object(&repo, "blob", text.as_bytes());
             let mut bytes = b"100644 f\0".to_vec();
             bytes.extend_from_slice(blob.as_bytes());
             git::write_raw_object(&repo, "tree", &bytes)
@@ -196,7 +196,7 @@ mod tests {
         let (commits, _) = commits_in_batches(&repo, tip, &[], &protected, 1, true).unwrap();
         assert_eq!(commits.ids(), [root, tip]);
         let found = (vec![], vec![]);
-        let ahead = |tree: Oid, parent_trees: Vec<Oid>| Ahead {
+        let ahead = |tree: ObjectId, parent_trees: Vec<ObjectId>| Ahead {
             walked: HashMap::from([(
                 tip,
                 Compared {

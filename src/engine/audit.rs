@@ -17,7 +17,7 @@ use crate::git::protected::ProtectedSet;
 use crate::git::range::{self, Commits};
 use crate::git::tree_source::GitTree;
 use crate::git::trees::Trees;
-use crate::git::{self, Oid, Repository};
+use crate::git::{self, ObjectId, Repository};
 use crate::policy::ledger::{DEFAULT_LEDGER_PATH, Policy};
 use crate::policy::load::load_freeze;
 use crate::policy::signers::AllowedSigners;
@@ -51,7 +51,7 @@ pub struct CheckOptions {
     /// The revision the policy was read from, when it is not the range's base (hooks: the
     /// default branch's tip). The freeze file's lease rule and the allowed signers come from
     /// it too, so a branch made at an old commit brings none of them back.
-    pub policy_revision: Option<Oid>,
+    pub policy_revision: Option<ObjectId>,
     /// A time at which every signing key must be valid as well as at the committer date,
     /// which the committer writes (hooks: the time of the push).
     pub signatures_valid_at: Option<jiff::Timestamp>,
@@ -86,8 +86,8 @@ pub enum Describe {
 /// The commits a judgement covers: `commits` (oldest first) lead from `base` to `tip`; `spec`
 /// names them in reports (`A..B`, or the ref a hook judges).
 pub struct Judged<'a> {
-    pub base: Option<Oid>,
-    pub tip: Oid,
+    pub base: Option<ObjectId>,
+    pub tip: ObjectId,
     pub commits: &'a Commits,
     pub spec: &'a str,
 }
@@ -103,7 +103,7 @@ pub fn check(repo: &Repository, opts: &CheckOptions, today: Date) -> anyhow::Res
         &ledger_path(opts),
         adoption::default_line(repo),
     )?;
-    let mut hide_list: Vec<Oid> = range.base.into_iter().collect();
+    let mut hide_list: Vec<ObjectId> = range.base.into_iter().collect();
     let before_adoption = match adoption {
         Some(a) => {
             let skipped = range::commits(repo, a.parent, &hide_list)?.len();
@@ -160,7 +160,7 @@ fn ledger_path(opts: &CheckOptions) -> String {
 /// The policy in force for a range whose base is `base`, read as `judge` reads it.
 fn policy_of_base(
     repo: &Repository,
-    base: Option<Oid>,
+    base: Option<ObjectId>,
     opts: &CheckOptions,
 ) -> anyhow::Result<Policy> {
     let (base_short, base_tree) = base_of(repo, base)?;
@@ -307,7 +307,7 @@ fn needs_proof(policy: &Policy) -> bool {
 fn what_the_policy_brings(
     repo: &Repository,
     opts: &CheckOptions,
-    base: Option<Oid>,
+    base: Option<ObjectId>,
     base_tree: Option<&GitTree>,
     policy: &Policy,
 ) -> anyhow::Result<(bool, Option<AllowedSigners>)> {
@@ -349,7 +349,7 @@ fn what_the_policy_brings(
 pub fn rewind_findings(
     repo: &Repository,
     policy: &Policy,
-    (old, new): (Oid, Oid),
+    (old, new): (ObjectId, ObjectId),
     ledger: Option<&str>,
     listed: Option<&Commits>,
 ) -> anyhow::Result<Vec<Finding>> {
@@ -361,8 +361,8 @@ pub fn rewind_findings(
     }
     let protected = ProtectedSet::new(policy, ledger.unwrap_or(DEFAULT_LEDGER_PATH));
     let trees = Trees::new(repo)?;
-    let old_tree = Commit::find(repo, old)?.tree_id();
-    let new_tree = Commit::find(repo, new)?.tree_id();
+    let old_tree = Commit::find(repo, old)?.tree_id()?;
+    let new_tree = Commit::find(repo, new)?.tree_id()?;
     let differing = protected.changes(&trees, new_tree, Some(old_tree))?;
     if differing.is_empty() {
         return Ok(Vec::new());
@@ -398,7 +398,7 @@ pub fn rewind_findings(
 /// that revision), else the embedded default.
 pub fn policy_at(
     repo: &Repository,
-    base: Option<Oid>,
+    base: Option<ObjectId>,
     ledger: Option<&str>,
 ) -> anyhow::Result<Policy> {
     let ledger_path = ledger.unwrap_or(DEFAULT_LEDGER_PATH);

@@ -3,7 +3,7 @@
 //! trees. What is allowed is not judged as an edit; any other byte is.
 
 use crate::changes::Change;
-use crate::git::Oid;
+use crate::git::ObjectId;
 use crate::git::protected::ProtectedSet;
 use crate::git::trees::Trees;
 use crate::policy::ledger::Policy;
@@ -15,8 +15,8 @@ pub(super) fn allowed_changes(
     policy: &Policy,
     protected: &ProtectedSet,
     author: &str,
-    parent: Oid,
-    tree: Oid,
+    parent: ObjectId,
+    tree: ObjectId,
     changes: &[Change],
 ) -> anyhow::Result<Vec<String>> {
     let allowances = policy.bots.of(author);

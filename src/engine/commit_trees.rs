@@ -5,7 +5,7 @@
 use anyhow::Context as _;
 
 use crate::changes::{Change, MalformedTree};
-use crate::git::Oid;
+use crate::git::ObjectId;
 use crate::git::protected::ProtectedSet;
 use crate::git::range::Commits;
 use crate::git::trees::Trees;
@@ -35,8 +35,8 @@ pub fn walk_trees(
     trees: &Trees,
     protected: &ProtectedSet,
     fsck: bool,
-    tree: Oid,
-    parent_trees: &[Oid],
+    tree: ObjectId,
+    parent_trees: &[ObjectId],
 ) -> anyhow::Result<CommitWalked> {
     // A root commit is compared with the empty tree.
     let lists = if parent_trees.is_empty() {

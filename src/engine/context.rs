@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use crate::error::InputError;
 use crate::git::commit::{Commit, Signature};
 use crate::git::tree_source::GitTree;
-use crate::git::{self, Oid, Repository};
+use crate::git::{self, ObjectId, Repository};
 use crate::policy::ledger::{Policy, PolicySource};
 use crate::policy::signers::{AllowedSigners, SignatureStatus};
 use crate::source::Source;
@@ -17,7 +17,7 @@ use crate::source::Source;
 /// A range's base: its short id and its tree.
 pub(super) fn base_of(
     repo: &Repository,
-    base: Option<Oid>,
+    base: Option<ObjectId>,
 ) -> anyhow::Result<(Option<String>, Option<GitTree<'_>>)> {
     let Some(b) = base else {
         return Ok((None, None));

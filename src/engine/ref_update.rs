@@ -14,7 +14,7 @@ use crate::engine::adoption;
 use crate::engine::audit::{self, CheckOptions, Describe, Judged, policy_at, rewind_findings};
 use crate::engine::score::Artifacts;
 use crate::git::refs::{self, NotACommit, is_replace_ref};
-use crate::git::{self, Oid, Repository, range};
+use crate::git::{self, ObjectId, Repository, range};
 use crate::policy::ledger::Policy;
 use crate::report::push::{Hook, RefVerdict};
 use crate::report::{Finding, Report};
@@ -26,7 +26,7 @@ pub struct PushFacts<'a> {
     /// The default branch's ref name (server) and tip (the server's, or where the pushing
     /// clone last saw the remote's): new refs are judged from it.
     pub default_ref: Option<&'a str>,
-    pub default_tip: Option<Oid>,
+    pub default_tip: Option<ObjectId>,
     /// `guard.policyRef`, when it names another ref than the default branch.
     pub policy_ref: Option<&'a str>,
     pub policy: PolicyInForce<'a>,
@@ -40,7 +40,7 @@ pub struct PushFacts<'a> {
     pub bypassed: Option<&'a HashSet<String>>,
     /// Pushed ids (other than of the default branch and the policy ref) whose commits the
     /// default branch already holds: judged when they landed there.
-    pub landed: &'a HashMap<String, Oid>,
+    pub landed: &'a HashMap<String, ObjectId>,
     /// Who the server says pushes (forge user names, signed-push keys); an agent's name among
     /// them makes the push an agent's.
     pub identities: &'a [String],
@@ -48,7 +48,7 @@ pub struct PushFacts<'a> {
     pub allowed_signers: Option<PathBuf>,
     /// What the receiving side is known to hold when an update has no base (a clone's
     /// remote-tracking tips).
-    pub known_without_base: &'a [Oid],
+    pub known_without_base: &'a [ObjectId],
     pub now: jiff::Timestamp,
     pub today: Date,
 }
@@ -58,7 +58,7 @@ pub enum PolicyInForce<'a> {
     /// Read once for the push: the policy ref's ledger at `revision`.
     Loaded {
         policy: &'a Policy,
-        revision: Option<Oid>,
+        revision: Option<ObjectId>,
     },
     /// Read at each update's base (a clone that never saw the remote's default branch).
     AtBase,
@@ -84,14 +84,19 @@ pub struct RefFacts<'a> {
     pub old: Option<&'a str>,
     pub new: Option<&'a str>,
     /// Where the pushing clone last saw the ref (`refs/remotes/REMOTE/BRANCH`).
-    pub last_seen: Option<Oid>,
+    pub last_seen: Option<ObjectId>,
 }
 
 /// Where a hook finds the test reports CI wrote for a commit.
 pub trait ArtifactSource {
     /// The reports for `commit` (and the baseline's, for `base`, where kept), and where the
     /// hook looked.
-    fn gather(&self, policy: &Policy, commit: Oid, base: Option<Oid>) -> anyhow::Result<Gathered>;
+    fn gather(
+        &self,
+        policy: &Policy,
+        commit: ObjectId,
+        base: Option<ObjectId>,
+    ) -> anyhow::Result<Gathered>;
 }
 
 /// What an [`ArtifactSource`] found.
@@ -264,8 +269,8 @@ fn deleted(push: &PushFacts, policy: &Policy, update: &RefFacts, verdict: &mut R
 fn check_options(
     push: &PushFacts,
     policy: &Policy,
-    base: Option<Oid>,
-    revision: Option<Oid>,
+    base: Option<ObjectId>,
+    revision: Option<ObjectId>,
     artifacts: Artifacts,
 ) -> CheckOptions {
     // A push is an agent's when any identity the server names for it is: that one is
@@ -314,7 +319,7 @@ fn deletion(push: &PushFacts, policy: &Policy, name: &str) -> Option<Deleted> {
 }
 
 /// The commit the pushed id `id` names; `what` says which id of the update it is.
-fn peel_commit(repo: &Repository, hook: Hook, id: &str, what: &str) -> anyhow::Result<Oid> {
+fn peel_commit(repo: &Repository, hook: Hook, id: &str, what: &str) -> anyhow::Result<ObjectId> {
     refs::peel_to_commit(repo, id).map_err(|e| match e {
         NotACommit::BadId(e) => anyhow::Error::new(e).context(format!("{what} id {id}")),
         NotACommit::Missing(e) => {
@@ -344,7 +349,7 @@ fn recreation(
     repo: &Repository,
     policy: &Policy,
     deleted: &str,
-    new: Oid,
+    new: ObjectId,
     ledger: Option<&str>,
     verdict: &mut RefVerdict,
 ) -> anyhow::Result<Vec<Finding>> {
@@ -369,14 +374,14 @@ pub struct Update<'a> {
     pub name: &'a str,
     /// The tip the receiving side holds now: a non-fast-forward update is checked against it
     /// for protected changes it undoes.
-    pub old: Option<Oid>,
+    pub old: Option<ObjectId>,
     /// Where the judged range starts: its policy files and fixtures are the base (the old
     /// tip, else the default branch, or what the pushing clone last saw of the remote).
-    pub base: Option<Oid>,
+    pub base: Option<ObjectId>,
     /// What the receiving side already has: commits reachable from these are not judged.
-    pub known: Vec<Oid>,
+    pub known: Vec<ObjectId>,
     /// The new tip (a commit).
-    pub new: Oid,
+    pub new: ObjectId,
     /// The policy in force (the default branch's, or `guard.policyRef`'s).
     pub policy: &'a Policy,
     /// Findings about the update made before its commits are judged (a re-created ref,

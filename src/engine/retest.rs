@@ -21,7 +21,7 @@ use crate::evidence::test_source::{self, PythonTests, TestItems};
 use crate::git::commit::Commit;
 use crate::git::tree_source::GitTree;
 use crate::git::worktree_copy::{self, FileAt, file_changes};
-use crate::git::{self, Oid, Repository, range};
+use crate::git::{self, ObjectId, Repository, range};
 use crate::policy::ledger::{DEFAULT_LEDGER_PATH, Policy, protect_glob};
 use crate::policy::load::load_freeze;
 use crate::project::PytestConfig;
@@ -54,8 +54,8 @@ pub struct PutBack {
 /// What `guard retest` does for a range.
 pub struct Plan {
     pub spec: String,
-    pub base: Option<Oid>,
-    pub tip: Oid,
+    pub base: Option<ObjectId>,
+    pub tip: ObjectId,
     pub base_short: String,
     pub policy: Policy,
     pub put_back: Vec<PutBack>,
@@ -201,11 +201,11 @@ pub(super) fn judge_reports(
 
 /// The commits a plan covers: `commits` (oldest first) lead from `base` to `tip`.
 pub(super) struct Scope<'a, 'r> {
-    pub base: Option<Oid>,
-    pub tip: Oid,
+    pub base: Option<ObjectId>,
+    pub tip: ObjectId,
     pub base_short: Option<String>,
     pub base_tree: Option<&'a GitTree<'r>>,
-    pub commits: &'a [Oid],
+    pub commits: &'a [ObjectId],
 }
 
 impl Plan {
@@ -328,7 +328,7 @@ fn changed_by_the_range(
         return Ok(BTreeMap::new());
     }
     // (path, the version a human commit left there: `None` for a deletion).
-    let mut human_wrote: std::collections::HashSet<(String, Option<Oid>)> =
+    let mut human_wrote: std::collections::HashSet<(String, Option<ObjectId>)> =
         std::collections::HashSet::new();
     let mut agent_changed: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for &id in scope.commits {
@@ -372,7 +372,7 @@ type NotPutBack = Vec<(String, String)>;
 /// which cannot be (with why).
 fn put_back(
     repo: &Repository,
-    (base, tip): (Option<Oid>, Oid),
+    (base, tip): (Option<ObjectId>, ObjectId),
     changed: BTreeMap<String, Vec<String>>,
     policy: &Policy,
     harness: &globset::GlobSet,
@@ -443,7 +443,7 @@ fn put_back(
 /// go where the first of them stood (or at the end). `Err` says why it cannot be done.
 fn splice_rust_tests(
     repo: &Repository,
-    tip: Oid,
+    tip: ObjectId,
     path: &str,
     base: FileAt,
 ) -> anyhow::Result<Result<FileAt, String>> {

@@ -188,12 +188,12 @@ struct Block {
 mod tests {
     use super::*;
     use crate::engine::ahead;
-    use crate::git::Oid;
+    use crate::git::ObjectId;
     use crate::git::range;
     use crate::policy::ledger::{DEFAULT_LEDGER_PATH, Policy};
 
     /// A tree of `entries` (name, mode, id) as the raw bytes say, in the order given.
-    fn raw_tree(repo: &Repository, entries: &[(&str, &str, Oid)]) -> Oid {
+    fn raw_tree(repo: &Repository, entries: &[(&str, &str, ObjectId)]) -> ObjectId {
         let mut bytes = Vec::new();
         for (name, mode, id) in entries {
             bytes.extend_from_slice(format!("{mode} {name}\0").as_bytes());
@@ -205,9 +205,9 @@ mod tests {
     /// A history of `n` commits, each a child of the one before, with protected changes and
     /// malformed trees in both halves; commits in `broken` name a tree that does not exist.
     fn history(repo: &Repository, n: usize, broken: &[usize]) -> Commits {
-        let blob = |text: String| repo.blob(text.as_bytes()).unwrap();
+        let blob = |text: String| git::write_raw_object(repo, "blob", text.as_bytes());
         let (freeze, fixture) = (blob("version = 1\n".into()), blob("{}\n".into()));
-        let mut parent: Option<Oid> = None;
+        let mut parent: Option<ObjectId> = None;
         for k in 1..=n {
             let fixture = if (20..280).contains(&k) {
                 blob(format!("{{}} {}\n", k / 100))
@@ -245,7 +245,7 @@ mod tests {
                 ],
             );
             let tree = if broken.contains(&k) {
-                Oid::from_bytes(&[k as u8; 20]).unwrap()
+                ObjectId::from_bytes(&[k as u8; 20]).unwrap()
             } else {
                 tree
             };

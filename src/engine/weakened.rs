@@ -18,7 +18,7 @@ use crate::git::changed::{self, ChangedFile};
 use crate::git::commit::Commit;
 use crate::git::range::Commits;
 use crate::git::trees::Trees;
-use crate::git::{Oid, Repository};
+use crate::git::{ObjectId, Repository};
 use crate::policy::ledger::Severity;
 use crate::report::finding::Finding;
 use crate::rules::commit::{self as commit_rules, ChangedText, CommitRule};
@@ -136,7 +136,7 @@ impl<'a> Judge<'a> {
             return Ok(());
         }
         let (tree, parents) = self.commits.trees(k);
-        let sides: Vec<Option<Oid>> = if parents.is_empty() {
+        let sides: Vec<Option<ObjectId>> = if parents.is_empty() {
             vec![None]
         } else {
             parents.iter().copied().map(Some).collect()
@@ -269,7 +269,7 @@ fn rule_files(
     ruled: &dyn Fn(&str) -> bool,
     may_find: &dyn Fn(&str) -> bool,
 ) -> anyhow::Result<Vec<ChangedText>> {
-    let text = |id: Option<Oid>, path: &str| -> anyhow::Result<Option<String>> {
+    let text = |id: Option<ObjectId>, path: &str| -> anyhow::Result<Option<String>> {
         let Some(id) = id else { return Ok(None) };
         Ok(String::from_utf8(trees.text_blob(id, path)?).ok())
     };
@@ -320,9 +320,14 @@ struct Parsed {
 /// What a parsed version is held by: its blob, whether its path is listed, its language,
 /// and whether pytest collects a module of its name (the same blob moved to a name
 /// `python_files` misses runs no test).
-type ParsedKey = (Oid, bool, Option<Language>, bool);
+type ParsedKey = (ObjectId, bool, Option<Language>, bool);
 
-fn parsed_key(id: Oid, path: &str, listed: bool, python: &test_source::PythonTests) -> ParsedKey {
+fn parsed_key(
+    id: ObjectId,
+    path: &str,
+    listed: bool,
+    python: &test_source::PythonTests,
+) -> ParsedKey {
     (id, listed, Language::of(path), python.collects_module(path))
 }
 
@@ -343,7 +348,7 @@ impl Parsed {
         &mut self,
         trees: &Trees,
         path: &str,
-        id: Oid,
+        id: ObjectId,
         listed: bool,
     ) -> anyhow::Result<Option<Rc<TestFile>>> {
         let key = parsed_key(id, path, listed, &self.python);
@@ -367,7 +372,11 @@ impl Parsed {
     /// when there are several: a commit that reformats many test files (a bot's, on a real
     /// history) then costs about its files' parsing divided by the cores, not their sum.
     /// What is not parsed here, `get` parses as before.
-    fn read_ahead(&mut self, trees: &Trees, wanted: &[(Oid, &str, bool)]) -> anyhow::Result<()> {
+    fn read_ahead(
+        &mut self,
+        trees: &Trees,
+        wanted: &[(ObjectId, &str, bool)],
+    ) -> anyhow::Result<()> {
         let mut todo: Vec<(ParsedKey, &str)> = Vec::new();
         for &(id, path, listed) in wanted {
             let key = parsed_key(id, path, listed, &self.python);
@@ -464,8 +473,8 @@ fn may_hold_tests(tests: &crate::policy::ledger::TestsPolicy, path: &str) -> boo
 /// `[tests] paths` name, and Rust files anywhere that hold test functions on either side.
 fn test_files(
     trees: &Trees,
-    tree: Oid,
-    parent: Option<Oid>,
+    tree: ObjectId,
+    parent: Option<ObjectId>,
     who: &WhoContext,
     parsed: &mut Parsed,
 ) -> anyhow::Result<Vec<FileVersions>> {
@@ -482,7 +491,7 @@ fn test_files_in(
     parsed: &mut Parsed,
 ) -> anyhow::Result<Vec<FileVersions>> {
     let tests = &who.policy.tests;
-    let versions: Vec<(Oid, &str, bool)> = changed
+    let versions: Vec<(ObjectId, &str, bool)> = changed
         .iter()
         .flat_map(|f| {
             let listed = tests.is_test_file(&f.path);
@@ -496,7 +505,7 @@ fn test_files_in(
     let mut files = Vec::new();
     for ChangedFile { path, old, new } in changed {
         let listed = tests.is_test_file(&path);
-        let mut read = |id: Option<Oid>| match id {
+        let mut read = |id: Option<ObjectId>| match id {
             Some(id) => parsed.get(trees, &path, id, listed),
             None => Ok(None),
         };

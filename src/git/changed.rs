@@ -9,6 +9,8 @@ use std::rc::Rc;
 
 use git2::Oid;
 
+use crate::git::ObjectId;
+use crate::git::id::{from_git2, to_git2};
 use crate::git::raw_tree::RawTree;
 use crate::git::trees::Trees;
 
@@ -16,8 +18,8 @@ use crate::git::trees::Trees;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangedFile {
     pub path: String,
-    pub old: Option<Oid>,
-    pub new: Option<Oid>,
+    pub old: Option<ObjectId>,
+    pub new: Option<ObjectId>,
 }
 
 const TREE_MODE: i32 = 0o040000;
@@ -33,15 +35,15 @@ type Entry = (Oid, i32);
 /// that compares the same commits for other reasons has them at hand).
 pub fn changed_files(
     trees: &Trees,
-    new: Oid,
-    old: Option<Oid>,
+    new: ObjectId,
+    old: Option<ObjectId>,
     wanted: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<ChangedFile>, git2::Error> {
     let mut out = Vec::new();
     if old == Some(new) {
         return Ok(out);
     }
-    let tree = |id: Option<Oid>| id.map(|i| trees.get(i)).transpose();
+    let tree = |id: Option<ObjectId>| id.map(|i| trees.get(to_git2(i)?)).transpose();
     // Directories to compare, without recursion.
     let mut stack: Vec<(String, Side, Side)> = vec![(String::new(), tree(Some(new))?, tree(old)?)];
     while let Some((prefix, new, old)) = stack.pop() {
@@ -88,8 +90,8 @@ pub fn changed_files(
             if new_blob != old_blob && wanted(&path) {
                 out.push(ChangedFile {
                     path,
-                    old: old_blob,
-                    new: new_blob,
+                    old: old_blob.map(from_git2).transpose()?,
+                    new: new_blob.map(from_git2).transpose()?,
                 });
             }
         }

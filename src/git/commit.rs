@@ -4,7 +4,10 @@
 
 use std::path::Path;
 
-use git2::{Oid, Repository};
+use git2::Repository;
+
+use super::ObjectId;
+use super::id::{from_git2, to_git2};
 
 use crate::policy::agents::{Identity, Trailers};
 
@@ -29,10 +32,10 @@ pub enum Signature {
 
 impl<'r> Commit<'r> {
     /// The commit `id`.
-    pub fn find(repo: &'r Repository, id: Oid) -> Result<Commit<'r>, git2::Error> {
+    pub fn find(repo: &'r Repository, id: ObjectId) -> Result<Commit<'r>, git2::Error> {
         Ok(Commit {
             repo,
-            commit: repo.find_commit(id)?,
+            commit: repo.find_commit(to_git2(id)?)?,
         })
     }
 
@@ -79,8 +82,8 @@ impl<'r> Commit<'r> {
     }
 
     /// The id of the commit's tree.
-    pub fn tree_id(&self) -> Oid {
-        self.commit.tree_id()
+    pub fn tree_id(&self) -> Result<ObjectId, git2::Error> {
+        Ok(from_git2(self.commit.tree_id())?)
     }
 
     /// The commit's signature and what it signs.
@@ -100,10 +103,10 @@ impl<'r> Commit<'r> {
 /// nothing is there or it is not a blob. An unreadable commit or tree is an error.
 pub fn blob_text(
     repo: &Repository,
-    commit: Oid,
+    commit: ObjectId,
     path: &str,
 ) -> Result<Option<String>, git2::Error> {
-    let tree = repo.find_commit(commit)?.tree()?;
+    let tree = repo.find_commit(to_git2(commit)?)?.tree()?;
     tree_blob_text(repo, &tree, path)
 }
 
@@ -126,9 +129,17 @@ pub(super) fn tree_blob_text(
 
 /// The id of the entry at `path` in the tree `tree` (libgit2's lookup by path); `None` when
 /// there is none. An unreadable tree is an error.
-pub fn entry_id(repo: &Repository, tree: Oid, path: &str) -> Result<Option<Oid>, git2::Error> {
-    let tree = repo.find_tree(tree)?;
-    Ok(tree.get_path(Path::new(path)).ok().map(|e| e.id()))
+pub fn entry_id(
+    repo: &Repository,
+    tree: ObjectId,
+    path: &str,
+) -> Result<Option<ObjectId>, git2::Error> {
+    let tree = repo.find_tree(to_git2(tree)?)?;
+    Ok(tree
+        .get_path(Path::new(path))
+        .ok()
+        .map(|e| from_git2(e.id()))
+        .transpose()?)
 }
 
 /// The paths whose content differs between the trees of `old` (`None`: the empty tree) and
@@ -136,11 +147,13 @@ pub fn entry_id(repo: &Repository, tree: Oid, path: &str) -> Result<Option<Oid>,
 /// few commits of a push, not for a history.
 pub fn paths_changed(
     repo: &Repository,
-    old: Option<Oid>,
-    new: Oid,
+    old: Option<ObjectId>,
+    new: ObjectId,
 ) -> Result<Vec<String>, git2::Error> {
-    let new_tree = repo.find_commit(new)?.tree()?;
-    let old_tree = old.map(|o| repo.find_commit(o)?.tree()).transpose()?;
+    let new_tree = repo.find_commit(to_git2(new)?)?.tree()?;
+    let old_tree = old
+        .map(|o| repo.find_commit(to_git2(o)?)?.tree())
+        .transpose()?;
     let diff = repo.diff_tree_to_tree(old_tree.as_ref(), Some(&new_tree), None)?;
     Ok(diff
         .deltas()
@@ -151,8 +164,13 @@ pub fn paths_changed(
 }
 
 /// Whether `commit`'s tree holds a blob at `path`.
-pub fn holds_blob(repo: &Repository, commit: Oid, path: &str) -> Result<bool, git2::Error> {
-    let tree = repo.find_commit(commit)?.tree()?;
+pub fn holds_blob(repo: &Repository, commit: ObjectId, path: &str) -> Result<bool, git2::Error> {
+    commit_holds_blob(&repo.find_commit(to_git2(commit)?)?, path)
+}
+
+/// Whether `commit`'s tree holds a blob at `path`.
+fn commit_holds_blob(commit: &git2::Commit, path: &str) -> Result<bool, git2::Error> {
+    let tree = commit.tree()?;
     Ok(tree
         .get_path(Path::new(path))
         .is_ok_and(|e| e.kind() == Some(git2::ObjectType::Blob)))
@@ -167,26 +185,26 @@ pub fn holds_blob(repo: &Repository, commit: Oid, path: &str) -> Result<bool, gi
 /// first time, so nothing before it is from before the file).
 pub fn first_parent_adding(
     repo: &Repository,
-    tip: Oid,
+    tip: ObjectId,
     path: &str,
-) -> Result<Option<(Oid, Oid)>, git2::Error> {
-    if !holds_blob(repo, tip, path)? {
+) -> Result<Option<(ObjectId, ObjectId)>, git2::Error> {
+    let mut at = repo.find_commit(to_git2(tip)?)?;
+    if !commit_holds_blob(&at, path)? {
         return Ok(None);
     }
-    let mut at = repo.find_commit(tip)?;
     loop {
         let Ok(parent) = at.parent(0) else {
             return Ok(None);
         };
-        if !holds_blob(repo, parent.id(), path)? {
+        if !commit_holds_blob(&parent, path)? {
             if at.parent_count() != 1 {
                 return Ok(None);
             }
-            let added = (at.id(), parent.id());
+            let added = (from_git2(at.id())?, from_git2(parent.id())?);
             // Older than the addition, the line must never have held the file.
             let mut older = parent;
             loop {
-                if holds_blob(repo, older.id(), path)? {
+                if commit_holds_blob(&older, path)? {
                     return Ok(None);
                 }
                 match older.parent(0) {
@@ -200,6 +218,10 @@ pub fn first_parent_adding(
 }
 
 /// Whether `commit` descends from `ancestor` (a commit is not its own descendant).
-pub fn descends_from(repo: &Repository, commit: Oid, ancestor: Oid) -> Result<bool, git2::Error> {
-    repo.graph_descendant_of(commit, ancestor)
+pub fn descends_from(
+    repo: &Repository,
+    commit: ObjectId,
+    ancestor: ObjectId,
+) -> Result<bool, git2::Error> {
+    repo.graph_descendant_of(to_git2(commit)?, to_git2(ancestor)?)
 }

@@ -333,7 +333,7 @@ impl<'r> DateWalk<'r> {
 }
 
 /// A commit the walk took while listing: its id, its tree and its parents' trees, in order.
-pub struct Taken<'a> {
+pub(super) struct Taken<'a> {
     pub id: Oid,
     pub tree: Oid,
     pub parent_trees: &'a [Oid],

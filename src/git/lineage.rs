@@ -19,8 +19,10 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use git2::{Oid, Repository};
+use git2::Repository;
 
+use super::ObjectId;
+use super::id::to_git2;
 use super::range::{Commits, Parent};
 use crate::changes::Change;
 
@@ -65,8 +67,8 @@ pub struct Lineage<'r> {
     states: Vec<State>,
     path_ids: HashMap<String, u32>,
     /// Commits outside the range met as parents (and the hidden one).
-    outside: Vec<Oid>,
-    outside_ids: HashMap<Oid, u32>,
+    outside: Vec<ObjectId>,
+    outside_ids: HashMap<ObjectId, u32>,
     /// The range's hidden commit, when there is exactly one (an index into `outside`).
     hidden: Option<u32>,
     /// Whether the outside commit `.0` is an ancestor of (or is) the outside commit `.1`.
@@ -134,7 +136,7 @@ impl<'r> Lineage<'r> {
         &mut self,
         k: usize,
         path: &str,
-        versions: &[Option<Oid>],
+        versions: &[Option<ObjectId>],
     ) -> Result<Vec<usize>, git2::Error> {
         let sides: Vec<State> = self
             .commits
@@ -182,7 +184,7 @@ impl<'r> Lineage<'r> {
         }
     }
 
-    fn outside_id(&mut self, id: Oid) -> u32 {
+    fn outside_id(&mut self, id: ObjectId) -> u32 {
         if let Some(&i) = self.outside_ids.get(&id) {
             return i;
         }
@@ -427,9 +429,10 @@ impl<'r> Lineage<'r> {
         if let Some(&known) = self.ancestry.get(&(a, b)) {
             return Ok(known);
         }
-        let known = self
-            .repo
-            .graph_descendant_of(self.outside[b as usize], self.outside[a as usize])?;
+        let known = self.repo.graph_descendant_of(
+            to_git2(self.outside[b as usize])?,
+            to_git2(self.outside[a as usize])?,
+        )?;
         self.ancestry.insert((a, b), known);
         Ok(known)
     }

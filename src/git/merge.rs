@@ -13,6 +13,9 @@ use std::collections::BTreeSet;
 
 use git2::{MergeOptions, Oid, Repository};
 
+use super::ObjectId;
+use super::id::{from_git2, to_git2};
+
 /// A handle on the repository whose writes stay in memory, and which reads what it wrote.
 pub struct GitMerge {
     handle: Repository,
@@ -24,13 +27,13 @@ pub struct Merged {
     /// The merged tree, readable through [`GitMerge::repo`]. At a conflicted path it holds
     /// the first parent's entry (the accumulated merge's, for an octopus): conflicted paths
     /// are the merge's own whatever it holds there.
-    pub tree: Oid,
+    pub tree: ObjectId,
     /// The paths at which a step of the merge conflicted.
     pub conflicted: BTreeSet<String>,
     /// The tree of the parents' merge base (of all of them, for an octopus; the first git
     /// finds, for several), against which a conflicted path's sides are read; `None` when
     /// the histories share no commit.
-    pub base: Option<Oid>,
+    pub base: Option<ObjectId>,
 }
 
 impl GitMerge {
@@ -75,7 +78,25 @@ impl GitMerge {
     /// does (a virtual base made of several merge bases), each further one into the result
     /// as git's octopus strategy does (against the merge base of that parent and those
     /// merged before it). A conflicted path takes the running result's entry and is listed.
-    pub fn merge(&self, parents: &[Oid]) -> Result<Merged, git2::Error> {
+    pub fn merge(&self, parents: &[ObjectId]) -> Result<Merged, git2::Error> {
+        let parents = parents
+            .iter()
+            .map(|&p| to_git2(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (tree, conflicted, base) = self.merge_ids(&parents)?;
+        Ok(Merged {
+            tree: from_git2(tree)?,
+            conflicted,
+            base: base.map(from_git2).transpose()?,
+        })
+    }
+
+    /// [`GitMerge::merge`] in libgit2's ids: the merged tree, the conflicted paths, the base's
+    /// tree.
+    fn merge_ids(
+        &self,
+        parents: &[Oid],
+    ) -> Result<(Oid, BTreeSet<String>, Option<Oid>), git2::Error> {
         let repo = &self.handle;
         let options = MergeOptions::new();
         let commits = parents
@@ -88,11 +109,7 @@ impl GitMerge {
                 Some(only) => only.tree_id(),
                 None => repo.treebuilder(None)?.write()?,
             };
-            return Ok(Merged {
-                tree,
-                conflicted,
-                base: None,
-            });
+            return Ok((tree, conflicted, None));
         };
         let base = match repo.merge_base_octopus(parents) {
             Ok(base) => Some(repo.find_commit(base)?.tree_id()),
@@ -115,11 +132,7 @@ impl GitMerge {
             let mut index = repo.merge_trees(&base, &ours, &next.tree()?, Some(&options))?;
             tree = settle(repo, &mut index, &mut conflicted)?;
         }
-        Ok(Merged {
-            tree,
-            conflicted,
-            base,
-        })
+        Ok((tree, conflicted, base))
     }
 }
 
@@ -164,7 +177,7 @@ mod tests {
         Repository::open(dir).unwrap()
     }
 
-    fn commit(dir: &std::path::Path, files: &[(&str, &str)], message: &str) -> Oid {
+    fn commit(dir: &std::path::Path, files: &[(&str, &str)], message: &str) -> ObjectId {
         for (path, text) in files {
             let file = dir.join(path);
             std::fs::create_dir_all(file.parent().unwrap()).unwrap();
@@ -172,12 +185,13 @@ mod tests {
         }
         test_git(dir, &["add", "-A"]);
         test_git(dir, &["commit", "-q", "--allow-empty", "-m", message]);
-        Oid::from_str(&test_git(dir, &["rev-parse", "HEAD"])).unwrap()
+        let id = Oid::from_str(&test_git(dir, &["rev-parse", "HEAD"])).unwrap();
+        from_git2(id).unwrap()
     }
 
     /// The id at `path` of `tree` as `git rev-parse` reads it from the merge's handle.
-    fn at(merge: &GitMerge, tree: Oid, path: &str) -> Option<Oid> {
-        let tree = merge.repo().find_tree(tree).unwrap();
+    fn at(merge: &GitMerge, tree: ObjectId, path: &str) -> Option<Oid> {
+        let tree = merge.repo().find_tree(to_git2(tree).unwrap()).unwrap();
         tree.get_path(std::path::Path::new(path))
             .ok()
             .map(|e| e.id())
@@ -231,7 +245,8 @@ mod tests {
         let merge = GitMerge::open(&repo).unwrap();
         let merged = merge.merge(&[main, side]).unwrap();
         assert_eq!(merged.conflicted.iter().collect::<Vec<_>>(), vec!["f.txt"]);
-        let main_tree = repo.find_commit(main).unwrap().tree_id();
+        let main_tree = repo.find_commit(to_git2(main).unwrap()).unwrap().tree_id();
+        let main_tree = from_git2(main_tree).unwrap();
         assert_eq!(
             at(&merge, merged.tree, "f.txt"),
             at(&merge, main_tree, "f.txt")

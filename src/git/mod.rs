@@ -11,6 +11,7 @@ pub mod config;
 mod date_walk;
 pub mod fsck;
 pub mod graph;
+mod id;
 pub mod lineage;
 pub mod merge;
 pub mod pack;
@@ -64,22 +65,25 @@ pub fn blob(repo: &Repository, id: Oid) -> Result<Vec<u8>, git2::Error> {
     Ok(blob.content().to_vec())
 }
 
-// The engine and the hooks pass these handles along (the repository a hook opened, the ids
-// of a range's commits) without reading anything through them: whatever they read goes
-// through a function of this module. Re-exported so that the rest of the crate names them
-// without importing `git2`.
-pub use git2::{Oid, Repository};
+// The engine and the hooks pass the repository a hook opened along without reading anything
+// through it: whatever they read goes through a function of this module. Re-exported so that
+// the rest of the crate names it without importing `git2`.
+pub use git2::Repository;
+// The rest of the crate names objects by guard's own id; libgit2's stays in here.
+use git2::Oid;
+pub use id::{NotAnId, ObjectId};
 
-/// Writes `bytes` as an object of `kind` (`"tree"` or `"commit"`), unchecked: tests outside
-/// this module build hand-made and malformed objects with it.
+/// Writes `bytes` as an object of `kind` (`"blob"`, `"tree"` or `"commit"`), unchecked: tests
+/// outside this module build hand-made and malformed objects with it.
 #[cfg(test)]
-pub fn write_raw_object(repo: &Repository, kind: &str, bytes: &[u8]) -> Oid {
+pub fn write_raw_object(repo: &Repository, kind: &str, bytes: &[u8]) -> ObjectId {
     let kind = match kind {
+        "blob" => git2::ObjectType::Blob,
         "tree" => git2::ObjectType::Tree,
         "commit" => git2::ObjectType::Commit,
         other => panic!("no object kind {other}"),
     };
-    repo.odb().unwrap().write(kind, bytes).unwrap()
+    id::from_git2(repo.odb().unwrap().write(kind, bytes).unwrap()).unwrap()
 }
 
 /// Opens the repository the way git does for a hook or a command: `GIT_DIR`,
@@ -426,8 +430,9 @@ pub unsafe fn trust_repositories_of_other_owners() {
 }
 
 /// The abbreviated id git would show, at least 7 hex digits.
-pub fn short_id(repo: &Repository, id: Oid) -> String {
-    match repo.find_object(id, None) {
+pub fn short_id(repo: &Repository, id: ObjectId) -> String {
+    let object = id::to_git2(id).and_then(|id| repo.find_object(id, None));
+    match object {
         Ok(object) => object_short_id(&object),
         Err(_) => id.to_string()[..7].to_string(),
     }

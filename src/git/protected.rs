@@ -24,6 +24,8 @@ use git2::{ObjectType, Oid};
 use globset::GlobSet;
 
 use crate::changes::{Change, ChangeKind, Class};
+use crate::git::ObjectId;
+use crate::git::id::to_git2;
 use crate::git::path_variants::{self, Component, Match, match_name};
 use crate::git::raw_tree::{RawEntry, RawTree};
 use crate::git::trees::{Trees, for_differing};
@@ -218,15 +220,16 @@ impl ProtectedSet {
     pub fn changes(
         &self,
         trees: &Trees,
-        tree: Oid,
-        parent: Option<Oid>,
+        tree: ObjectId,
+        parent: Option<ObjectId>,
     ) -> Result<Vec<Change>, git2::Error> {
         let mut out: Vec<Change> = Vec::new();
         if parent == Some(tree) {
             return Ok(out);
         }
         let walker = Walker { trees };
-        let (tree, parent) = (trees.get(tree)?, parent.map(|p| trees.get(p)).transpose()?);
+        let get = |id| trees.get(to_git2(id)?);
+        let (tree, parent) = (get(tree)?, parent.map(get).transpose()?);
         // Most commits change nothing under the few top-level directories that protected
         // paths start in: that is settled once per directory, not once per rule, from the
         // root entries that differ.
@@ -912,8 +915,8 @@ paths = ["conftest.py"]
         let dir = tempfile::tempdir().unwrap();
         let repo = Repository::init_bare(dir.path()).unwrap();
         let (old, new) = (
-            tree_of(&repo, FILES),
-            changed(&repo, "src/pkg/mod.py", "X = 2\n"),
+            guard_id(tree_of(&repo, FILES)),
+            guard_id(changed(&repo, "src/pkg/mod.py", "X = 2\n")),
         );
         let set = narrow_set();
         let trees = Trees::new(&repo).unwrap();
@@ -924,10 +927,16 @@ paths = ["conftest.py"]
         assert_eq!(trees.reads(), 2);
     }
 
+    fn guard_id(id: Oid) -> ObjectId {
+        crate::git::id::from_git2(id).unwrap()
+    }
+
     /// The changes `narrow_set` finds from `old` to `new`: (path, kind, variant of).
     fn found(repo: &Repository, old: Oid, new: Oid) -> Vec<(String, ChangeKind, Option<String>)> {
         let trees = Trees::new(repo).unwrap();
-        let changes = narrow_set().changes(&trees, new, Some(old)).unwrap();
+        let changes = narrow_set()
+            .changes(&trees, guard_id(new), Some(guard_id(old)))
+            .unwrap();
         changes
             .into_iter()
             .map(|c| (c.path, c.kind, c.case_variant_of))
@@ -1019,15 +1028,19 @@ paths = ["conftest.py"]
         // roots and both `tests/` trees, and stops at `tests/fixtures/` (the parent has it).
         let dir = tempfile::tempdir().unwrap();
         let repo = Repository::init_bare(dir.path()).unwrap();
-        let old = tree_of(&repo, FILES);
-        let new = changed(&repo, "tests/unit/test_a.py", "def test_a(): assert 1\n");
+        let old = guard_id(tree_of(&repo, FILES));
+        let new = guard_id(changed(
+            &repo,
+            "tests/unit/test_a.py",
+            "def test_a(): assert 1\n",
+        ));
         let set = narrow_set();
         let trees = Trees::new(&repo).unwrap();
         assert!(set.malformed_trees(&trees, new, &[old]).unwrap().is_empty());
         assert_eq!(trees.reads(), 4);
         // A fixture changed: `tests/fixtures/` is read on both sides as well, and every
         // directory below it that changed (none here: `deep/` is the parent's).
-        let new = changed(&repo, "tests/fixtures/a.json", "{\"a\": 1}\n");
+        let new = guard_id(changed(&repo, "tests/fixtures/a.json", "{\"a\": 1}\n"));
         let trees = Trees::new(&repo).unwrap();
         assert!(set.malformed_trees(&trees, new, &[old]).unwrap().is_empty());
         assert_eq!(trees.reads(), 6);

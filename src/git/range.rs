@@ -15,17 +15,18 @@ use std::path::PathBuf;
 use anyhow::{Context as _, anyhow};
 use git2::{Oid, Repository, RevparseMode, Sort};
 
-use super::date_walk::DateWalk;
-pub use super::date_walk::Taken;
+use super::ObjectId;
+use super::date_walk::{self, DateWalk};
 use super::graph::CommitGraph;
+use super::id::{NotAnId, from_git2, to_git2};
 use super::walk_order::{OidHash, topological};
 
 /// A resolved range: judge the commits reachable from `tip` and not from `base`.
 #[derive(Debug, Clone)]
 pub struct Range {
     /// The revision the policy is read from; `None` when the range starts at a root commit.
-    pub base: Option<Oid>,
-    pub tip: Oid,
+    pub base: Option<ObjectId>,
+    pub tip: ObjectId,
     /// The range as the user wrote it (or the default).
     pub spec: String,
 }
@@ -69,8 +70,8 @@ pub fn resolve(repo: &Repository, spec: Option<&str>) -> anyhow::Result<Range> {
         (commit.parent_id(0).ok(), tip)
     };
     Ok(Range {
-        base,
-        tip,
+        base: base.map(from_git2).transpose()?,
+        tip: from_git2(tip)?,
         spec: spec_text.to_string(),
     })
 }
@@ -88,24 +89,31 @@ pub enum Parent {
     /// The commit at this index of the range (always before its child).
     Range(usize),
     /// A commit outside the range: reachable from a hidden commit.
-    Outside(Oid),
+    Outside(ObjectId),
+}
+
+/// A commit the walk took while listing: its id, its tree and its parents' trees, in order.
+pub struct Taken<'a> {
+    pub id: ObjectId,
+    pub tree: ObjectId,
+    pub parent_trees: &'a [ObjectId],
 }
 
 /// The commits of a range, oldest first, each with its tree and its parents' trees.
 pub struct Commits {
-    ids: Vec<Oid>,
+    ids: Vec<ObjectId>,
     /// Per commit: its tree, then its parents' trees, in order (`spans` delimits them).
-    trees: Vec<Oid>,
+    trees: Vec<ObjectId>,
     spans: Vec<u32>,
     /// Per commit, its parents in order: commit `k`'s start at `spans[k] - k` (every commit
     /// has one tree slot of its own before its parents').
     parents: Vec<Parent>,
     /// The commits the range was hidden by (its base).
-    hidden: Vec<Oid>,
+    hidden: Vec<ObjectId>,
 }
 
 impl Commits {
-    pub fn ids(&self) -> &[Oid] {
+    pub fn ids(&self) -> &[ObjectId] {
         &self.ids
     }
 
@@ -118,7 +126,7 @@ impl Commits {
     }
 
     /// The tree of the `k`-th commit and the trees of its parents.
-    pub fn trees(&self, k: usize) -> (Oid, &[Oid]) {
+    pub fn trees(&self, k: usize) -> (ObjectId, &[ObjectId]) {
         let (start, end) = (self.spans[k] as usize, self.spans[k + 1] as usize);
         (self.trees[start], &self.trees[start + 1..end])
     }
@@ -133,7 +141,7 @@ impl Commits {
     }
 
     /// The ids of the `k`-th commit's parents, in order.
-    pub fn parent_ids(&self, k: usize) -> Vec<Oid> {
+    pub fn parent_ids(&self, k: usize) -> Vec<ObjectId> {
         self.parents(k)
             .iter()
             .map(|&p| match p {
@@ -145,13 +153,13 @@ impl Commits {
 
     /// Whether a commit of the range has `id`, a commit outside it, as a parent (so that `id`
     /// is an ancestor of the range's tips).
-    pub fn has_parent_outside(&self, id: Oid) -> bool {
+    pub fn has_parent_outside(&self, id: ObjectId) -> bool {
         self.parents.contains(&Parent::Outside(id))
     }
 
     /// The commits the range was hidden by: every commit outside the range that a commit of
     /// the range reaches is reachable from one of them.
-    pub fn hidden(&self) -> &[Oid] {
+    pub fn hidden(&self) -> &[ObjectId] {
         &self.hidden
     }
 
@@ -168,21 +176,24 @@ impl Commits {
         spans.push(0);
         for &id in &ids {
             let commit = info(id)?;
-            trees.push(commit.tree);
+            trees.push(from_git2(commit.tree)?);
             for p in commit.parents {
-                trees.push(info(p)?.tree);
-                parents.push(at.get(&p).map_or(Parent::Outside(p), |&k| Parent::Range(k)));
+                trees.push(from_git2(info(p)?.tree)?);
+                parents.push(match at.get(&p) {
+                    Some(&k) => Parent::Range(k),
+                    None => Parent::Outside(from_git2(p)?),
+                });
             }
             let end =
                 u32::try_from(trees.len()).map_err(|_| git2::Error::from_str("range too long"))?;
             spans.push(end);
         }
         Ok(Commits {
-            ids,
+            ids: ours(&ids)?,
             trees,
             spans,
             parents,
-            hidden: hidden.to_vec(),
+            hidden: ours(hidden)?,
         })
     }
 }
@@ -195,9 +206,14 @@ fn read_info(repo: &Repository, id: Oid) -> Result<CommitInfo, git2::Error> {
     })
 }
 
+/// libgit2's ids as guard's.
+fn ours(ids: &[Oid]) -> Result<Vec<ObjectId>, NotAnId> {
+    ids.iter().map(|&id| from_git2(id)).collect()
+}
+
 /// The commits reachable from `tip` but not from any of `hide`, oldest first, in the
 /// topological order libgit2's revision walk gives (`TOPOLOGICAL | REVERSE`).
-pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Commits> {
+pub fn commits(repo: &Repository, tip: ObjectId, hide: &[ObjectId]) -> anyhow::Result<Commits> {
     commits_watched(repo, tip, hide, &mut |_| {})
 }
 
@@ -209,14 +225,20 @@ pub fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Comm
 /// object names them. When the graph is walked, `watch` hears nothing.
 pub fn commits_watched(
     repo: &Repository,
-    tip: Oid,
-    hide: &[Oid],
+    tip: ObjectId,
+    hide: &[ObjectId],
     watch: &mut dyn FnMut(Taken),
 ) -> anyhow::Result<Commits> {
+    let tip = to_git2(tip)?;
+    let hide = hide
+        .iter()
+        .map(|&h| to_git2(h))
+        .collect::<Result<Vec<Oid>, _>>()?;
+    let hide = hide.as_slice();
     if let Some(graph) = CommitGraph::open(&objects_dirs(repo)) {
         let mut walk = GraphWalk::new(repo, &graph);
         match walk.run(tip, hide) {
-            Ok(found) => return Ok(walk.commits(&found, hide)),
+            Ok(found) => return Ok(walk.commits(&found, hide)?),
             // A graph whose generation numbers cannot order the walk (written by git before
             // 2.18, or inconsistent): walk without it.
             Err(WalkError::Unordered) => {}
@@ -264,7 +286,26 @@ fn date_walk(
     watch: &mut dyn FnMut(Taken),
 ) -> Option<Commits> {
     let mut walk = DateWalk::new(repo).ok()?;
-    let ids = walk.range_watched(tip, hide, watch).ok()?;
+    // `watch` hears of a commit in guard's ids; one that does not convert is not heard of
+    // (it could not be judged either: `Commits::new` refuses it).
+    let mut parent_trees = Vec::new();
+    let mut heard = |taken: date_walk::Taken| {
+        let Ok(id) = from_git2(taken.id) else { return };
+        let Ok(tree) = from_git2(taken.tree) else {
+            return;
+        };
+        parent_trees.clear();
+        for &t in taken.parent_trees {
+            let Ok(t) = from_git2(t) else { return };
+            parent_trees.push(t);
+        }
+        watch(Taken {
+            id,
+            tree,
+            parent_trees: &parent_trees,
+        });
+    };
+    let ids = walk.range_watched(tip, hide, &mut heard).ok()?;
     Commits::new(ids, hide, |id| {
         let (tree, parents) = walk
             .header(id)
@@ -593,7 +634,7 @@ impl<'a> GraphWalk<'a> {
     }
 
     /// The commits of `found` (node indices) oldest first, with their trees and parents.
-    fn commits(&self, found: &[usize], hide: &[Oid]) -> Commits {
+    fn commits(&self, found: &[usize], hide: &[Oid]) -> Result<Commits, NotAnId> {
         let order = self.topological(found);
         // The range index of each node of the range.
         let mut at = vec![usize::MAX; self.nodes.len()];
@@ -607,27 +648,27 @@ impl<'a> GraphWalk<'a> {
         spans.push(0);
         for i in order {
             let node = &self.nodes[i];
-            ids.push(node.id);
-            trees.push(node.tree);
+            ids.push(from_git2(node.id)?);
+            trees.push(from_git2(node.tree)?);
             // Every commit of the range had its parents resolved when the walk left it.
             let (start, len) = node.edges.unwrap_or((0, 0));
             for &p in &self.edges[start as usize..(start + len) as usize] {
                 let p = p as usize;
-                trees.push(self.nodes[p].tree);
+                trees.push(from_git2(self.nodes[p].tree)?);
                 parents.push(match at[p] {
-                    usize::MAX => Parent::Outside(self.nodes[p].id),
+                    usize::MAX => Parent::Outside(from_git2(self.nodes[p].id)?),
                     k => Parent::Range(k),
                 });
             }
             spans.push(trees.len() as u32);
         }
-        Commits {
+        Ok(Commits {
             ids,
             trees,
             spans,
             parents,
-            hidden: hide.to_vec(),
-        }
+            hidden: ours(hide)?,
+        })
     }
 
     fn parents_of(&self, i: usize) -> &[u32] {
@@ -650,6 +691,20 @@ mod tests {
     use std::io::Write as _;
     use std::path::Path;
     use std::process::{Command, Stdio};
+
+    /// guard's id of a commit the tests name by libgit2's.
+    fn guard_id(id: Oid) -> ObjectId {
+        from_git2(id).unwrap()
+    }
+
+    fn guard_ids(ids: &[Oid]) -> Vec<ObjectId> {
+        ours(ids).unwrap()
+    }
+
+    /// `super::commits`, from commits the tests name by libgit2's ids.
+    fn commits(repo: &Repository, tip: Oid, hide: &[Oid]) -> anyhow::Result<Commits> {
+        super::commits(repo, guard_id(tip), &guard_ids(hide))
+    }
 
     fn git(dir: &Path) -> Command {
         let mut cmd = Command::new("git");
@@ -875,18 +930,22 @@ mod tests {
             let found = walk
                 .run(tip, &hides)
                 .unwrap_or_else(|_| panic!("unordered"));
-            let got = walk.commits(&found, &hides);
-            assert_eq!(got.ids(), &expected[..], "tip {tip} hiding {hides:?}");
+            let got = walk.commits(&found, &hides).unwrap();
+            assert_eq!(
+                got.ids(),
+                guard_ids(&expected),
+                "tip {tip} hiding {hides:?}"
+            );
             assert_trees_and_parents(&repo, &got);
             let got = commits(&repo, tip, &hides).unwrap();
-            assert_eq!(got.ids(), &expected[..]);
+            assert_eq!(got.ids(), guard_ids(&expected));
             assert_eq!(
                 (got.len(), got.is_empty()),
                 (expected.len(), expected.is_empty())
             );
             assert!(commits(&repo, tip, &[tip]).unwrap().is_empty());
             assert_trees_and_parents(&repo, &got);
-            assert_eq!(got.hidden(), &hides[..]);
+            assert_eq!(got.hidden(), guard_ids(&hides));
         }
     }
 
@@ -895,11 +954,12 @@ mod tests {
     #[track_caller]
     fn assert_trees_and_parents(repo: &Repository, got: &Commits) {
         for (k, &c) in got.ids().iter().enumerate() {
-            let commit = repo.find_commit(c).unwrap();
-            let parents: Vec<Oid> = commit.parents().map(|p| p.tree_id()).collect();
-            assert_eq!(got.trees(k), (commit.tree_id(), &parents[..]));
+            let commit = repo.find_commit(to_git2(c).unwrap()).unwrap();
+            let parents: Vec<ObjectId> = commit.parents().map(|p| guard_id(p.tree_id())).collect();
+            assert_eq!(got.trees(k), (guard_id(commit.tree_id()), &parents[..]));
             let parents: Vec<Parent> = commit
                 .parent_ids()
+                .map(guard_id)
                 .map(|p| match got.ids().iter().position(|&e| e == p) {
                     Some(at) => Parent::Range(at),
                     None => Parent::Outside(p),
@@ -927,13 +987,16 @@ mod tests {
                 .collect();
             let got = commits(&repo, tip, &hides).unwrap();
             assert_eq!(got.len(), expected.len());
-            assert_eq!(got.ids().iter().copied().collect::<HashSet<_>>(), expected);
+            assert_eq!(
+                got.ids().iter().copied().collect::<HashSet<_>>(),
+                expected.iter().map(|&c| guard_id(c)).collect()
+            );
             // Oldest first: every commit after its parents in the range.
-            let at: HashMap<Oid, usize> =
+            let at: HashMap<ObjectId, usize> =
                 got.ids().iter().enumerate().map(|(k, &c)| (c, k)).collect();
             for (k, &c) in got.ids().iter().enumerate() {
-                for p in repo.find_commit(c).unwrap().parent_ids() {
-                    assert!(at.get(&p).is_none_or(|&pk| pk < k));
+                for p in repo.find_commit(to_git2(c).unwrap()).unwrap().parent_ids() {
+                    assert!(at.get(&guard_id(p)).is_none_or(|&pk| pk < k));
                 }
             }
         }
@@ -1018,7 +1081,7 @@ mod tests {
                 let got = walk.range(tip, &hides).expect("the walk read every commit");
                 assert_eq!(got, expected, "seed {seed}: tip {tip} hiding {hides:?}");
                 let got = commits(&repo, tip, &hides).unwrap();
-                assert_eq!(got.ids(), &expected[..]);
+                assert_eq!(got.ids(), guard_ids(&expected));
                 assert_trees_and_parents(&repo, &got);
                 let hidden = ancestors(&repo, &hides);
                 inexact += usize::from(expected.iter().any(|c| hidden.contains(c)));
@@ -1128,7 +1191,7 @@ mod tests {
             expected.len()
         );
         let got = commits(&repo, tip, &[]).unwrap();
-        assert_eq!(got.ids(), &expected[..]);
+        assert_eq!(got.ids(), guard_ids(&expected));
         assert_trees_and_parents(&repo, &got);
     }
 
@@ -1156,7 +1219,7 @@ mod tests {
         assert_eq!(expected.last(), Some(&odd));
         assert!(expected.len() > 10, "{expected:?}");
         let got = commits(&repo, odd, &[hide]).unwrap();
-        assert_eq!(got.ids(), &expected[..]);
+        assert_eq!(got.ids(), guard_ids(&expected));
         assert_trees_and_parents(&repo, &got);
         let reachable = reachable_from(&repo, hide, &[odd, id(&repo, 5)]).unwrap();
         assert_eq!(reachable, HashSet::from([id(&repo, 5)]));
@@ -1170,7 +1233,7 @@ mod tests {
         let (tip, hide) = (id(&repo, 50), id(&repo, 20));
         let expected = revwalk(&repo, tip, &[hide]);
         let got = commits(&repo, tip, &[hide]).unwrap();
-        assert_eq!(got.ids(), &expected[..]);
+        assert_eq!(got.ids(), guard_ids(&expected));
         assert_trees_and_parents(&repo, &got);
         // A graph written by git before 2.18 has no generation numbers (all zero).
         write_graph(t.path(), &["--reachable"]);
@@ -1179,7 +1242,10 @@ mod tests {
         let graph = CommitGraph::open(&objects_dirs(&repo)).unwrap();
         let mut walk = GraphWalk::new(&repo, &graph);
         assert!(matches!(walk.run(tip, &[hide]), Err(WalkError::Unordered)));
-        assert_eq!(commits(&repo, tip, &[hide]).unwrap().ids(), &expected[..]);
+        assert_eq!(
+            commits(&repo, tip, &[hide]).unwrap().ids(),
+            guard_ids(&expected)
+        );
     }
 
     /// The walk ends as soon as every commit still queued is reachable from a hidden one: it
@@ -1206,7 +1272,8 @@ mod tests {
             let mut walk = GraphWalk::new(&repo, &graph);
             let found = walk.run(c(tip), &[c(hide)]).ok().unwrap();
             let want: Vec<Oid> = range.iter().map(|&k| c(k)).collect();
-            assert_eq!(walk.commits(&found, &[c(hide)]).ids(), &want[..]);
+            let got = walk.commits(&found, &[c(hide)]).unwrap();
+            assert_eq!(got.ids(), guard_ids(&want));
             assert_eq!(walk.nodes.len(), visited, "range {tip} ^{hide}");
         }
     }
@@ -1284,7 +1351,7 @@ mod tests {
         let graph = CommitGraph::open(&objects_dirs(repo)).unwrap();
         let mut walk = GraphWalk::new(repo, &graph);
         assert!(matches!(walk.run(tip, &[hide]), Err(WalkError::Unordered)));
-        assert_eq!(commits(repo, tip, &[hide]).unwrap().ids(), range);
+        assert_eq!(commits(repo, tip, &[hide]).unwrap().ids(), guard_ids(range));
         assert_eq!(
             reachable_from(repo, hide, &[below, tip]).unwrap(),
             HashSet::from([below])

@@ -6,13 +6,14 @@ use std::collections::HashMap;
 
 use git2::{ObjectType, Oid, Repository};
 
-use super::range;
+use super::id::{from_git2, to_git2};
+use super::{ObjectId, range};
 
 /// The commit the ref `name` points at (a tag peeled to its commit); `None` when there is no
 /// such ref. A ref that names no commit is an error.
-pub fn tip(repo: &Repository, name: &str) -> Result<Option<Oid>, git2::Error> {
+pub fn tip(repo: &Repository, name: &str) -> Result<Option<ObjectId>, git2::Error> {
     match repo.find_reference(name) {
-        Ok(r) => Ok(Some(r.peel_to_commit()?.id())),
+        Ok(r) => Ok(Some(from_git2(r.peel_to_commit()?.id())?)),
         Err(_) => Ok(None),
     }
 }
@@ -31,19 +32,20 @@ pub fn any_ref(repo: &Repository) -> Result<bool, git2::Error> {
 }
 
 /// The commit a revision (`HEAD`, a branch, an id) names, or libgit2's message why none.
-pub fn resolve_commit(repo: &Repository, rev: &str) -> Result<Oid, String> {
-    repo.revparse_single(rev)
+pub fn resolve_commit(repo: &Repository, rev: &str) -> Result<ObjectId, String> {
+    let commit = repo
+        .revparse_single(rev)
         .and_then(|o| o.peel_to_commit())
-        .map(|c| c.id())
-        .map_err(|e| e.message().to_string())
+        .map_err(|e| e.message().to_string())?;
+    from_git2(commit.id()).map_err(|e| e.to_string())
 }
 
 /// The commits the refs `refs/remotes/REMOTE/*` point at: what a clone knows the remote has.
-pub fn remote_tracking_tips(repo: &Repository, remote: &str) -> Vec<Oid> {
+pub fn remote_tracking_tips(repo: &Repository, remote: &str) -> Vec<ObjectId> {
     let Ok(refs) = repo.references_glob(&format!("refs/remotes/{remote}/*")) else {
         return Vec::new();
     };
-    refs.filter_map(|r| r.ok()?.peel_to_commit().ok().map(|c| c.id()))
+    refs.filter_map(|r| from_git2(r.ok()?.peel_to_commit().ok()?.id()).ok())
         .collect()
 }
 
@@ -63,7 +65,12 @@ pub enum NotACommit {
 
 /// The commit the object id `id` (hex) names: the commit itself, or what a tag of it peels
 /// to.
-pub fn peel_to_commit(repo: &Repository, id: &str) -> Result<Oid, NotACommit> {
+pub fn peel_to_commit(repo: &Repository, id: &str) -> Result<ObjectId, NotACommit> {
+    from_git2(peel(repo, id)?).map_err(|e| NotACommit::Other(e.into()))
+}
+
+/// [`peel_to_commit`], as libgit2's id.
+fn peel(repo: &Repository, id: &str) -> Result<Oid, NotACommit> {
     let oid = Oid::from_str(id).map_err(NotACommit::BadId)?;
     let object = repo.find_object(oid, None).map_err(|e| {
         if e.code() == git2::ErrorCode::NotFound {
@@ -81,9 +88,9 @@ pub fn peel_to_commit(repo: &Repository, id: &str) -> Result<Oid, NotACommit> {
 /// (`range::reachable_from`); ids that do not name a commit are left out.
 pub fn held_by<'a>(
     repo: &Repository,
-    tip: Oid,
+    tip: ObjectId,
     ids: impl IntoIterator<Item = &'a str>,
-) -> anyhow::Result<HashMap<String, Oid>> {
+) -> anyhow::Result<HashMap<String, ObjectId>> {
     // A lightweight tag or a branch names its commit: the object's header says so, without
     // inflating it. Anything else is peeled.
     let odb = repo.odb()?;
@@ -97,7 +104,7 @@ pub fn held_by<'a>(
         };
         let commit = match odb.read_header(id) {
             Ok((_, ObjectType::Commit)) => id,
-            _ => match peel_to_commit(repo, text) {
+            _ => match peel(repo, text) {
                 Ok(c) => c,
                 Err(_) => continue,
             },
@@ -105,9 +112,12 @@ pub fn held_by<'a>(
         commit_of.insert(text.to_string(), commit);
     }
     let candidates: Vec<Oid> = commit_of.values().copied().collect();
-    let reachable = range::reachable_from(repo, tip, &candidates)?;
+    let reachable = range::reachable_from(repo, to_git2(tip)?, &candidates)?;
     commit_of.retain(|_, commit| reachable.contains(commit));
-    Ok(commit_of)
+    commit_of
+        .into_iter()
+        .map(|(text, commit)| Ok((text, from_git2(commit)?)))
+        .collect()
 }
 
 /// Whether a push to `name` changes what existing objects show rather than adding any: a

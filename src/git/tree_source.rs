@@ -14,7 +14,9 @@ use git2::{ObjectType, Oid, Repository, Tree, TreeEntry};
 use crate::error::InputError;
 use crate::evidence::fixtures::FixtureState;
 use crate::evidence::fixtures::sha256_bytes;
+use crate::git::ObjectId;
 use crate::git::fsck::{self, MalformedTree};
+use crate::git::id::to_git2;
 use crate::git::pack::PackBlobs;
 use crate::git::raw_tree::RawTree;
 use crate::parallel;
@@ -54,10 +56,10 @@ enum Found<'t> {
 impl<'r> GitTree<'r> {
     pub fn new(
         repo: &'r Repository,
-        commit: Oid,
+        commit: ObjectId,
         label: String,
     ) -> Result<GitTree<'r>, git2::Error> {
-        let tree = repo.find_commit(commit)?.tree()?;
+        let tree = repo.find_commit(to_git2(commit)?)?.tree()?;
         Ok(GitTree {
             repo,
             tree,
@@ -114,9 +116,15 @@ impl<'r> GitTree<'r> {
         }
     }
 
+    /// Whether the entry at `path` (its id and file mode, or its absence) is the same here as
+    /// in `other` (`None`: no tree, where nothing is at any path).
+    pub fn same_entry(&self, other: Option<&GitTree>, path: &str) -> bool {
+        self.entry_at(path) == other.and_then(|o| o.entry_at(path))
+    }
+
     /// The id and file mode of the entry at `path`, as libgit2's lookup by path finds it;
     /// `None` when there is none. (What a checkout reads there is `Source::read`'s answer.)
-    pub fn entry_at(&self, path: &str) -> Option<(Oid, i32)> {
+    fn entry_at(&self, path: &str) -> Option<(Oid, i32)> {
         self.tree
             .get_path(std::path::Path::new(path))
             .ok()

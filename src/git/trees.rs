@@ -9,6 +9,8 @@ use std::rc::Rc;
 
 use git2::{ObjectType, Odb, Oid, Repository};
 
+use crate::git::ObjectId;
+use crate::git::id::{from_git2, to_git2};
 use crate::git::pack::PackObjects;
 use crate::git::raw_tree::{RawEntry, RawTree};
 
@@ -137,7 +139,7 @@ impl<'r> Trees<'r> {
     }
 
     /// The bytes of the blob `id`, out of a pack here when it can, else through libgit2.
-    pub fn blob(&self, id: Oid) -> Result<Vec<u8>, git2::Error> {
+    fn blob(&self, id: Oid) -> Result<Vec<u8>, git2::Error> {
         match self.packed(id, ObjectType::Blob) {
             Some(data) => Ok(data.to_vec()),
             None => crate::git::blob(self.repo, id),
@@ -147,7 +149,8 @@ impl<'r> Trees<'r> {
     /// The bytes of the blob `id`, which is the text file `path`: an error, before anything
     /// is read, when its header says it is larger than [`super::MAX_TEXT_BLOB`] (a blob of
     /// zeros compresses to almost nothing in a push and would be inflated whole).
-    pub fn text_blob(&self, id: Oid, path: &str) -> Result<Vec<u8>, git2::Error> {
+    pub fn text_blob(&self, id: ObjectId, path: &str) -> Result<Vec<u8>, git2::Error> {
+        let id = to_git2(id)?;
         let (size, _) = self.odb.read_header(id)?;
         if size > super::MAX_TEXT_BLOB {
             return Err(super::too_large(path, size, id));
@@ -187,15 +190,15 @@ impl<'r> Trees<'r> {
     /// The id of the entry at `path` in the tree `tree`, found as libgit2's lookup by path
     /// finds it; `None` when there is none. A tree along the path that cannot be read is an
     /// error.
-    pub fn entry_id(&self, tree: Oid, path: &str) -> Result<Option<Oid>, git2::Error> {
-        let mut tree = self.get(tree)?;
+    pub fn entry_id(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>, git2::Error> {
+        let mut tree = self.get(to_git2(tree)?)?;
         let mut names = path.split('/').peekable();
         while let Some(name) = names.next() {
             let Some(entry) = tree.get_name_bytes(name.as_bytes()) else {
                 return Ok(None);
             };
             if names.peek().is_none() {
-                return Ok(Some(entry.id()));
+                return Ok(Some(from_git2(entry.id())?));
             }
             if !entry.is_dir() {
                 return Ok(None);
@@ -208,8 +211,8 @@ impl<'r> Trees<'r> {
 
     /// The text (lossily decoded) of the blob at `path` in the tree `tree`; `None` when
     /// nothing is there or it is not a blob.
-    pub fn blob_text(&self, tree: Oid, path: &str) -> Result<Option<String>, git2::Error> {
-        let tree = self.repo.find_tree(tree)?;
+    pub fn blob_text(&self, tree: ObjectId, path: &str) -> Result<Option<String>, git2::Error> {
+        let tree = self.repo.find_tree(to_git2(tree)?)?;
         super::commit::tree_blob_text(self.repo, &tree, path)
     }
 }

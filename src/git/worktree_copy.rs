@@ -5,12 +5,16 @@
 use std::path::Path;
 
 use anyhow::Context as _;
-use git2::{Oid, Repository};
+use git2::Repository;
+
+use super::ObjectId;
+use super::id::{from_git2, to_git2};
 
 /// Writes the files of `commit`'s tree into `dir` (which must exist), as a checkout would
 /// (modes, symlinks, submodules left empty), without touching the repository's index, HEAD
 /// or work tree.
-pub fn write_commit_to(repo: &Repository, commit: Oid, dir: &Path) -> anyhow::Result<()> {
+pub fn write_commit_to(repo: &Repository, commit: ObjectId, dir: &Path) -> anyhow::Result<()> {
+    let id = to_git2(commit)?;
     // A handle of its own with an empty index in memory: libgit2's checkout loads the
     // repository's index otherwise, and refuses one with extensions it does not know (split
     // or sparse indexes), which has nothing to do with writing a tree out.
@@ -24,7 +28,7 @@ pub fn write_commit_to(repo: &Repository, commit: Oid, dir: &Path) -> anyhow::Re
     repo.set_index(&mut index)
         .context("cannot give the copy's checkout an index of its own")?;
     let tree = repo
-        .find_commit(commit)
+        .find_commit(id)
         .and_then(|c| c.tree())
         .with_context(|| format!("cannot read the tree of commit {commit}"))?;
     let mut checkout = git2::build::CheckoutBuilder::new();
@@ -56,12 +60,14 @@ pub struct FileChange {
 /// compared: a walk that asks about a few files does not diff whole trees.
 pub fn file_changes(
     repo: &Repository,
-    commit: Oid,
-    parent: Option<Oid>,
+    commit: ObjectId,
+    parent: Option<ObjectId>,
     only: Option<&[String]>,
 ) -> Result<Vec<FileChange>, git2::Error> {
-    let new = repo.find_commit(commit)?.tree()?;
-    let old = parent.map(|p| repo.find_commit(p)?.tree()).transpose()?;
+    let new = repo.find_commit(to_git2(commit)?)?.tree()?;
+    let old = parent
+        .map(|p| repo.find_commit(to_git2(p)?)?.tree())
+        .transpose()?;
     let mut options = git2::DiffOptions::new();
     if let Some(paths) = only {
         options.disable_pathspec_match(true);
@@ -86,8 +92,12 @@ pub fn file_changes(
 }
 
 /// The parents of `commit`, in order.
-pub fn parents(repo: &Repository, commit: Oid) -> Result<Vec<Oid>, git2::Error> {
-    Ok(repo.find_commit(commit)?.parent_ids().collect())
+pub fn parents(repo: &Repository, commit: ObjectId) -> Result<Vec<ObjectId>, git2::Error> {
+    let commit = repo.find_commit(to_git2(commit)?)?;
+    Ok(commit
+        .parent_ids()
+        .map(from_git2)
+        .collect::<Result<_, _>>()?)
 }
 
 /// A regular file of a tree: its bytes, and whether it is executable.
@@ -99,15 +109,27 @@ pub struct FileAt {
 
 /// The object at `path` in `commit`'s tree (a blob, a symlink, a submodule, a tree); `None`
 /// when nothing is there: which version of the path the commit holds.
-pub fn entry_id(repo: &Repository, commit: Oid, path: &str) -> Result<Option<Oid>, git2::Error> {
-    let tree = repo.find_commit(commit)?.tree()?;
-    Ok(tree.get_path(Path::new(path)).ok().map(|e| e.id()))
+pub fn entry_id(
+    repo: &Repository,
+    commit: ObjectId,
+    path: &str,
+) -> Result<Option<ObjectId>, git2::Error> {
+    let tree = repo.find_commit(to_git2(commit)?)?.tree()?;
+    Ok(tree
+        .get_path(Path::new(path))
+        .ok()
+        .map(|e| from_git2(e.id()))
+        .transpose()?)
 }
 
 /// The regular file at `path` in `commit`'s tree; `None` when there is none (or a symlink,
 /// a submodule or a directory is there).
-pub fn file_at(repo: &Repository, commit: Oid, path: &str) -> Result<Option<FileAt>, git2::Error> {
-    let tree = repo.find_commit(commit)?.tree()?;
+pub fn file_at(
+    repo: &Repository,
+    commit: ObjectId,
+    path: &str,
+) -> Result<Option<FileAt>, git2::Error> {
+    let tree = repo.find_commit(to_git2(commit)?)?.tree()?;
     let Ok(entry) = tree.get_path(Path::new(path)) else {
         return Ok(None);
     };
@@ -163,8 +185,9 @@ mod tests {
         std::fs::write(root.join("new.txt"), "edited\n").unwrap();
 
         let repo = Repository::open(root).unwrap();
-        let head = repo.head().unwrap().target().unwrap();
-        let first = repo.find_commit(head).unwrap().parent_id(0).unwrap();
+        let git2_head = repo.head().unwrap().target().unwrap();
+        let first = repo.find_commit(git2_head).unwrap().parent_id(0).unwrap();
+        let (head, first) = (from_git2(git2_head).unwrap(), from_git2(first).unwrap());
         let out = tempfile::tempdir().unwrap();
         write_commit_to(&repo, first, out.path()).unwrap();
         assert!(out.path().join("tests/test_a.py").is_file());
@@ -177,7 +200,7 @@ mod tests {
                 .mode();
             assert!(mode & 0o100 != 0, "{mode:o}");
         }
-        assert_eq!(repo.head().unwrap().target(), Some(head));
+        assert_eq!(repo.head().unwrap().target(), Some(git2_head));
         assert_eq!(
             std::fs::read_to_string(root.join("new.txt")).unwrap(),
             "edited\n"

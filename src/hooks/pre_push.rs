@@ -13,7 +13,7 @@ use crate::engine::ref_update::{
 use crate::engine::score::Artifacts;
 use crate::git::config::GitConfig;
 use crate::git::refs;
-use crate::git::{self, Oid, Repository};
+use crate::git::{self, ObjectId, Repository};
 use crate::hooks::push_lines::{PushLine, parse_lines};
 use crate::policy::ledger::Policy;
 use crate::render;
@@ -144,7 +144,7 @@ fn modified_at(path: &std::path::Path) -> Option<u128> {
 
 /// Where this clone last saw `branch` of `remote` (`refs/remotes/REMOTE/BRANCH`), if it
 /// names a commit.
-fn remote_tip(repo: &Repository, remote: &str, branch: &str) -> Option<Oid> {
+fn remote_tip(repo: &Repository, remote: &str, branch: &str) -> Option<ObjectId> {
     refs::tip(repo, &format!("refs/remotes/{remote}/{branch}"))
         .ok()
         .flatten()
@@ -156,7 +156,12 @@ struct WorkTreeArtifacts<'a> {
 }
 
 impl ArtifactSource for WorkTreeArtifacts<'_> {
-    fn gather(&self, policy: &Policy, tip: Oid, base: Option<Oid>) -> anyhow::Result<Gathered> {
+    fn gather(
+        &self,
+        policy: &Policy,
+        tip: ObjectId,
+        base: Option<ObjectId>,
+    ) -> anyhow::Result<Gathered> {
         let looked_in = LookedIn::WorkTree;
         let Some(workdir) = git::work_tree(self.repo) else {
             return Ok(Gathered {

@@ -23,7 +23,7 @@ use crate::engine::ref_update::{
 use crate::engine::score::Artifacts;
 use crate::git::commit::Commit;
 use crate::git::refs;
-use crate::git::{self, Oid, Repository};
+use crate::git::{self, ObjectId, Repository};
 use crate::hooks::audit_log;
 use crate::hooks::server::{
     ServerConfig, bypass_reason, push_identities_from_env, push_options_from_env, pusher_from_env,
@@ -329,7 +329,7 @@ fn landed_commits(
     facts: &PushFacts,
     policy: &Policy,
     updates: &[RefUpdate],
-) -> anyhow::Result<HashMap<String, Oid>> {
+) -> anyhow::Result<HashMap<String, ObjectId>> {
     let Some(default_tip) = facts.default_tip else {
         return Ok(HashMap::new());
     };
@@ -353,7 +353,7 @@ fn full_ref_name(name: &str) -> String {
 }
 
 /// The commit `name` points at, if the ref exists.
-fn ref_tip(repo: &Repository, name: &str, what: &str) -> anyhow::Result<Option<Oid>> {
+fn ref_tip(repo: &Repository, name: &str, what: &str) -> anyhow::Result<Option<ObjectId>> {
     refs::tip(repo, name).with_context(|| format!("{what} {name}"))
 }
 
@@ -363,7 +363,7 @@ fn ref_tip(repo: &Repository, name: &str, what: &str) -> anyhow::Result<Option<O
 fn default_branch(
     repo: &Repository,
     config: &ServerConfig,
-) -> anyhow::Result<(Option<String>, Option<Oid>)> {
+) -> anyhow::Result<(Option<String>, Option<ObjectId>)> {
     let name = match &config.default_branch {
         Some(b) => Some(full_ref_name(b)),
         None => refs::head_target(repo),
@@ -388,7 +388,12 @@ struct ServerArtifacts<'a> {
 }
 
 impl ArtifactSource for ServerArtifacts<'_> {
-    fn gather(&self, policy: &Policy, commit: Oid, base: Option<Oid>) -> anyhow::Result<Gathered> {
+    fn gather(
+        &self,
+        policy: &Policy,
+        commit: ObjectId,
+        base: Option<ObjectId>,
+    ) -> anyhow::Result<Gathered> {
         let Some(template) = &self.config.artifacts else {
             return Ok(Gathered {
                 artifacts: Artifacts::default(),
@@ -470,8 +475,8 @@ fn remember_deletions(
 }
 
 /// The directory `guard.artifacts` (`template`) names for `commit`.
-fn artifact_dir(repo: &Repository, template: &str, commit: Oid) -> anyhow::Result<PathBuf> {
-    let tree = Commit::find(repo, commit)?.tree_id();
+fn artifact_dir(repo: &Repository, template: &str, commit: ObjectId) -> anyhow::Result<PathBuf> {
+    let tree = Commit::find(repo, commit)?.tree_id()?;
     let dir = template
         .replace("{commit}", &commit.to_string())
         .replace("{tree}", &tree.to_string());

@@ -17,7 +17,7 @@ use crate::git::lineage::Lineage;
 use crate::git::protected::ProtectedSet;
 use crate::git::range::Commits;
 use crate::git::trees::Trees;
-use crate::git::{self, Oid, Repository};
+use crate::git::{self, ObjectId, Repository};
 use crate::policy::agents::Identity;
 use crate::policy::diff::{self, PolicyChange};
 use crate::policy::freeze::FreezeFile;
@@ -373,7 +373,7 @@ fn policy_file_changes(
         let current = if merged.is_some() {
             Vec::new()
         } else if parent_trees.len() > 1 {
-            let versions: Vec<Option<Oid>> = parent_trees
+            let versions: Vec<Option<ObjectId>> = parent_trees
                 .iter()
                 .map(|&t| trees.entry_id(t, path))
                 .collect::<Result<_, _>>()?;

@@ -14,7 +14,7 @@ use crate::error::ErrorReport;
 use crate::git::commit::Commit;
 use crate::git::range::Commits;
 use crate::git::tree_source::GitTree;
-use crate::git::{self, Oid, Repository};
+use crate::git::{self, ObjectId, Repository};
 use crate::policy::ledger::{Policy, PolicySource};
 use crate::policy::load::load_lockfile;
 use crate::policy::signers::AllowedSigners;
@@ -26,8 +26,8 @@ use crate::source::Source;
 /// What the tip's side of a range is judged from: the range, its base and names for it, and
 /// what the check was asked to read.
 pub(super) struct TipSide<'a> {
-    pub(super) base: Option<Oid>,
-    pub(super) tip: Oid,
+    pub(super) base: Option<ObjectId>,
+    pub(super) tip: ObjectId,
     pub(super) commits: &'a Commits,
     pub(super) base_short: Option<&'a str>,
     pub(super) base_tree: Option<&'a GitTree<'a>>,
@@ -172,11 +172,11 @@ fn tip_ledger_findings(
     repo: &Repository,
     in_force: &Policy,
     base: Option<&GitTree>,
-    (tip, tip_id): (&GitTree, Oid),
+    (tip, tip_id): (&GitTree, ObjectId),
     ledger_path: &str,
     signers_from_ledger: bool,
 ) -> anyhow::Result<Vec<Finding>> {
-    let changed = |path: &str| tip.entry_at(path) != base.and_then(|b| b.entry_at(path));
+    let changed = |path: &str| !tip.same_entry(base, path);
     let commit = Commit::find(repo, tip_id)?;
     let invalid = |path: &str, problem: String| {
         let at = (commit.short_id(), commit.summary());

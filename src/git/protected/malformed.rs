@@ -8,7 +8,9 @@ use std::rc::Rc;
 use git2::{ObjectType, Oid};
 
 use super::{ProtectedSet, TREE_MODE, join, lookup};
+use crate::git::ObjectId;
 use crate::git::fsck::{self, MalformedTree};
+use crate::git::id::to_git2;
 use crate::git::path_variants::{Component, Match, match_name};
 use crate::git::raw_tree::{RawEntry, RawTree};
 use crate::git::trees::{Differing, Trees};
@@ -22,16 +24,16 @@ impl ProtectedSet {
     pub fn malformed_trees(
         &self,
         trees: &Trees,
-        tree: Oid,
-        parents: &[Oid],
+        tree: ObjectId,
+        parents: &[ObjectId],
     ) -> Result<Vec<MalformedTree>, git2::Error> {
-        if parents.iter().any(|p| p.as_bytes() == tree.as_bytes()) {
+        if parents.contains(&tree) {
             return Ok(Vec::new());
         }
-        let root = trees.get(tree)?;
+        let root = trees.get(to_git2(tree)?)?;
         let olds: Vec<Option<Rc<RawTree>>> = parents
             .iter()
-            .map(|&p| trees.get(p).map(Some))
+            .map(|&p| trees.get(to_git2(p)?).map(Some))
             .collect::<Result<_, _>>()?;
         let mut out = fsck::malformed(&root, "");
         // Most commits bring no new directory under the top-level names protected paths
