@@ -2,7 +2,8 @@
 //! (`syn`, with its `#[cfg(test)]` items cut out): each top-level module uses only the layers
 //! below it (ARCHITECTURE.md), so there are no module cycles; no two files use each other,
 //! directly or around a loop; and only `src/git/` may use the `git2` crate (the rest of the crate reads git through
-//! `crate::git`'s functions and holds only the `Oid` and `Repository` handles it re-exports).
+//! `crate::git`'s functions, names objects by guard's own `git::ObjectId`, and holds only the
+//! `Repository` handle it re-exports).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -90,6 +91,62 @@ fn the_scan_finds_every_form_of_use() {
         "my_git2::f();",
     ] {
         assert!(git2_uses(not_used).is_empty(), "{not_used:?}");
+    }
+}
+
+/// The lines of `text` that name `Oid` (libgit2's object id, which `crate::git` used to
+/// re-export): the identifier, outside `//` comments.
+fn oid_uses(text: &str) -> Vec<(usize, &str)> {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            let code = line.split("//").next().unwrap_or("");
+            code.match_indices("Oid").any(|(at, _)| {
+                !code[..at].ends_with(is_ident) && !code[at + 3..].starts_with(is_ident)
+            })
+        })
+        .map(|(i, line)| (i + 1, line))
+        .collect()
+}
+
+#[test]
+fn only_the_git_module_names_libgit2s_object_id() {
+    // Above `src/git/` objects are named by `git::ObjectId` (SHA-1 and SHA-256 alike); git/
+    // converts at its functions. Test code too: it would bring libgit2's ids back in.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let git = src.join("git");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut offenders = Vec::new();
+    for file in files.iter().filter(|f| !f.starts_with(&git)) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (line, code) in oid_uses(&text) {
+            let rel = file.strip_prefix(&src).unwrap().display();
+            offenders.push(format!("src/{rel}:{line}: {}", code.trim()));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "only src/git/ may name libgit2's Oid; name objects by git::ObjectId:\n{}",
+        offenders.join("\n")
+    );
+    // The scan sees what it looks for.
+    for used in [
+        "use crate::git::{self, Oid, Repository};",
+        "fn f(id: git::Oid) {}",
+        "    let ids: Vec<Oid> = Vec::new(); // guard's",
+        "let x = crate::git::Oid::zero();",
+    ] {
+        assert_eq!(oid_uses(used).len(), 1, "{used:?}");
+    }
+    for not_used in [
+        "use crate::git::{self, ObjectId, Repository};",
+        "// libgit2's Oid stays in src/git/",
+        "let oids = OidHash::default();",
+        "struct MyOid;",
+    ] {
+        assert!(oid_uses(not_used).is_empty(), "{not_used:?}");
     }
 }
 
