@@ -71,10 +71,12 @@ pub fn collected_keys(id: &str) -> Vec<String> {
     let id = id.trim();
     let mut keys = vec![id_key(id)];
     // nextest `binary-id test::path`: a bare `cargo test` id names the part after the space.
-    if let Some((binary, test)) = id.split_once(' ') {
-        if !binary.is_empty() && !test.is_empty() && !binary.contains('[') {
-            keys.push(test.to_string());
-        }
+    if let Some((binary, test)) = id.split_once(' ')
+        && !binary.is_empty()
+        && !test.is_empty()
+        && !binary.contains('[')
+    {
+        keys.push(test.to_string());
     }
     keys
 }

@@ -62,11 +62,11 @@ impl Workspace {
         let mut path = self.root.clone();
         for component in rel_path.components() {
             path.push(component);
-            if let Ok(meta) = std::fs::symlink_metadata(&path) {
-                if meta.file_type().is_symlink() {
-                    let shown = path.strip_prefix(&self.root).unwrap_or(&path);
-                    return Err(PathError::Symlink(slash_path(shown)));
-                }
+            if let Ok(meta) = std::fs::symlink_metadata(&path)
+                && meta.file_type().is_symlink()
+            {
+                let shown = path.strip_prefix(&self.root).unwrap_or(&path);
+                return Err(PathError::Symlink(slash_path(shown)));
             }
         }
         Ok(path)

@@ -38,10 +38,9 @@ pub fn emit(text: &str) {
     if let Err(e) = stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
     {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("error: cannot write to standard output: {e}");
-        }
+        eprintln!("error: cannot write to standard output: {e}");
     }
 }
 

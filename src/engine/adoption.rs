@@ -37,20 +37,20 @@ pub fn start(
     ledger: &str,
     default_line: Option<ObjectId>,
 ) -> anyhow::Result<Option<Adoption>> {
-    if let Some(base) = base {
-        if git::commit::holds_blob(repo, base, ledger)? {
-            return Ok(None);
-        }
+    if let Some(base) = base
+        && git::commit::holds_blob(repo, base, ledger)?
+    {
+        return Ok(None);
     }
     let Some((commit, parent)) = git::commit::first_parent_adding(repo, tip, ledger)? else {
         return Ok(None);
     };
-    if let Some(line) = default_line {
-        if git::commit::holds_blob(repo, line, ledger)? {
-            let adopted = git::commit::first_parent_adding(repo, line, ledger)?;
-            if adopted.map(|(c, _)| c) != Some(commit) {
-                return Ok(None);
-            }
+    if let Some(line) = default_line
+        && git::commit::holds_blob(repo, line, ledger)?
+    {
+        let adopted = git::commit::first_parent_adding(repo, line, ledger)?;
+        if adopted.map(|(c, _)| c) != Some(commit) {
+            return Ok(None);
         }
     }
     // The base may already be past the adoption point's parent (it holds no ledger only
@@ -74,10 +74,10 @@ pub fn range_predates(
     if git::commit::holds_blob(repo, tip, ledger)? {
         return Ok(None);
     }
-    if let Some(base) = base {
-        if git::commit::holds_blob(repo, base, ledger)? {
-            return Ok(None);
-        }
+    if let Some(base) = base
+        && git::commit::holds_blob(repo, base, ledger)?
+    {
+        return Ok(None);
     }
     let Some(default) = default_line(repo) else {
         return Ok(None);

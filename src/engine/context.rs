@@ -119,19 +119,19 @@ pub(super) fn load_policy(
     policy
         .harness
         .add_files(&crate::project::ci::task_runner_files(base));
-    if let Ok(pytest) = crate::project::PytestConfig::read(base) {
-        if pytest.file.is_some() {
-            policy.tests.add_paths(&pytest.test_globs());
-            // pytest still collects unittest's `test*` methods whatever python_functions
-            // says, and reading more functions only widens the check.
-            let mut names = pytest.python_functions;
-            if !names.iter().any(|n| n == "test") {
-                names.push("test".to_string());
-            }
-            policy.tests.python_functions = names;
-            policy.tests.python_classes = pytest.python_classes;
-            policy.tests.python_files = pytest.python_files;
+    if let Ok(pytest) = crate::project::PytestConfig::read(base)
+        && pytest.file.is_some()
+    {
+        policy.tests.add_paths(&pytest.test_globs());
+        // pytest still collects unittest's `test*` methods whatever python_functions
+        // says, and reading more functions only widens the check.
+        let mut names = pytest.python_functions;
+        if !names.iter().any(|n| n == "test") {
+            names.push("test".to_string());
         }
+        policy.tests.python_functions = names;
+        policy.tests.python_classes = pytest.python_classes;
+        policy.tests.python_files = pytest.python_files;
     }
     Ok(policy)
 }

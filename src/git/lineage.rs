@@ -309,13 +309,12 @@ impl<'r> Lineage<'r> {
 
     /// The state of a path at which a merge equals every parent.
     fn join(&self, sides: &[State], states: &[Option<&Rc<PathState>>], id: u32) -> Rc<PathState> {
-        if let Some(first) = states[0] {
-            if states
+        if let Some(first) = states[0]
+            && states
                 .iter()
                 .all(|s| s.is_some_and(|s| Rc::ptr_eq(s, first)))
-            {
-                return first.clone();
-            }
+        {
+            return first.clone();
         }
         let mut origins: Vec<Origin> = sides.iter().flat_map(|s| origins(s, Some(id))).collect();
         origins.sort_unstable();
@@ -358,10 +357,11 @@ impl<'r> Lineage<'r> {
         let seen = union_seen(states);
         // Usually one side brings it and already knows everything the others do.
         for (state, _) in states.iter().zip(differs).filter(|(_, d)| !**d) {
-            if let Some(s) = state {
-                if s.origins == origins && s.seen == seen {
-                    return Ok(Some((*s).clone()));
-                }
+            if let Some(s) = state
+                && s.origins == origins
+                && s.seen == seen
+            {
+                return Ok(Some((*s).clone()));
             }
         }
         Ok(Some(Rc::new(PathState { origins, seen })))

@@ -293,28 +293,28 @@ fn hash_blobs(repo: &Repository, ids: &[Oid]) -> Vec<Result<String, git2::Error>
             .collect(),
         Err(_) => vec![0; ids.len()],
     };
-    if sizes.iter().sum::<u64>() >= PARALLEL_MIN_BYTES {
-        if let Some(dirs) = crate::git::env_object_dirs(repo) {
-            let mut order: Vec<usize> = (0..ids.len()).collect();
-            order.sort_by_key(|&i| std::cmp::Reverse(sizes[i]));
-            let git_dir = repo.path().to_path_buf();
-            let done = parallel::each(
-                order.len(),
-                parallel::cores(),
-                || Some((PackBlobs::open(&dirs), None::<Option<Repository>>)),
-                |(packs, handle), k| {
-                    let i = order[k];
-                    let mut hasher = Sha256::new();
-                    if packs.stream(ids[i], sizes[i], |piece| hasher.update(piece)) {
-                        return Some(hex::encode(hasher.finalize()));
-                    }
-                    let handle = handle.get_or_insert_with(|| crate::git::reopen(&git_dir));
-                    hash_blob(handle.as_ref()?, ids[i]).ok()
-                },
-            );
-            for (k, digest) in done.into_iter().enumerate() {
-                hashed[order[k]] = digest.flatten();
-            }
+    if sizes.iter().sum::<u64>() >= PARALLEL_MIN_BYTES
+        && let Some(dirs) = crate::git::env_object_dirs(repo)
+    {
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(sizes[i]));
+        let git_dir = repo.path().to_path_buf();
+        let done = parallel::each(
+            order.len(),
+            parallel::cores(),
+            || Some((PackBlobs::open(&dirs), None::<Option<Repository>>)),
+            |(packs, handle), k| {
+                let i = order[k];
+                let mut hasher = Sha256::new();
+                if packs.stream(ids[i], sizes[i], |piece| hasher.update(piece)) {
+                    return Some(hex::encode(hasher.finalize()));
+                }
+                let handle = handle.get_or_insert_with(|| crate::git::reopen(&git_dir));
+                hash_blob(handle.as_ref()?, ids[i]).ok()
+            },
+        );
+        for (k, digest) in done.into_iter().enumerate() {
+            hashed[order[k]] = digest.flatten();
         }
     }
     hashed

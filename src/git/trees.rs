@@ -117,10 +117,10 @@ impl<'r> Trees<'r> {
         }
         let tree = Rc::new(self.read(id)?);
         self.reads.set(self.reads.get() + 1);
-        if held.order.len() == HELD_TREES {
-            if let Some(oldest) = held.order.pop_front() {
-                held.by_id.remove(&oldest);
-            }
+        if held.order.len() == HELD_TREES
+            && let Some(oldest) = held.order.pop_front()
+        {
+            held.by_id.remove(&oldest);
         }
         held.order.push_back(id);
         held.by_id.insert(id, Rc::clone(&tree));
@@ -130,10 +130,10 @@ impl<'r> Trees<'r> {
     /// Reads tree `id` out of a pack here when it can, else through libgit2 (which also words
     /// every error).
     fn read(&self, id: Oid) -> Result<RawTree, git2::Error> {
-        if let Some(data) = self.packed(id, ObjectType::Tree) {
-            if let Ok(tree) = RawTree::from_bytes(id, data) {
-                return Ok(tree);
-            }
+        if let Some(data) = self.packed(id, ObjectType::Tree)
+            && let Ok(tree) = RawTree::from_bytes(id, data)
+        {
+            return Ok(tree);
         }
         RawTree::read(&self.odb, id)
     }

@@ -181,13 +181,13 @@ impl ArtifactSource for WorkTreeArtifacts<'_> {
             .filter_map(|p| modified_at(&workdir.join(p)).map(|t| (t, p)))
             .max();
         for report in &artifacts.junit {
-            if let (Some(written), Some((edited, path))) = (modified_at(report), &last_edit) {
-                if written < *edited {
-                    anyhow::bail!(
-                        "{} was written before {path} was last edited, so it is an earlier run's, not this push's: run the tests again (or push with --no-verify: the server judges the push anyway)",
-                        report.strip_prefix(workdir).unwrap_or(report).display(),
-                    );
-                }
+            if let (Some(written), Some((edited, path))) = (modified_at(report), &last_edit)
+                && written < *edited
+            {
+                anyhow::bail!(
+                    "{} was written before {path} was last edited, so it is an earlier run's, not this push's: run the tests again (or push with --no-verify: the server judges the push anyway)",
+                    report.strip_prefix(workdir).unwrap_or(report).display(),
+                );
             }
         }
         Ok(Gathered {

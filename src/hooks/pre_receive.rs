@@ -198,10 +198,11 @@ fn push_report(input: &mut dyn BufRead, today: Date, msg: Messages) -> PushRepor
         report.outcome(),
         PushOutcome::Accepted | PushOutcome::AcceptedInEvaluateMode
     );
-    if accepted && report.failure.is_none() {
-        if let Err(e) = remember_deletions(&config, pusher.as_deref(), &report.refs) {
-            report.failure = Some(PushFailure::AuditLog(format!("{e:#}")));
-        }
+    if accepted
+        && report.failure.is_none()
+        && let Err(e) = remember_deletions(&config, pusher.as_deref(), &report.refs)
+    {
+        report.failure = Some(PushFailure::AuditLog(format!("{e:#}")));
     }
     report
 }

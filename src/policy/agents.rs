@@ -240,10 +240,10 @@ impl AgentsPolicy {
     /// mode (`default_agent`) is the caller's: only it knows whether a verified signature
     /// proves a human.
     pub fn matched_agent(&self, who: &Identity) -> Option<String> {
-        if let Some(pusher) = &who.pusher {
-            if let Some(p) = self.pushers.first_match(pusher) {
-                return Some(format!("pushed by {pusher} (matches agents.pushers {p:?})"));
-            }
+        if let Some(pusher) = &who.pusher
+            && let Some(p) = self.pushers.first_match(pusher)
+        {
+            return Some(format!("pushed by {pusher} (matches agents.pushers {p:?})"));
         }
         for (role, email) in [
             ("author", &who.author_email),

@@ -89,11 +89,12 @@ impl CaselessGlobSet {
         let mut found = Vec::new();
         for (i, pattern) in patterns.iter().enumerate() {
             let pattern = pattern.as_ref();
-            if affixes && found.len() < MAX_AFFIXES {
-                if let Some(affix) = affix(pattern) {
-                    found.push((affix, i));
-                    continue;
-                }
+            if affixes
+                && found.len() < MAX_AFFIXES
+                && let Some(affix) = affix(pattern)
+            {
+                found.push((affix, i));
+                continue;
             }
             if foldable(pattern) {
                 // A bad glob is reported as the user wrote it (lower-casing changes no

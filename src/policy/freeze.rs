@@ -167,16 +167,16 @@ fn parse_toml(path: &Path, text: &str) -> Result<FreezeFile, InputError> {
     let invalid =
         |span: std::ops::Range<usize>, msg: String| InputError::new(path, msg).at(at(span));
 
-    if let Some(v) = &raw.version {
-        if *v.get_ref() != 1 {
-            return Err(invalid(
-                v.span(),
-                format!(
-                    "unsupported freeze file version {}; this guard reads version 1",
-                    v.get_ref()
-                ),
-            ));
-        }
+    if let Some(v) = &raw.version
+        && *v.get_ref() != 1
+    {
+        return Err(invalid(
+            v.span(),
+            format!(
+                "unsupported freeze file version {}; this guard reads version 1",
+                v.get_ref()
+            ),
+        ));
     }
     let max_active_leases = match &raw.max_active_leases {
         // Fail closed: an omitted budget is 0, as in the second article.

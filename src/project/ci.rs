@@ -254,10 +254,11 @@ fn option_value(args: &[String], names: &[&str]) -> Option<String> {
             if let Some(value) = arg.strip_prefix(&format!("{name}=")) {
                 return Some(value.to_string());
             }
-            if name.len() == 2 && !name.starts_with("--") {
-                if let Some(value) = arg.strip_prefix(name).filter(|v| !v.is_empty()) {
-                    return Some(value.to_string());
-                }
+            if name.len() == 2
+                && !name.starts_with("--")
+                && let Some(value) = arg.strip_prefix(name).filter(|v| !v.is_empty())
+            {
+                return Some(value.to_string());
             }
         }
     }

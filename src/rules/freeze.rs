@@ -71,22 +71,22 @@ pub fn judge(input: &FreezeInput) -> (Vec<Finding>, FreezeStats) {
     }
 
     for (i, lease) in active.iter().enumerate() {
-        if let Some(collected) = input.collected {
-            if !collected[i] {
-                findings.push(
-                    Finding::new(
-                        Code::LeaseNotCollected,
-                        format!(
-                            "lease names {}, which the collected test ids do not contain",
-                            lease.nodeid
-                        ),
-                    )
-                    .path(input.freeze_path)
-                    .line(lease.line)
-                    .test(&lease.nodeid)
-                    .help("correct the lease's id to a collected node id, or remove the lease"),
-                );
-            }
+        if let Some(collected) = input.collected
+            && !collected[i]
+        {
+            findings.push(
+                Finding::new(
+                    Code::LeaseNotCollected,
+                    format!(
+                        "lease names {}, which the collected test ids do not contain",
+                        lease.nodeid
+                    ),
+                )
+                .path(input.freeze_path)
+                .line(lease.line)
+                .test(&lease.nodeid)
+                .help("correct the lease's id to a collected node id, or remove the lease"),
+            );
         }
         let Some(outcomes) = input.outcomes else {
             continue;

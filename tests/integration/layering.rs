@@ -369,10 +369,10 @@ fn item_paths(text: &str, module: &str, is_mod_rs: bool) -> BTreeSet<Vec<String>
                         Some(TokenTree::Punct(b)),
                         Some(TokenTree::Ident(name)),
                     ) = (tokens.get(i + 1), tokens.get(i + 2), tokens.get(i + 3))
+                        && a.as_char() == ':'
+                        && b.as_char() == ':'
                     {
-                        if a.as_char() == ':' && b.as_char() == ':' {
-                            out.insert(name.to_string());
-                        }
+                        out.insert(name.to_string());
                     }
                 }
                 _ => {}

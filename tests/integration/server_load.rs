@@ -71,7 +71,7 @@ impl Push {
 /// `main`.
 fn plan(k: usize) -> (&'static str, Kind, String) {
     let user = USERS[k % 10];
-    let even = (k / 10) % 2 == 0;
+    let even = (k / 10).is_multiple_of(2);
     let kind = match (k % 10, even) {
         (0 | 1, true) => Kind::BreakGlass,
         (0 | 1, false) => Kind::Clean,

@@ -223,13 +223,12 @@ impl PropertyRecords {
     fn new(policy: &PropertiesPolicy, packages: &[Option<String>]) -> PropertyRecords {
         let mut extensions = vec!["py".to_string()];
         for pattern in &policy.file_patterns {
-            if let Some((_, ext)) = pattern.rsplit_once('.') {
-                if !ext.is_empty()
-                    && ext.chars().all(|c| c.is_ascii_alphanumeric())
-                    && !extensions.iter().any(|e| e == ext)
-                {
-                    extensions.push(ext.to_string());
-                }
+            if let Some((_, ext)) = pattern.rsplit_once('.')
+                && !ext.is_empty()
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                && !extensions.iter().any(|e| e == ext)
+            {
+                extensions.push(ext.to_string());
             }
         }
         PropertyRecords {

@@ -144,13 +144,13 @@ pub(super) fn read_lcov(path: &Path, mut input: impl BufRead) -> Result<Coverage
             // change the line figure.
             _ => {}
         }
-        if let (Some((hit, _)), Some((found, _))) = (record.hit, record.found) {
-            if hit > found {
-                return Err(at(format!(
-                    "LH ({hit}) exceeds LF ({found}) in the record starting at line {}",
-                    record.line
-                )));
-            }
+        if let (Some((hit, _)), Some((found, _))) = (record.hit, record.found)
+            && hit > found
+        {
+            return Err(at(format!(
+                "LH ({hit}) exceeds LF ({found}) in the record starting at line {}",
+                record.line
+            )));
         }
     }
     if started {

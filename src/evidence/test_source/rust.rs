@@ -359,32 +359,34 @@ fn assertion_macro(src: &Source, invocation: Node) -> MacroRead {
         .any(|w| name.contains(w));
     for (i, arg) in args.iter().enumerate().skip(1) {
         // `epsilon = 1e-6`, `max_relative = 0.1` (the approx crate's macros).
-        if let [key, eq, value @ ..] = &arg[..] {
-            if key.kind() == "identifier" && src.text(*eq) == "=" {
-                if let Some(v) = literal(src, value) {
-                    let key = src.text(*key);
-                    read.tolerances.push(Tolerance {
-                        line: line(*eq),
-                        key: format!("{name}({first}).{key}"),
-                        value: v,
-                        looser: Looser::Larger,
-                        text: text(arg),
-                    });
-                }
-                continue;
-            }
-        }
-        // `assert_approx_eq!(a, b, 1e-6)`: a bare number is the tolerance.
-        if approximate && i >= 2 {
-            if let Some(v) = literal(src, arg) {
+        if let [key, eq, value @ ..] = &arg[..]
+            && key.kind() == "identifier"
+            && src.text(*eq) == "="
+        {
+            if let Some(v) = literal(src, value) {
+                let key = src.text(*key);
                 read.tolerances.push(Tolerance {
-                    line: line(arg[0]),
-                    key: format!("{name}({first}).{i}"),
+                    line: line(*eq),
+                    key: format!("{name}({first}).{key}"),
                     value: v,
                     looser: Looser::Larger,
                     text: text(arg),
                 });
             }
+            continue;
+        }
+        // `assert_approx_eq!(a, b, 1e-6)`: a bare number is the tolerance.
+        if approximate
+            && i >= 2
+            && let Some(v) = literal(src, arg)
+        {
+            read.tolerances.push(Tolerance {
+                line: line(arg[0]),
+                key: format!("{name}({first}).{i}"),
+                value: v,
+                looser: Looser::Larger,
+                text: text(arg),
+            });
         }
     }
     read
@@ -486,14 +488,14 @@ fn condition_strength(src: &Source, condition: &[Node], depth: usize) -> Option<
             _ => Some(Strength::Weak),
         };
     }
-    if let [only] = condition {
-        if only.kind() == "boolean_literal" {
-            return if src.text(*only) == "true" {
-                None
-            } else {
-                Some(Strength::Strong)
-            };
-        }
+    if let [only] = condition
+        && only.kind() == "boolean_literal"
+    {
+        return if src.text(*only) == "true" {
+            None
+        } else {
+            Some(Strength::Strong)
+        };
     }
     if let Some(at) = comparison(condition) {
         let (left, right) = (&condition[..at], &condition[at + 1..]);
@@ -505,10 +507,12 @@ fn condition_strength(src: &Source, condition: &[Node], depth: usize) -> Option<
     let is_matches = condition.windows(2).any(|w| {
         w[0].kind() == "identifier" && src.text(w[0]) == "matches" && src.text(w[1]) == "!"
     });
-    if let [name, bang, tree] = condition {
-        if src.text(*name) == "matches" && src.text(*bang) == "!" && matches_anything(src, *tree) {
-            return None;
-        }
+    if let [name, bang, tree] = condition
+        && src.text(*name) == "matches"
+        && src.text(*bang) == "!"
+        && matches_anything(src, *tree)
+    {
+        return None;
     }
     Some(if is_matches {
         Strength::Strong

@@ -133,11 +133,11 @@ impl PackObjects {
                     .collect();
             idxs.sort_by(|a, b| b.cmp(a));
             for (_, len, idx) in idxs {
-                if len <= room {
-                    if let Some(pack) = Pack::open(&idx) {
-                        room -= len;
-                        packs.push(pack);
-                    }
+                if len <= room
+                    && let Some(pack) = Pack::open(&idx)
+                {
+                    room -= len;
+                    packs.push(pack);
                 }
             }
         }

@@ -305,11 +305,11 @@ fn pair(olds: &[Placed], news: &[Placed]) -> Vec<Option<usize>> {
             if pairs[o].is_some() {
                 continue;
             }
-            if let Some([n]) = by_key.get(key(f)).map(Vec::as_slice) {
-                if !taken[*n] {
-                    pairs[o] = Some(*n);
-                    taken[*n] = true;
-                }
+            if let Some([n]) = by_key.get(key(f)).map(Vec::as_slice)
+                && !taken[*n]
+            {
+                pairs[o] = Some(*n);
+                taken[*n] = true;
             }
         }
     }
@@ -352,11 +352,11 @@ fn similarity(a: &str, b: &str) -> f64 {
     let mut common = 0usize;
     for t in b.split(' ') {
         total_b += 1;
-        if let Some(n) = counts.get_mut(t) {
-            if *n > 0 {
-                *n -= 1;
-                common += 1;
-            }
+        if let Some(n) = counts.get_mut(t)
+            && *n > 0
+        {
+            *n -= 1;
+            common += 1;
         }
     }
     // (Each side has a token at least: splitting "" gives one, empty.)

@@ -127,10 +127,10 @@ fn bound_names(src: &Source, statement: Node) -> Vec<(String, bool)> {
             "attribute" => {
                 let attribute = target.child_by_field_name("attribute").map(|a| src.text(a));
                 let object = target.child_by_field_name("object");
-                if attribute.as_deref() == Some("__test__") {
-                    if let Some(object) = object.filter(|o| o.kind() == "identifier") {
-                        out.push((src.text(object), true));
-                    }
+                if attribute.as_deref() == Some("__test__")
+                    && let Some(object) = object.filter(|o| o.kind() == "identifier")
+                {
+                    out.push((src.text(object), true));
                 }
             }
             _ => {}

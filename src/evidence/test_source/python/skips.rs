@@ -35,10 +35,10 @@ pub(crate) fn scope_skips(src: &Source, scope: Node) -> Vec<Site> {
                         match n.kind() {
                             "assignment" => {
                                 let target = n.child_by_field_name("left").map(|l| src.text(l));
-                                if target.as_deref() == Some("pytestmark") {
-                                    if let Some(right) = n.child_by_field_name("right") {
-                                        out.extend(mark_sites(src, right));
-                                    }
+                                if target.as_deref() == Some("pytestmark")
+                                    && let Some(right) = n.child_by_field_name("right")
+                                {
+                                    out.extend(mark_sites(src, right));
                                 }
                             }
                             "call" if is_skip_call(src, &callee(src, n)) => {

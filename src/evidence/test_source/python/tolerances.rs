@@ -134,32 +134,32 @@ pub(crate) fn call_tolerances(src: &Source, call: Node) -> Vec<Tolerance> {
         }
     }
     let seconds = last == "sleep" || name.ends_with("mark.timeout");
-    if let (true, Some(p)) = (seconds, positional.first()) {
-        if let Some(value) = literal(*p) {
-            out.push(Tolerance {
-                line: line(call),
-                key: last.clone(),
-                value,
-                looser: Looser::Larger,
-                text: src.shown(call),
-            });
-        }
+    if let (true, Some(p)) = (seconds, positional.first())
+        && let Some(value) = literal(*p)
+    {
+        out.push(Tolerance {
+            line: line(call),
+            key: last.clone(),
+            value,
+            looser: Looser::Larger,
+            text: src.shown(call),
+        });
     }
     let bound = match last.as_str() {
         "assertLess" | "assertLessEqual" => Some(("<", Looser::Larger)),
         "assertGreater" | "assertGreaterEqual" => Some((">", Looser::Smaller)),
         _ => None,
     };
-    if let (Some((direction, looser)), Some(p)) = (bound, positional.get(1)) {
-        if let Some(value) = literal(*p) {
-            out.push(Tolerance {
-                line: line(call),
-                key: format!("{first} {direction}"),
-                value,
-                looser,
-                text: src.shown(call),
-            });
-        }
+    if let (Some((direction, looser)), Some(p)) = (bound, positional.get(1))
+        && let Some(value) = literal(*p)
+    {
+        out.push(Tolerance {
+            line: line(call),
+            key: format!("{first} {direction}"),
+            value,
+            looser,
+            text: src.shown(call),
+        });
     }
     out
 }
