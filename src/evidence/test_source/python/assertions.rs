@@ -82,18 +82,15 @@ enum Bound {
 }
 
 impl Names {
-    /// Notes the assignment `node` (`x = expr`, `x += expr`, `a, b = ..`).
     /// Notes every name in `target` as bound to a value that is no path (a loop's target,
     /// `as x`, `x := ..`).
     pub(crate) fn bound(&mut self, src: &Source, target: Node) {
         for name in descendants(target).filter(|n| n.kind() == "identifier") {
-            self.bound
-                .entry(src.normal(name))
-                .and_modify(|b| *b = Bound::Again)
-                .or_insert(Bound::Value);
+            self.note(src.normal(name), Bound::Value);
         }
     }
 
+    /// Notes the assignment `node` (`x = expr`, `x += expr`, `a, b = ..`).
     pub(crate) fn assigned(&mut self, src: &Source, node: Node) {
         let Some(left) = node.child_by_field_name("left") else {
             return;
@@ -114,11 +111,16 @@ impl Names {
                 Some(path) => Bound::Path(path.clone()),
                 None => Bound::Value,
             };
-            self.bound
-                .entry(src.normal(target))
-                .and_modify(|b| *b = Bound::Again)
-                .or_insert(bound);
+            self.note(src.normal(target), bound);
         }
+    }
+
+    /// `name` bound to `bound`, or `Again` when it was bound before.
+    fn note(&mut self, name: String, bound: Bound) {
+        self.bound
+            .entry(name)
+            .and_modify(|b| *b = Bound::Again)
+            .or_insert(bound);
     }
 
     /// `a`'s pin and reads with each name bound once read through to its expression; a pin
