@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # merge-guard benchmark harness: guard's cost beside its peers (issue 6).
 #
-#   benches/run.sh [--small] [--out DIR]
+#   benches/run.sh [--small] [--sha256] [--out DIR]
 #
 # Measures, with hyperfine (wall time) and /usr/bin/time -v (peak RSS):
 #   junit     `guard score --junit R.xml --format json`   vs  Python xml.etree.ElementTree
@@ -42,9 +42,11 @@ set -euo pipefail
 
 usage() {
     cat >&2 <<EOF
-usage: $0 [--small] [--out DIR] [--only GROUP,...]
+usage: $0 [--small] [--sha256] [--out DIR] [--only GROUP,...]
 
   --small    small inputs and 3 runs each: checks the harness works (under a minute)
+  --sha256   every generated repository made with SHA-256 object ids (GIT_DEFAULT_HASH),
+             in target/bench-data-sha256/: the same histories as without it, for comparison
   --out DIR  where to write results (default target/bench-data/results-full or -small)
   --only     run only these groups: junit, fixtures, history, push (the one-commit,
              1,000-commit and tags pushes), gitfixtures, histories (issue 15's),
@@ -58,11 +60,13 @@ EOF
 }
 
 small=0
+sha256=0
 out=""
 only=""
 while [[ $# -gt 0 ]]; do
     case $1 in
         --small) small=1 ;;
+        --sha256) sha256=1 ;;
         --out)
             [[ $# -ge 2 ]] || usage
             out=$2
@@ -97,6 +101,11 @@ selected() { [[ -z $only || ",$only," == *",$1,"* ]]; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 data="$root/target/bench-data"
+if [[ $sha256 == 1 ]]; then
+    # `git init` follows it; clones take their source's format.
+    export GIT_DEFAULT_HASH=sha256
+    data="$root/target/bench-data-sha256"
+fi
 
 missing=0
 need() {

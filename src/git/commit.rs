@@ -86,9 +86,15 @@ impl<'r> Commit<'r> {
         Ok(from_git2(self.commit.tree_id())?)
     }
 
-    /// The commit's signature and what it signs.
+    /// The commit's signature and what it signs. A SHA-256 repository's commits carry it in
+    /// `gpgsig-sha256` (git names the header after the repository's hash), a SHA-1
+    /// repository's in `gpgsig`; a signature under the other name is not read, as git does not.
     pub fn signature(&self) -> Signature {
-        match self.repo.extract_signature(&self.commit.id(), None) {
+        let field = match self.repo.object_format() {
+            git2::ObjectFormat::Sha1 => "gpgsig",
+            git2::ObjectFormat::Sha256 => "gpgsig-sha256",
+        };
+        match self.repo.extract_signature(&self.commit.id(), Some(field)) {
             Err(e) if e.code() == git2::ErrorCode::NotFound => Signature::Unsigned,
             Err(e) => Signature::Unreadable(e.message().to_string()),
             Ok((armored, payload)) => Signature::Signed {

@@ -22,8 +22,8 @@ use std::collections::{HashMap, VecDeque};
 
 use git2::{ObjectType, Odb, Oid, Repository};
 
+use super::oid_hash::OidHash;
 use super::pack::PackObjects;
-use super::walk_order::OidHash;
 
 /// Reached before: not queued again by an interesting child.
 const SEEN: u8 = 1;
@@ -66,7 +66,8 @@ impl<'r> DateWalk<'r> {
     pub fn new(repo: &'r Repository) -> Result<DateWalk<'r>, git2::Error> {
         Ok(DateWalk {
             odb: repo.odb()?,
-            packs: super::env_object_dirs(repo).map(|dirs| PackObjects::open(&dirs)),
+            packs: super::env_object_dirs(repo)
+                .map(|dirs| PackObjects::open(&dirs, super::hash_len(repo))),
             nodes: Vec::new(),
             edges: Vec::new(),
             by_id: HashMap::default(),
@@ -155,13 +156,13 @@ impl<'r> DateWalk<'r> {
             .as_mut()
             .and_then(|p| p.read(id, ObjectType::Commit))
         {
-            Some(data) => Header::parse(&data).ok_or(GaveUp)?,
+            Some(data) => Header::parse(&data, id.as_bytes().len()).ok_or(GaveUp)?,
             None => {
                 let object = self.odb.read(id).map_err(|_| GaveUp)?;
                 if object.kind() != ObjectType::Commit {
                     return Err(GaveUp);
                 }
-                Header::parse(object.data()).ok_or(GaveUp)?
+                Header::parse(object.data(), id.as_bytes().len()).ok_or(GaveUp)?
             }
         };
         // libgit2 keeps a commit's parent count in 16 bits and refuses more.
@@ -350,12 +351,13 @@ pub(super) struct Header {
 impl Header {
     /// The header of a commit as git writes it; `None` for anything else (libgit2 then
     /// judges it). For what is read, libgit2's parse gives the same tree, parents and date.
-    pub(super) fn parse(data: &[u8]) -> Option<Header> {
+    /// `hash_len` is the length of the repository's ids (20 for SHA-1, 32 for SHA-256).
+    pub(super) fn parse(data: &[u8], hash_len: usize) -> Option<Header> {
         let mut rest = data;
-        let tree = id_line(&mut rest, b"tree ")?;
+        let tree = id_line(&mut rest, b"tree ", hash_len)?;
         let mut parents = Vec::new();
         while rest.starts_with(b"parent ") {
-            parents.push(id_line(&mut rest, b"parent ")?);
+            parents.push(id_line(&mut rest, b"parent ", hash_len)?);
         }
         signature_line(&mut rest, b"author ")?;
         let time = signature_line(&mut rest, b"committer ")?;
@@ -367,18 +369,19 @@ impl Header {
     }
 }
 
-/// `<field>` then 40 lowercase hex digits and a newline.
-fn id_line(rest: &mut &[u8], field: &[u8]) -> Option<Oid> {
+/// `<field>` then an id of `hash_len` bytes in lowercase hex, and a newline.
+fn id_line(rest: &mut &[u8], field: &[u8], hash_len: usize) -> Option<Oid> {
     let line = rest.strip_prefix(field)?;
-    let (hex, after) = (line.get(..40)?, line.get(40..)?);
+    let (hex, after) = (line.get(..2 * hash_len)?, line.get(2 * hash_len..)?);
     if after.first() != Some(&b'\n') || !hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
     {
         return None;
     }
     *rest = &after[1..];
-    let mut raw = [0u8; 20];
-    hex::decode_to_slice(hex, &mut raw).ok()?;
-    Oid::from_bytes(&raw).ok()
+    let mut raw = [0u8; 32];
+    let raw = raw.get_mut(..hash_len)?;
+    hex::decode_to_slice(hex, raw).ok()?;
+    Oid::from_bytes(raw).ok()
 }
 
 /// `<field>NAME <EMAIL> SECONDS +HHMM` and a newline, with one `<` and one `>`, the date in
@@ -433,7 +436,7 @@ mod tests {
     #[test]
     fn a_header_as_git_writes_it_is_read() {
         let text = commit_text(TREE, &[P1, P2], SIG, "C <c@example.com> 1712345678 -0700");
-        let header = Header::parse(text.as_bytes()).unwrap();
+        let header = Header::parse(text.as_bytes(), 20).unwrap();
         assert_eq!(header.tree, Oid::from_str(TREE).unwrap());
         assert_eq!(
             header.parents,
@@ -441,10 +444,10 @@ mod tests {
         );
         assert_eq!(header.time, 1_712_345_678);
         let root = commit_text(TREE, &[], SIG, "C <> 0 +0000");
-        assert_eq!(Header::parse(root.as_bytes()).unwrap().parents, vec![]);
+        assert_eq!(Header::parse(root.as_bytes(), 20).unwrap().parents, vec![]);
         // What follows the committer (a signature, an encoding, the message) is not read.
         let signed = text.replace("\n\nmessage", "\ngpgsig -----BEGIN\n x\n\nmessage");
-        assert!(Header::parse(signed.as_bytes()).is_some());
+        assert!(Header::parse(signed.as_bytes(), 20).is_some());
     }
 
     #[test]
@@ -476,7 +479,7 @@ mod tests {
             good.replace('\n', "\r\n"),
             good[..good.find("committer").unwrap() + 20].to_string(),
         ] {
-            assert_eq!(Header::parse(bad.as_bytes()), None, "{bad:?}");
+            assert_eq!(Header::parse(bad.as_bytes(), 20), None, "{bad:?}");
         }
     }
 
@@ -510,7 +513,7 @@ mod tests {
                     }
                 }
             }
-            let Some(header) = Header::parse(&bytes) else {
+            let Some(header) = Header::parse(&bytes, 20) else {
                 refused += 1;
                 continue;
             };

@@ -6,7 +6,8 @@
 //! Format: git's `Documentation/gitformat-commit-graph.txt`. Both forms are read: one file
 //! (`objects/info/commit-graph`, what `git gc` writes) and a chain of layers
 //! (`objects/info/commit-graphs/`, what `git maintenance` and `fetch.writeCommitGraph`
-//! write). Only SHA-1 graphs are read. What a commit-graph says about a commit is determined
+//! write), for SHA-1 and SHA-256 repositories (a graph whose hash version is not the
+//! repository's is not used). What a commit-graph says about a commit is determined
 //! by the commit's id (its tree and parents are hashed into the id), so a stale graph is never
 //! wrong, only incomplete: commits it lacks are read from the object database by the caller.
 //! A malformed file is not used at all.
@@ -17,9 +18,8 @@ use std::path::{Path, PathBuf};
 use git2::Oid;
 use memmap2::Mmap;
 
-const HASH_LEN: usize = 20;
-/// Tree id, two parent words, generation and commit time.
-const DATA_LEN: usize = HASH_LEN + 16;
+/// What a commit's data holds after its tree id: two parent words, generation and time.
+const DATA_AFTER_TREE: usize = 16;
 const NO_PARENT: u32 = 0x7000_0000;
 const EXTRA_EDGES: u32 = 0x8000_0000;
 
@@ -37,10 +37,13 @@ pub struct GraphCommit {
 /// The commit-graph of a repository: one file, or the layers of a chain (base first).
 pub struct CommitGraph {
     layers: Vec<Layer>,
+    /// The length of the ids it holds: 20 (SHA-1) or 32 (SHA-256).
+    hash_len: usize,
 }
 
 struct Layer {
     map: Mmap,
+    hash_len: usize,
     /// Commits in the layers below this one: its positions start here.
     base: u32,
     count: u32,
@@ -53,35 +56,40 @@ struct Layer {
 
 impl CommitGraph {
     /// The commit-graph of the first of `objects_dirs` that has a usable one, as git looks for
-    /// it: the single file first, else the chain. `None` when there is none, or it is malformed.
-    pub fn open(objects_dirs: &[PathBuf]) -> Option<CommitGraph> {
+    /// it: the single file first, else the chain. `hash_len` is the length of the
+    /// repository's ids (20 or 32): a graph of the other format is not usable. `None` when
+    /// there is none, or it is malformed.
+    pub fn open(objects_dirs: &[PathBuf], hash_len: usize) -> Option<CommitGraph> {
         objects_dirs.iter().find_map(|dir| {
             let info = dir.join("info");
-            Self::open_file(&info.join("commit-graph")).or_else(|| Self::open_chain(&info))
+            Self::open_file(&info.join("commit-graph"), hash_len)
+                .or_else(|| Self::open_chain(&info, hash_len))
         })
     }
 
-    fn open_file(path: &Path) -> Option<CommitGraph> {
-        let layer = Layer::open(path, 0, 0)?;
+    fn open_file(path: &Path, hash_len: usize) -> Option<CommitGraph> {
+        let layer = Layer::open(path, hash_len, 0, 0)?;
         Some(CommitGraph {
             layers: vec![layer],
+            hash_len,
         })
     }
 
-    fn open_chain(info: &Path) -> Option<CommitGraph> {
+    fn open_chain(info: &Path, hash_len: usize) -> Option<CommitGraph> {
         let dir = info.join("commit-graphs");
         let chain = std::fs::read_to_string(dir.join("commit-graph-chain")).ok()?;
         let mut layers: Vec<Layer> = Vec::new();
         let mut base = 0u32;
         for hash in chain.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            if hash.len() != 2 * HASH_LEN || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            if hash.len() != 2 * hash_len || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return None;
             }
-            let layer = Layer::open(&dir.join(format!("graph-{hash}.graph")), layers.len(), base)?;
+            let path = dir.join(format!("graph-{hash}.graph"));
+            let layer = Layer::open(&path, hash_len, layers.len(), base)?;
             base = base.checked_add(layer.count)?;
             layers.push(layer);
         }
-        (!layers.is_empty()).then_some(CommitGraph { layers })
+        (!layers.is_empty()).then_some(CommitGraph { layers, hash_len })
     }
 
     /// How many commits the graph holds.
@@ -95,14 +103,18 @@ impl CommitGraph {
 
     /// The position of commit `id`, if the graph has it.
     pub fn find(&self, id: Oid) -> Option<u32> {
+        if id.as_bytes().len() != self.hash_len {
+            return None;
+        }
         self.layers.iter().rev().find_map(|l| l.find(id.as_bytes()))
     }
 
     /// The id of the commit at `pos`.
     pub fn id(&self, pos: u32) -> Option<Oid> {
         let (layer, i) = self.locate(pos)?;
-        let at = layer.lookup + i * HASH_LEN;
-        Oid::from_bytes(&layer.map[at..at + HASH_LEN]).ok()
+        let n = self.hash_len;
+        let at = layer.lookup + i * n;
+        Oid::from_bytes(&layer.map[at..at + n]).ok()
     }
 
     /// The commit at `pos`; `None` if the file contradicts itself (a parent out of range).
@@ -120,12 +132,12 @@ impl CommitGraph {
     /// The id, tree and generation of the commit at `pos`.
     pub fn identity(&self, pos: u32) -> Option<(Oid, Oid, u32)> {
         let (layer, i) = self.locate(pos)?;
-        let m = &layer.map[..];
-        let at = layer.lookup + i * HASH_LEN;
-        let id = Oid::from_bytes(&m[at..at + HASH_LEN]).ok()?;
-        let at = layer.data + i * DATA_LEN;
-        let tree = Oid::from_bytes(&m[at..at + HASH_LEN]).ok()?;
-        let generation = be32(m, at + HASH_LEN + 8) >> 2;
+        let (m, n) = (&layer.map[..], self.hash_len);
+        let at = layer.lookup + i * n;
+        let id = Oid::from_bytes(&m[at..at + n]).ok()?;
+        let at = layer.data + i * (n + DATA_AFTER_TREE);
+        let tree = Oid::from_bytes(&m[at..at + n]).ok()?;
+        let generation = be32(m, at + n + 8) >> 2;
         Some((id, tree, generation))
     }
 
@@ -134,10 +146,10 @@ impl CommitGraph {
     pub fn parents(&self, pos: u32, parents: &mut Vec<u32>) -> Option<()> {
         parents.clear();
         let (layer, i) = self.locate(pos)?;
-        let m = &layer.map[..];
-        let at = layer.data + i * DATA_LEN;
-        let first = be32(m, at + HASH_LEN);
-        let second = be32(m, at + HASH_LEN + 4);
+        let (m, n) = (&layer.map[..], self.hash_len);
+        let at = layer.data + i * (n + DATA_AFTER_TREE) + n;
+        let first = be32(m, at);
+        let second = be32(m, at + 4);
         if first != NO_PARENT {
             parents.push(first);
             if second & EXTRA_EDGES != 0 {
@@ -188,16 +200,23 @@ fn be32(m: &[u8], at: usize) -> u32 {
 }
 
 impl Layer {
-    /// Maps and checks one graph file; `bases` is how many layers lie below it.
-    fn open(path: &Path, bases: usize, base: u32) -> Option<Layer> {
+    /// Maps and checks one graph file of `hash_len`-byte ids; `bases` is how many layers lie
+    /// below it.
+    fn open(path: &Path, hash_len: usize, bases: usize, base: u32) -> Option<Layer> {
         let file = File::open(path).ok()?;
         // SAFETY: the map is read-only and private. git never rewrites a commit-graph file in
         // place: it writes a new file and renames it over the old one, so the mapped file stays
         // as it was (git itself reads these files through mmap).
         let map = unsafe { Mmap::map(&file) }.ok()?;
         let m = &map[..];
-        // Header: signature, version 1, hash version 1 (SHA-1), chunk count, base-graph count.
-        if m.len() < 8 + 12 + HASH_LEN || &m[0..4] != b"CGPH" || m[4] != 1 || m[5] != 1 {
+        // Header: signature, version 1, hash version (1 SHA-1, 2 SHA-256), chunk count,
+        // base-graph count.
+        let hash_version = match hash_len {
+            20 => 1,
+            32 => 2,
+            _ => return None,
+        };
+        if m.len() < 8 + 12 + hash_len || &m[0..4] != b"CGPH" || m[4] != 1 || m[5] != hash_version {
             return None;
         }
         if m[7] as usize != bases {
@@ -205,7 +224,7 @@ impl Layer {
         }
         let chunks = m[6] as usize;
         let table_end = 8 + (chunks + 1) * 12;
-        let end = m.len() - HASH_LEN;
+        let end = m.len() - hash_len;
         if table_end > end {
             return None;
         }
@@ -236,7 +255,8 @@ impl Layer {
         }
         let count = be32(m, fanout + 255 * 4);
         let n = count as usize;
-        if lookup_len != n * HASH_LEN || data_len != n * DATA_LEN || edges.1 % 4 != 0 {
+        let data_len_each = hash_len + DATA_AFTER_TREE;
+        if lookup_len != n * hash_len || data_len != n * data_len_each || edges.1 % 4 != 0 {
             return None;
         }
         if (1..256).any(|b| be32(m, fanout + (b - 1) * 4) > be32(m, fanout + b * 4)) {
@@ -245,6 +265,7 @@ impl Layer {
         base.checked_add(count)?;
         Some(Layer {
             map,
+            hash_len,
             base,
             count,
             fanout,
@@ -266,8 +287,8 @@ impl Layer {
         let mut hi = be32(m, self.fanout + first * 4) as usize;
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let at = self.lookup + mid * HASH_LEN;
-            match m[at..at + HASH_LEN].cmp(id) {
+            let at = self.lookup + mid * self.hash_len;
+            match m[at..at + self.hash_len].cmp(id) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return Some(self.base + mid as u32),
@@ -341,7 +362,11 @@ mod tests {
     fn one_file_as_git_gc_writes_it() {
         let t = repo();
         git(t.path(), &["commit-graph", "write", "--reachable"]);
-        let graph = CommitGraph::open(&[t.path().join(".git/objects")]).unwrap();
+        let graph = CommitGraph::open(
+            &[t.path().join(".git/objects")],
+            crate::git::test_hash_len(),
+        )
+        .unwrap();
         assert_eq!(graph.layers.len(), 1);
         assert_eq!(graph.len(), 8);
         check_against_libgit2(t.path(), &graph);
@@ -363,7 +388,8 @@ mod tests {
             d,
             &["commit-graph", "write", "--reachable", "--split=no-merge"],
         );
-        let graph = CommitGraph::open(&[d.join(".git/objects")]).unwrap();
+        let graph =
+            CommitGraph::open(&[d.join(".git/objects")], crate::git::test_hash_len()).unwrap();
         assert_eq!(graph.layers.len(), 2);
         assert_eq!(graph.len(), 9);
         check_against_libgit2(d, &graph);
@@ -373,22 +399,32 @@ mod tests {
     fn missing_or_malformed_graphs_are_not_used() {
         let t = repo();
         let objects = t.path().join(".git/objects");
-        assert!(CommitGraph::open(std::slice::from_ref(&objects)).is_none());
+        assert!(
+            CommitGraph::open(std::slice::from_ref(&objects), crate::git::test_hash_len())
+                .is_none()
+        );
         git(t.path(), &["commit-graph", "write", "--reachable"]);
         let path = objects.join("info/commit-graph");
         let good = std::fs::read(&path).unwrap();
-        for (at, byte) in [(0, b'X'), (4, 2), (5, 2), (7, 1), (6, 40)] {
+        // The hash version byte (5) of the other object format is no graph of this repository.
+        let other_format = if crate::git::test_hash_len() == 20 {
+            2
+        } else {
+            1
+        };
+        for (at, byte) in [(0, b'X'), (4, 2), (5, other_format), (7, 1), (6, 40)] {
             let mut bad = good.clone();
             bad[at] = byte;
             std::fs::remove_file(&path).unwrap();
             std::fs::write(&path, &bad).unwrap();
             assert!(
-                CommitGraph::open(std::slice::from_ref(&objects)).is_none(),
+                CommitGraph::open(std::slice::from_ref(&objects), crate::git::test_hash_len())
+                    .is_none(),
                 "byte {at}"
             );
         }
         std::fs::remove_file(&path).unwrap();
         std::fs::write(&path, &good[..good.len() / 2]).unwrap();
-        assert!(CommitGraph::open(&[objects]).is_none());
+        assert!(CommitGraph::open(&[objects], crate::git::test_hash_len()).is_none());
     }
 }

@@ -47,18 +47,14 @@ impl fmt::Debug for ObjectId {
     }
 }
 
-/// libgit2's id as guard's. Never fails with this build of libgit2 (its ids are 20 bytes).
+/// libgit2's id as guard's. Never fails: libgit2's ids are 20 or 32 bytes.
 pub(in crate::git) fn from_git2(id: git2::Oid) -> Result<ObjectId, NotAnId> {
     ObjectId::from_bytes(id.as_bytes())
 }
 
-/// guard's id as libgit2's: an error for an id this build of libgit2 cannot hold (SHA-256).
+/// guard's id as libgit2's (built with SHA-256 support, so it holds both lengths).
 pub(in crate::git) fn to_git2(id: ObjectId) -> Result<git2::Oid, git2::Error> {
-    git2::Oid::from_bytes(id.as_bytes()).map_err(|_| {
-        git2::Error::from_str(&format!(
-            "object {id} has a SHA-256 id, which this build of guard cannot read"
-        ))
-    })
+    git2::Oid::from_bytes(id.as_bytes())
 }
 
 impl From<NotAnId> for git2::Error {
@@ -89,9 +85,11 @@ mod tests {
         let id = ObjectId::from_bytes(&[0xab; 32]).unwrap();
         assert_eq!(id.to_string(), "ab".repeat(32));
         assert_eq!(id.as_bytes(), [0xab; 32]);
-        // This build of libgit2 reads SHA-1 repositories only: the id does not pass, unchanged.
-        let refused = to_git2(id).unwrap_err();
-        assert!(refused.message().contains(&"ab".repeat(32)), "{refused}");
+        // libgit2 holds it as a SHA-256 id, and gives the same bytes back.
+        let git2_id = to_git2(id).unwrap();
+        assert_eq!(git2_id.object_format(), git2::ObjectFormat::Sha256);
+        assert_eq!(from_git2(git2_id).unwrap(), id);
+        assert_eq!(git2_id.to_string(), "ab".repeat(32));
         assert_eq!(ObjectId::from_bytes(&[1; 21]), Err(NotAnId(21)));
     }
 }

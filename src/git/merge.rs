@@ -59,7 +59,7 @@ impl GitMerge {
                 e.message()
             )
         })?;
-        handle.set_index(&mut git2::Index::new()?)?;
+        handle.set_index(&mut git2::Index::new_ext(repo.object_format())?)?;
         {
             let odb = handle.odb()?;
             // The highest priority: every write lands here. The backend is the object
@@ -151,7 +151,7 @@ fn settle(
     if !index.has_conflicts() {
         return index.write_tree_to(repo);
     }
-    let mut settled = git2::Index::new()?;
+    let mut settled = git2::Index::new_ext(repo.object_format())?;
     for mut entry in index.iter() {
         match stage(&entry) {
             0 => settled.add(&entry)?,
@@ -185,7 +185,7 @@ mod tests {
         }
         test_git(dir, &["add", "-A"]);
         test_git(dir, &["commit", "-q", "--allow-empty", "-m", message]);
-        let id = Oid::from_str(&test_git(dir, &["rev-parse", "HEAD"])).unwrap();
+        let id = crate::git::test_oid(&test_git(dir, &["rev-parse", "HEAD"])).unwrap();
         from_git2(id).unwrap()
     }
 

@@ -14,6 +14,7 @@ pub mod graph;
 mod id;
 pub mod lineage;
 pub mod merge;
+mod oid_hash;
 pub mod pack;
 pub mod path_variants;
 pub mod protected;
@@ -24,8 +25,6 @@ pub mod tree_source;
 pub mod trees;
 mod walk_order;
 pub mod worktree_copy;
-
-use anyhow::bail;
 
 /// The largest file guard reads as text from git: the policy files (ledger, freeze file,
 /// lockfile, allowed signers), harness files it compares section by section, property tests.
@@ -99,13 +98,13 @@ pub fn open() -> anyhow::Result<Repository> {
     // `refs/replace/*` ref changes nothing it reads. It does honour `info/grafts` and
     // `shallow`, files only an admin (or `receive.shallowUpdate`) writes.
     let repo = Repository::open_from_env().map_err(|e| {
-        // libgit2 refuses a SHA-256 repository before it can be asked its format: say so,
-        // rather than "not in a git repository".
+        // An object format libgit2 does not know (neither SHA-1 nor SHA-256): say so, rather
+        // than "not in a git repository".
         if e.code() == git2::ErrorCode::Owner {
             owner_error(&e)
         } else if e.message().contains("object format") {
             anyhow::anyhow!(
-                "this repository uses SHA-256 object ids, which this build of guard cannot read ({})",
+                "this repository's object format is one guard cannot read (it reads SHA-1 and SHA-256 repositories): {}",
                 e.message()
             )
         } else {
@@ -114,9 +113,6 @@ pub fn open() -> anyhow::Result<Repository> {
             )
         }
     })?;
-    if repo.object_format() != git2::ObjectFormat::Sha1 {
-        bail!("this repository uses SHA-256 object ids, which this build of guard cannot read");
-    }
     Ok(repo)
 }
 
@@ -313,7 +309,7 @@ fn reopen_apart_from(
     if !packs_up_to(&dirs, APART_PACKS_UP_TO) {
         return None;
     }
-    let odb = git2::Odb::new().ok()?;
+    let odb = git2::Odb::new_ext(repo.object_format()).ok()?;
     for dir in &dirs {
         let spelled = format!("{}/{}", dir.to_str()?, "./".repeat(n));
         odb.add_disk_alternate(&spelled).ok()?;
@@ -353,6 +349,26 @@ fn owner_error(e: &git2::Error) -> anyhow::Error {
         "the git repository at {path} belongs to another user, and git (and guard) refuse to read a repository someone else owns ({})\n  help: if you trust it, mark it safe: git config --global --add safe.directory {path}",
         e.message()
     )
+}
+
+/// The object id `hex` names in `repo`: as many hex digits as the repository's ids have (40
+/// for SHA-1, 64 for SHA-256). libgit2's plain `Oid::from_str` would read any id as SHA-1.
+pub(crate) fn parse_id(repo: &Repository, hex: &str) -> Result<Oid, git2::Error> {
+    if hex.len() != 2 * hash_len(repo) {
+        return Err(git2::Error::from_str(&format!(
+            "{hex:?} is no object id of this repository (its ids have {} hex digits)",
+            2 * hash_len(repo)
+        )));
+    }
+    Oid::from_str_ext(hex, repo.object_format())
+}
+
+/// How many bytes the repository's object ids have: 20 (SHA-1) or 32 (SHA-256).
+pub(crate) fn hash_len(repo: &Repository) -> usize {
+    match repo.object_format() {
+        git2::ObjectFormat::Sha1 => 20,
+        git2::ObjectFormat::Sha256 => 32,
+    }
 }
 
 /// The repository's git directory (a bare repository's own directory).
@@ -495,6 +511,27 @@ pub fn trailers(message: &[u8]) -> Vec<(String, String)> {
             .collect(),
         Err(_) => Vec::new(),
     }
+}
+
+/// How many bytes the unit tests' repositories' ids have: `git init` follows
+/// `GIT_DEFAULT_HASH`, and CI runs the tests of `git/` under `sha256` too.
+#[cfg(test)]
+pub(crate) fn test_hash_len() -> usize {
+    match std::env::var("GIT_DEFAULT_HASH").as_deref() {
+        Ok("sha256") => 32,
+        _ => 20,
+    }
+}
+
+/// The id `hex` spells (40 digits for SHA-1, 64 for SHA-256), if it is one.
+#[cfg(test)]
+pub(crate) fn test_oid(hex: &str) -> Option<Oid> {
+    let format = match hex.len() {
+        40 => git2::ObjectFormat::Sha1,
+        64 => git2::ObjectFormat::Sha256,
+        _ => return None,
+    };
+    Oid::from_str_ext(hex, format).ok()
 }
 
 /// `git` run in `dir` for unit tests: no system or user configuration, one identity and

@@ -15,11 +15,12 @@ use std::path::PathBuf;
 use anyhow::{Context as _, anyhow};
 use git2::{Oid, Repository, RevparseMode, Sort};
 
-use super::ObjectId;
 use super::date_walk::{self, DateWalk};
 use super::graph::CommitGraph;
 use super::id::{NotAnId, from_git2, to_git2};
-use super::walk_order::{OidHash, topological};
+use super::oid_hash::OidHash;
+use super::walk_order::topological;
+use super::{ObjectId, hash_len};
 
 /// A resolved range: judge the commits reachable from `tip` and not from `base`.
 #[derive(Debug, Clone)]
@@ -235,7 +236,7 @@ pub fn commits_watched(
         .map(|&h| to_git2(h))
         .collect::<Result<Vec<Oid>, _>>()?;
     let hide = hide.as_slice();
-    if let Some(graph) = CommitGraph::open(&objects_dirs(repo)) {
+    if let Some(graph) = CommitGraph::open(&objects_dirs(repo), hash_len(repo)) {
         let mut walk = GraphWalk::new(repo, &graph);
         match walk.run(tip, hide) {
             Ok(found) => return Ok(walk.commits(&found, hide)?),
@@ -325,19 +326,19 @@ fn date_walk(
 /// and when those lie it may miss a
 /// reachable candidate; it never names one that is not reachable (a commit is hidden only by
 /// a walk down from `from`), so a caller that takes the slow road for the others stays right.
-pub fn reachable_from(
+pub(crate) fn reachable_from(
     repo: &Repository,
     from: Oid,
     candidates: &[Oid],
-) -> anyhow::Result<HashSet<Oid>> {
+) -> anyhow::Result<HashSet<Oid, OidHash>> {
     if candidates.is_empty() {
-        return Ok(HashSet::new());
+        return Ok(HashSet::default());
     }
     // The commits reachable from a candidate and not from `from`: every candidate outside
     // that set is reachable from `from`.
     let mut outside: HashSet<Oid, OidHash> = HashSet::default();
     let mut walked = false;
-    if let Some(graph) = CommitGraph::open(&objects_dirs(repo)) {
+    if let Some(graph) = CommitGraph::open(&objects_dirs(repo), hash_len(repo)) {
         let mut walk = GraphWalk::new(repo, &graph);
         match walk.run_many(candidates, &[from]) {
             Ok(found) => {
@@ -830,11 +831,13 @@ mod tests {
     fn set_generations(dir: &Path, repo: &Repository, generations: &[(usize, u32)]) {
         let path = dir.join(".git/objects/info/commit-graph");
         let mut bytes = std::fs::read(&path).unwrap();
-        let graph = CommitGraph::open(&objects_dirs(repo)).unwrap();
+        let graph = CommitGraph::open(&objects_dirs(repo), hash_len(repo)).unwrap();
         let data = graph.data_offset();
         for &(k, generation) in generations {
             let pos = graph.find(id(repo, k)).unwrap() as usize;
-            let at = data + pos * 36 + 28;
+            // Each commit's data: its tree id, two parent words, then the generation word.
+            let n = hash_len(repo);
+            let at = data + pos * (n + 16) + n + 8;
             let word = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
             let word = generation << 2 | (word & 3);
             bytes[at..at + 4].copy_from_slice(&word.to_be_bytes());
@@ -862,8 +865,8 @@ mod tests {
         walk.map(Result::unwrap).collect()
     }
 
-    fn ancestors(repo: &Repository, from: &[Oid]) -> HashSet<Oid> {
-        let mut seen = HashSet::new();
+    fn ancestors(repo: &Repository, from: &[Oid]) -> HashSet<Oid, OidHash> {
+        let mut seen = HashSet::default();
         let mut todo = from.to_vec();
         while let Some(c) = todo.pop() {
             if seen.insert(c) {
@@ -915,7 +918,7 @@ mod tests {
             .write_all(c200.as_bytes())
             .unwrap();
         assert!(child.wait().unwrap().success());
-        let graph = CommitGraph::open(&objects_dirs(&repo)).unwrap();
+        let graph = CommitGraph::open(&objects_dirs(&repo), hash_len(&repo)).unwrap();
         assert_eq!(
             graph.len() as usize,
             ancestors(&repo, &[id(&repo, 200)]).len()
@@ -981,7 +984,7 @@ mod tests {
                 hides.iter().map(|&h| id(&repo, h)).collect(),
             );
             let hidden = ancestors(&repo, &hides);
-            let expected: HashSet<Oid> = ancestors(&repo, &[tip])
+            let expected: HashSet<Oid, OidHash> = ancestors(&repo, &[tip])
                 .into_iter()
                 .filter(|c| !hidden.contains(c))
                 .collect();
@@ -1010,13 +1013,13 @@ mod tests {
         for from in [1, n / 5, n / 2, n - 1, n] {
             let from = id(repo, from);
             let ancestors = ancestors(repo, &[from]);
-            let want: HashSet<Oid> = all
+            let want: HashSet<Oid, OidHash> = all
                 .iter()
                 .copied()
                 .filter(|c| ancestors.contains(c))
                 .collect();
             let at_once = reachable_from(repo, from, &all).unwrap();
-            let one_by_one: HashSet<Oid> = all
+            let one_by_one: HashSet<Oid, OidHash> = all
                 .iter()
                 .copied()
                 .filter(|&c| reachable_from(repo, from, &[c]).unwrap().contains(&c))
@@ -1107,10 +1110,10 @@ mod tests {
         for &h in hides {
             walk.hide(h).unwrap();
         }
-        let expected: HashSet<Oid> = walk.map(Result::unwrap).collect();
+        let expected: HashSet<Oid, OidHash> = walk.map(Result::unwrap).collect();
         let got = DateWalk::new(repo).unwrap().reachable(tips, hides).unwrap();
         assert_eq!(got.len(), expected.len(), "{tips:?} hiding {hides:?}");
-        assert_eq!(got.into_iter().collect::<HashSet<_>>(), expected);
+        assert_eq!(got.into_iter().collect::<HashSet<_, OidHash>>(), expected);
     }
 
     /// The same from up to four tips at once and up to four hidden commits, in small
@@ -1222,7 +1225,7 @@ mod tests {
         assert_eq!(got.ids(), guard_ids(&expected));
         assert_trees_and_parents(&repo, &got);
         let reachable = reachable_from(&repo, hide, &[odd, id(&repo, 5)]).unwrap();
-        assert_eq!(reachable, HashSet::from([id(&repo, 5)]));
+        assert_eq!(reachable, HashSet::from_iter([id(&repo, 5)]));
     }
 
     #[test]
@@ -1239,7 +1242,7 @@ mod tests {
         write_graph(t.path(), &["--reachable"]);
         let zeros: Vec<(usize, u32)> = (1..=n).map(|k| (k, 0)).collect();
         set_generations(t.path(), &repo, &zeros);
-        let graph = CommitGraph::open(&objects_dirs(&repo)).unwrap();
+        let graph = CommitGraph::open(&objects_dirs(&repo), hash_len(&repo)).unwrap();
         let mut walk = GraphWalk::new(&repo, &graph);
         assert!(matches!(walk.run(tip, &[hide]), Err(WalkError::Unordered)));
         assert_eq!(
@@ -1261,7 +1264,7 @@ mod tests {
         let parents: Vec<&[usize]> = parents.iter().map(Vec::as_slice).collect();
         let t = shaped(&parents);
         let repo = Repository::open(t.path()).unwrap();
-        let graph = CommitGraph::open(&objects_dirs(&repo)).unwrap();
+        let graph = CommitGraph::open(&objects_dirs(&repo), hash_len(&repo)).unwrap();
         let c = |k| id(&repo, k);
         for (tip, hide, range, visited) in [
             // 45, 44 (the starts), 43, 42, 41.
@@ -1348,13 +1351,13 @@ mod tests {
         range: &[Oid],
         below: Oid,
     ) {
-        let graph = CommitGraph::open(&objects_dirs(repo)).unwrap();
+        let graph = CommitGraph::open(&objects_dirs(repo), hash_len(repo)).unwrap();
         let mut walk = GraphWalk::new(repo, &graph);
         assert!(matches!(walk.run(tip, &[hide]), Err(WalkError::Unordered)));
         assert_eq!(commits(repo, tip, &[hide]).unwrap().ids(), guard_ids(range));
         assert_eq!(
             reachable_from(repo, hide, &[below, tip]).unwrap(),
-            HashSet::from([below])
+            HashSet::from_iter([below])
         );
     }
 }

@@ -5,8 +5,8 @@
 //! of where each entry's name, mode and id sit (what those calls cost: BENCHMARKS.md,
 //! "Measured choices", M5).
 //!
-//! The parse is git's (`decode_tree_entry`): an octal mode, a space, a name up to a NUL, a
-//! 20-byte id. Stricter than libgit2, which also takes a sign or leading blanks before the
+//! The parse is git's (`decode_tree_entry`): an octal mode, a space, a name up to a NUL, an
+//! id as long as the tree's own (20 bytes in a SHA-1 repository, 32 in a SHA-256 one). Stricter than libgit2, which also takes a sign or leading blanks before the
 //! mode: a tree git itself cannot read is an error here, never read one way by guard and
 //! another by git.
 
@@ -17,6 +17,8 @@ use git2::{ObjectType, Odb, Oid};
 
 use crate::git::path_variants::{self, EntryName};
 
+/// A SHA-1 id's length, the one the unit tests build trees with.
+#[cfg(test)]
 const HASH_LEN: usize = 20;
 const S_IFMT: i32 = 0o170000;
 const S_IFDIR: i32 = 0o040000;
@@ -28,6 +30,8 @@ pub struct RawTree {
     id: Oid,
     data: std::rc::Rc<[u8]>,
     entries: Vec<Slot>,
+    /// How long its entries' ids are: as long as its own (a repository has one format).
+    hash_len: usize,
 }
 
 /// Where one entry's name and id start in the tree's bytes, and its mode as written.
@@ -67,9 +71,15 @@ impl RawTree {
     /// Parses `data` as the content of tree `id` (read by other means than libgit2's). A tree
     /// git could not read is an error that names it.
     pub fn from_bytes(id: Oid, data: std::rc::Rc<[u8]>) -> Result<RawTree, git2::Error> {
-        let entries = parse(&data)
+        let hash_len = id.as_bytes().len();
+        let entries = parse(&data, hash_len)
             .map_err(|why| git2::Error::from_str(&format!("malformed tree {id}: {why}")))?;
-        Ok(RawTree { id, data, entries })
+        Ok(RawTree {
+            id,
+            data,
+            entries,
+            hash_len,
+        })
     }
 
     /// A tree libgit2 has already read, re-encoded (modes as libgit2 parsed them: a
@@ -82,11 +92,13 @@ impl RawTree {
             data.push(0);
             data.extend_from_slice(e.id().as_bytes());
         }
-        let entries = parse(&data).expect("libgit2 parsed these entries");
+        let hash_len = tree.id().as_bytes().len();
+        let entries = parse(&data, hash_len).expect("libgit2 parsed these entries");
         RawTree {
             id: tree.id(),
             data: data.into(),
             entries,
+            hash_len,
         }
     }
 
@@ -111,13 +123,18 @@ impl RawTree {
         self.entries.iter().map(|&slot| self.entry(slot))
     }
 
+    /// Where the entry in `slot` ends: after its name, the NUL and the id.
+    fn slot_end(&self, slot: Slot) -> usize {
+        slot.name as usize + slot.name_len as usize + 1 + self.hash_len
+    }
+
     fn entry(&self, slot: Slot) -> RawEntry<'_> {
         let data = &self.data;
         let name = slot.name as usize;
         let end = name + slot.name_len as usize;
         RawEntry {
             name: &data[name..end],
-            id: &data[end + 1..end + 1 + HASH_LEN],
+            id: &data[end + 1..end + 1 + self.hash_len],
             mode: slot.mode,
             plain: slot.plain,
         }
@@ -138,7 +155,7 @@ impl RawTree {
         // same offsets in both trees.
         let head = self
             .entries
-            .partition_point(|&slot| slot_end(slot) <= prefix);
+            .partition_point(|&slot| self.slot_end(slot) <= prefix);
         let suffix = common_suffix(a, b);
         // `k` entries from the end are the same in both when the k-th from the end starts at
         // the same distance from the end in both and within the common suffix: both trees
@@ -178,7 +195,10 @@ impl RawTree {
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
         let (mut at, mut other_at) = (self.start(a.start), other.start(b.start));
         for (i, j) in a.zip(b) {
-            let (end, other_end) = (slot_end(self.entries[i]), slot_end(other.entries[j]));
+            let (end, other_end) = (
+                self.slot_end(self.entries[i]),
+                other.slot_end(other.entries[j]),
+            );
             if !same_bytes(&self.data[at..end], &other.data[other_at..other_end]) {
                 ours.push(i);
                 theirs.push(j);
@@ -192,7 +212,7 @@ impl RawTree {
     fn start(&self, index: usize) -> usize {
         index
             .checked_sub(1)
-            .map_or(0, |i| slot_end(self.entries[i]))
+            .map_or(0, |i| self.slot_end(self.entries[i]))
     }
 
     /// The entry named `name`, found as libgit2's `git_tree_entry_byname` finds it: a binary
@@ -268,7 +288,7 @@ impl<'t> RawEntry<'t> {
     }
 
     pub fn id(&self) -> Oid {
-        Oid::from_bytes(self.id).expect("a tree entry's id is 20 bytes")
+        Oid::from_bytes(self.id).expect("a tree entry's id is as long as its tree's")
     }
 
     /// The mode as the tree writes it.
@@ -307,11 +327,6 @@ impl<'t> RawEntry<'t> {
     pub fn is_dir(&self) -> bool {
         self.mode & S_IFMT == S_IFDIR
     }
-}
-
-/// Where the entry in `slot` ends: after its name, the NUL and the id.
-fn slot_end(slot: Slot) -> usize {
-    slot.name as usize + slot.name_len as usize + 1 + HASH_LEN
 }
 
 /// Whether `a` and `b` are the same bytes: a tree entry's few dozen, compared eight at a time
@@ -364,9 +379,9 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
 /// The entries of a tree object's bytes. The modes git writes are read in one load
 /// (`common_mode`) and names eight bytes at a time (`name_end`): a `memchr` call for each few
 /// bytes, and a second pass over the name for `is_plain`, were a fifth of the history scan.
-fn parse(data: &[u8]) -> Result<Vec<Slot>, &'static str> {
+fn parse(data: &[u8], hash_len: usize) -> Result<Vec<Slot>, &'static str> {
     // Entries are at least "0 a\0" and an id: a bound that never over-allocates much.
-    let mut slots = Vec::with_capacity(data.len() / (HASH_LEN + 8));
+    let mut slots = Vec::with_capacity(data.len() / (hash_len + 8));
     let mut at = 0;
     while at < data.len() {
         let mode = match common_mode(data, at) {
@@ -392,7 +407,7 @@ fn parse(data: &[u8]) -> Result<Vec<Slot>, &'static str> {
             return Err("an entry has an empty name");
         }
         let id_at = end + 1;
-        if data.len() - id_at < HASH_LEN {
+        if data.len() - id_at < hash_len {
             return Err("the last entry's id is cut short");
         }
         let (Ok(name_start), Ok(name_len)) = (u32::try_from(name_at), u32::try_from(name.len()))
@@ -405,7 +420,7 @@ fn parse(data: &[u8]) -> Result<Vec<Slot>, &'static str> {
             mode,
             plain: plain_bytes && !matches!(name.last(), Some(b'.' | b' ')),
         });
-        at = id_at + HASH_LEN;
+        at = id_at + hash_len;
     }
     Ok(slots)
 }
@@ -622,11 +637,12 @@ mod tests {
             data.push(0);
             data.extend_from_slice(id);
         }
-        let entries = parse(&data).unwrap();
+        let entries = parse(&data, HASH_LEN).unwrap();
         RawTree {
             id: Oid::from_bytes(&[0; HASH_LEN]).unwrap(),
             data: data.into(),
             entries,
+            hash_len: HASH_LEN,
         }
     }
 

@@ -71,7 +71,7 @@ pub fn peel_to_commit(repo: &Repository, id: &str) -> Result<ObjectId, NotACommi
 
 /// [`peel_to_commit`], as libgit2's id.
 fn peel(repo: &Repository, id: &str) -> Result<Oid, NotACommit> {
-    let oid = Oid::from_str(id).map_err(NotACommit::BadId)?;
+    let oid = super::parse_id(repo, id).map_err(NotACommit::BadId)?;
     let object = repo.find_object(oid, None).map_err(|e| {
         if e.code() == git2::ErrorCode::NotFound {
             NotACommit::Missing(e)
@@ -99,7 +99,7 @@ pub fn held_by<'a>(
         if commit_of.contains_key(text) {
             continue;
         }
-        let Ok(id) = Oid::from_str(text) else {
+        let Ok(id) = super::parse_id(repo, text) else {
             continue;
         };
         let commit = match odb.read_header(id) {

@@ -40,7 +40,7 @@ pub struct GitTree<'r> {
     /// blob is unchanged since the base is not hashed again.
     trusted: HashMap<String, (Oid, String)>,
     /// Trees checked against git's fsck rules, and whether each is malformed.
-    checked: RefCell<HashMap<Oid, bool>>,
+    checked: RefCell<HashMap<Oid, bool, crate::git::oid_hash::SeededOidHash>>,
     malformed: RefCell<Vec<MalformedTree>>,
 }
 
@@ -65,7 +65,7 @@ impl<'r> GitTree<'r> {
             tree,
             label,
             trusted: HashMap::new(),
-            checked: RefCell::new(HashMap::new()),
+            checked: RefCell::new(HashMap::default()),
             malformed: RefCell::new(Vec::new()),
         })
     }
@@ -299,10 +299,11 @@ fn hash_blobs(repo: &Repository, ids: &[Oid]) -> Vec<Result<String, git2::Error>
         let mut order: Vec<usize> = (0..ids.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(sizes[i]));
         let git_dir = repo.path().to_path_buf();
+        let hash_len = crate::git::hash_len(repo);
         let done = parallel::each(
             order.len(),
             parallel::cores(),
-            || Some((PackBlobs::open(&dirs), None::<Option<Repository>>)),
+            || Some((PackBlobs::open(&dirs, hash_len), None::<Option<Repository>>)),
             |(packs, handle), k| {
                 let i = order[k];
                 let mut hasher = Sha256::new();
@@ -378,7 +379,8 @@ impl Source for GitTree<'_> {
         // The blobs to hash, each once, whatever number of paths hold it.
         let mut blobs: Vec<Oid> = Vec::new();
         let mut blob_paths: Vec<(String, usize)> = Vec::new();
-        let mut blob_index: HashMap<Oid, usize> = HashMap::new();
+        let mut blob_index: HashMap<Oid, usize, crate::git::oid_hash::SeededOidHash> =
+            HashMap::default();
         for rel in rels {
             let state = match self
                 .find(rel)
@@ -450,9 +452,9 @@ mod tests {
                 .args(["hash-object", "-w", "blob"])
                 .output()
                 .unwrap();
-            ids.push(Oid::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap());
+            ids.push(crate::git::test_oid(String::from_utf8_lossy(&out.stdout).trim()).unwrap());
         }
-        let missing = Oid::from_str("0123456789abcdef0123456789abcdef01234567").unwrap();
+        let missing = Oid::from_bytes(&[0x5a; 32][..crate::git::test_hash_len()]).unwrap();
         ids.insert(7, missing);
         contents.insert(7, Vec::new());
         let repo = Repository::open(t.path()).unwrap();

@@ -36,7 +36,7 @@ pub struct Trees<'r> {
 /// The trees held, and the order they came in (the oldest is dropped first).
 #[derive(Default)]
 struct Held {
-    by_id: HashMap<Oid, Rc<RawTree>, foldhash::fast::RandomState>,
+    by_id: HashMap<Oid, Rc<RawTree>, super::oid_hash::SeededOidHash>,
     order: VecDeque<Oid>,
 }
 
@@ -49,7 +49,8 @@ impl PackReader {
     fn read(&self, repo: &Repository, id: Oid, kind: ObjectType) -> Option<Rc<[u8]>> {
         let mut packs = self.0.borrow_mut();
         let packs = packs.get_or_insert_with(|| {
-            crate::git::env_object_dirs(repo).map(|dirs| PackObjects::open(&dirs))
+            crate::git::env_object_dirs(repo)
+                .map(|dirs| PackObjects::open(&dirs, crate::git::hash_len(repo)))
         });
         packs.as_mut()?.read(id, kind)
     }

@@ -1,33 +1,6 @@
 //! What both of guard's commit walks share (the commit-graph walk in `range` and the walk
-//! that reads commit objects in `date_walk`): a hasher for object ids and graph positions,
-//! and libgit2's topological order, which both must give.
-
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// A hasher for object ids, which are uniformly distributed already, and for graph positions.
-#[derive(Default)]
-pub(super) struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.0 = self.0.rotate_left(5) ^ u64::from_le_bytes(word);
-        }
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        // Fibonacci hashing: spreads consecutive positions over the table.
-        self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-pub(super) type OidHash = BuildHasherDefault<IdHasher>;
+//! that reads commit objects in `date_walk`): libgit2's topological order, which both must
+//! give.
 
 /// `found` (commits as indices below `nodes`, tips in the order the walk found them) in the
 /// order libgit2's `TOPOLOGICAL | REVERSE` walk gives: from the tip, depth first with a

@@ -63,7 +63,11 @@ fn base_lockfile() -> String {
 
 /// A repository whose first commit (the base) satisfies its own ledger, and the base's id.
 pub(crate) fn repo() -> (Project, String) {
-    let p = Project::git();
+    repo_in(Project::git())
+}
+
+/// [`repo`] in the git work tree `p`.
+fn repo_in(p: Project) -> (Project, String) {
     p.write("qa/merge_ledger.toml", LEDGER)
         .write("qa/freeze.toml", freeze_toml(BUDGET, &[(LEASE, EXPIRES)]))
         .write("qa/fixtures.lock.json", base_lockfile())
@@ -1775,15 +1779,38 @@ fn malformed_ledger_in_the_base_cannot_be_judged() {
 }
 
 #[test]
-fn sha256_repository_is_refused_with_a_clear_message() {
-    let p = Project::new();
-    p.git_cmd(&["init", "-q", "-b", "main", "--object-format=sha256"]);
+fn a_sha256_range_is_judged_as_a_sha1_one() {
+    // The same history as `repo()` in a SHA-256 repository (whatever GIT_DEFAULT_HASH says):
+    // the agent's fixture edit is found and named, with and without a commit-graph (guard
+    // reads SHA-256 graphs itself).
+    let sha256 = Project::new();
+    sha256.git_cmd(&["init", "-q", "-b", "main", "--object-format=sha256"]);
+    let (p, base) = repo_in(sha256);
+    assert_eq!(base.len(), 64, "{base}");
+    unrelated(&p, "src/app.py", "Bump the version");
+    p.write("tests/fixtures/invoice.json", INVOICE_V2);
+    let c = p.commit_as(CURSOR, "Regenerate the invoice fixture\n");
+    let run = check(&p, &since(&base));
+    expect(&run, 1, &["agent_edit_protected", "fixture_digest"]);
+    let json = run.json();
+    let edit = only(&json, "agent_edit_protected");
+    assert_eq!(edit["path"], "tests/fixtures/invoice.json");
+    assert_eq!(edit["commit"], p.short(&c));
+    assert_eq!(json["commits"].as_array().unwrap().len(), 2, "{json:#}");
+}
+
+#[test]
+fn an_object_format_guard_cannot_read_is_refused_with_a_clear_message() {
+    // git itself knows SHA-1 and SHA-256 only; a repository that names another format is
+    // refused as such, not as "not a git repository".
+    let p = Project::git();
     p.write("src/app.py", "VERSION = 1\n");
     p.commit_as(HUMAN, "Start\n");
-    unrelated(&p, "src/app.py", "Bump the version");
-    let run = check(&p, "HEAD~..HEAD");
+    p.git_cmd(&["config", "core.repositoryformatversion", "1"]);
+    p.git_cmd(&["config", "extensions.objectformat", "sha512"]);
+    let run = p.guard(&["check", "HEAD"]);
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-    assert!(run.stderr.contains("SHA-256"), "{}", run.stderr);
+    assert!(run.stderr.contains("object format"), "{}", run.stderr);
     assert!(
         !run.stderr.contains("not in a git repository"),
         "{}",
@@ -2946,11 +2973,12 @@ fn a_forged_commit_graph_fools_only_the_clone_it_was_written_in() {
     );
     let graph = p.path(".git/objects/info/commit-graph");
     let mut bytes = std::fs::read(&graph).unwrap();
-    let at: Vec<usize> = (0..=bytes.len() - 20)
-        .filter(|&i| bytes[i..i + 20] == agent_tree[..])
+    let n = agent_tree.len();
+    let at: Vec<usize> = (0..=bytes.len() - n)
+        .filter(|&i| bytes[i..i + n] == agent_tree[..])
         .collect();
     assert_eq!(at.len(), 1, "the agent commit's tree is in the graph once");
-    bytes[at[0]..at[0] + 20].copy_from_slice(&base_tree);
+    bytes[at[0]..at[0] + n].copy_from_slice(&base_tree);
     std::fs::remove_file(&graph).unwrap();
     std::fs::write(&graph, &bytes).unwrap();
     let fooled = p.guard(&["check", &range, "--format", "json"]);

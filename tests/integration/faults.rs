@@ -648,10 +648,16 @@ fn a_corrupt_pack_is_refused_before_guard_runs_with_fsck_objects_on_and_off() {
     let middle = pack.len() / 2;
     pack[middle] ^= 0x55;
 
+    // A client names the object format it speaks unless it is SHA-1.
+    let format = s.bare_git(&["rev-parse", "--show-object-format"]);
+    let caps = match format.trim() {
+        "sha1" => "report-status".to_string(),
+        other => format!("report-status object-format={other}"),
+    };
     for fsck in ["true", "false"] {
         s.config("receive.fsckObjects", fsck);
         let mut input =
-            pkt_line(format!("{} {clean} refs/heads/main\0report-status\n", s.base).as_bytes());
+            pkt_line(format!("{} {clean} refs/heads/main\0{caps}\n", s.base).as_bytes());
         input.extend_from_slice(b"0000");
         input.extend_from_slice(&pack);
         let mut cmd = s.git_cmd(s.home());

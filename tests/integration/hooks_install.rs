@@ -4,11 +4,11 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::support::hermetic;
 use crate::support::server::{
-    AGENTS, GUARD, Pushed, Server, UNKNOWN_ID, ZERO_ID, bare_repo, dir_names, file_url,
-    git_command, git_ok, install, ledger, run_install, run_with_stdin, write_in,
+    AGENTS, GUARD, Pushed, Server, UNKNOWN_ID, ZERO_ID, bare_repo, dir_names, file_url, git_ok,
+    install, ledger, run_install, run_with_stdin, write_in,
 };
-use crate::support::{Project, hermetic};
 
 // 7. An existing pre-receive hook is kept and chained.
 
@@ -293,52 +293,45 @@ fn install_quotes_an_unusual_guard_path_and_a_missing_guard_fails_closed() {
 }
 
 #[test]
-fn sha256_repository_is_rejected_with_a_clear_message() {
-    let tmp = Project::new();
-    let home = tmp.root();
-    git_ok(
-        home,
-        home,
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "--object-format=sha256",
-            "-b",
-            "main",
-            "bare.git",
-        ],
-    );
-    let bare = tmp.path("bare.git");
-    install(&["--server", bare.to_str().unwrap()]);
-    git_ok(
-        home,
-        home,
-        &["init", "-q", "--object-format=sha256", "-b", "main", "work"],
-    );
-    let work = tmp.path("work");
-    write_in(&work, "README.md", "hello\n");
-    git_ok(home, &work, &["add", "-A"]);
-    git_ok(home, &work, &["commit", "-q", "-m", "First"]);
-    let out = git_command(home, &work)
-        .args(["push", bare.to_str().unwrap(), "main"])
-        .output()
-        .unwrap();
-    let pushed = Pushed::from(out);
-    pushed.assert_rejected_with("remote: error: ");
+fn a_sha256_repository_is_judged_as_a_sha1_one_is() {
+    // A forge that hosts SHA-256 repositories keeps the gate on: `install.sh --server` on one,
+    // a human's push lands, an agent's edit of a fixture is refused, and `guard check` in a
+    // clone names the agent's commit by its 64-digit id.
+    let s = Server::sha256(&ledger(AGENTS, ""));
+    assert_eq!(s.bare_git(&["rev-parse", "--show-object-format"]), "sha256");
+    assert_eq!(s.base.len(), 64, "{}", s.base);
+
+    s.lock_fixture("tests/fixtures/golden.csv", "a,b\n1,2\n");
+    let human = s.commit("Add a golden file\n\nFixture-Lock: human\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    assert_eq!(s.server_ref("refs/heads/main"), Some(human.clone()));
+
+    write_in(&s.work, "tests/fixtures/golden.csv", "a,b\n1,3\n");
+    let agent = s.agent_commit("Regenerate the golden file\n");
+    let pushed = s.push(&["origin", "main"]);
+    pushed.assert_rejected_with("remote: error: refs/heads/main: [agent_edit_protected]");
     assert!(
-        pushed
-            .lines()
-            .iter()
-            .any(|l| l.starts_with("remote: error:") && l.contains("SHA-256")),
-        "{}",
+        pushed.stderr.contains(&s.short(&agent)),
+        "the agent's commit is named:\n{}",
         pushed.stderr
     );
-    let out = git_command(home, &bare)
-        .args(["rev-parse", "-q", "--verify", "refs/heads/main"])
+    assert_eq!(s.server_ref("refs/heads/main"), Some(human.clone()));
+
+    let checked = hermetic(Command::new(GUARD), s.home())
+        .args(["check", &format!("{human}..HEAD"), "--format", "json"])
+        .current_dir(&s.work)
         .output()
         .unwrap();
-    assert!(!out.status.success(), "nothing landed");
+    let stdout = String::from_utf8_lossy(&checked.stdout);
+    assert_eq!(checked.status.code(), Some(1), "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let findings = report["findings"].as_array().unwrap();
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["code"] == "agent_edit_protected" && f["commit"] == s.short(&agent)),
+        "{report:#}"
+    );
 }
 
 // The server's own object checks (receive.fsckObjects).

@@ -45,7 +45,7 @@ fn pre_push_with_a_remote_id_unknown_locally() {
     // The clone does not have UNKNOWN_ID (as after the server moved on without a fetch).
     let out = s
         .git_cmd(&s.work)
-        .args(["cat-file", "-e", UNKNOWN_ID])
+        .args(["cat-file", "-e", &UNKNOWN_ID.to_string()])
         .output()
         .unwrap();
     assert!(!out.status.success());

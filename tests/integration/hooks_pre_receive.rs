@@ -181,10 +181,10 @@ fn garbage_on_hook_stdin_cannot_be_judged() {
         ),
         (
             format!("{ZERO_ID} {b} refs/heads/x\n{b} {b}\n"),
-            // 81 characters: the last is cut.
+            // Cut to 80 characters.
             format!(
-                "line 2: expected `<old-id> <new-id> <ref>`, got \"{b} {}\"",
-                &b[..39]
+                "line 2: expected `<old-id> <new-id> <ref>`, got \"{}\"",
+                &format!("{b} {b}")[..80]
             ),
         ),
         (

@@ -11,15 +11,7 @@ fn fixtures_are_hashed_again_after_a_break_glass_push() {
     // The hook trusts the old tip's fixture digests because the old tip passed the gate; a tip
     // that came in by break-glass did not.
     let s = Server::new("");
-    write_in(&s.work, "tests/fixtures/golden.csv", "a,b\n1,2\n");
-    write_in(
-        &s.work,
-        "qa/fixtures.lock.json",
-        &format!(
-            "{{\"files\": {{\"tests/fixtures/golden.csv\": \"{}\"}}}}\n",
-            crate::support::sha256sum(b"a,b\n1,2\n")
-        ),
-    );
+    s.lock_fixture("tests/fixtures/golden.csv", "a,b\n1,2\n");
     s.commit("Add a golden file\n\nFixture-Lock: human\n");
     s.push(&["origin", "main"]).assert_accepted();
 

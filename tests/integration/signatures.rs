@@ -292,10 +292,15 @@ fn tampered_signed_commit_is_rejected() {
         "Extend the lease\n\nFreeze-Lease: human\n",
         Some(&keys.dev),
     );
-    // Rewrite the message but keep the gpgsig header: the signature no longer covers it.
+    // Rewrite the message but keep the signature header (named after the repository's hash):
+    // the signature no longer covers it.
     let object = p.git_cmd(&["cat-file", "commit", &signed]);
+    let header = match p.git_cmd(&["rev-parse", "--show-object-format"]).trim() {
+        "sha256" => "gpgsig-sha256",
+        _ => "gpgsig",
+    };
     assert!(
-        object.contains("gpgsig -----BEGIN SSH SIGNATURE-----"),
+        object.contains(&format!("\n{header} -----BEGIN SSH SIGNATURE-----")),
         "{object}"
     );
     let forged = object.replace("Extend the lease", "Extend the lease for good");

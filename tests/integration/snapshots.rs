@@ -119,8 +119,9 @@ fn assert_shot(name: &str, shot: &Shot, commits: &[(&str, &str)]) {
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
     for (label, id) in commits {
+        // 40 hex digits, or 64 in a SHA-256 repository (CI runs these under both formats).
         assert!(
-            id.len() == 40 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+            matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit()),
             "{label} is not a full commit id: {id}"
         );
         settings.add_filter(&format!(r"\b{id}\b"), format!("[{label}]"));

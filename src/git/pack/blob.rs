@@ -20,9 +20,7 @@ use std::path::{Path, PathBuf};
 use flate2::{Decompress, FlushDecompress, Status};
 use git2::Oid;
 
-use super::{
-    HASH_LEN, Index, OBJ_BLOB, PACK_HEADER, be32, entry_header, is_pack_header, pack_indexes,
-};
+use super::{Index, OBJ_BLOB, PACK_HEADER, be32, entry_header, is_pack_header, pack_indexes};
 
 /// Bytes read from a pack and inflated at a time: the output stays in the core's cache until
 /// the caller has hashed it.
@@ -48,11 +46,12 @@ struct Pack {
 impl PackBlobs {
     /// The packs in `pack/` of each of `dirs`, in order. A pack whose index is missing, not of
     /// version 2 or malformed is left out (libgit2 still reads it).
-    pub fn open(dirs: &[PathBuf]) -> PackBlobs {
+    /// `hash_len` is the length of the repository's ids (20 or 32).
+    pub fn open(dirs: &[PathBuf], hash_len: usize) -> PackBlobs {
         PackBlobs {
             packs: pack_indexes(dirs)
                 .iter()
-                .filter_map(|idx| Pack::open(idx))
+                .filter_map(|idx| Pack::open(idx, hash_len))
                 .collect(),
             input: Vec::new(),
             output: Vec::new(),
@@ -70,9 +69,7 @@ impl PackBlobs {
     /// it whole, or the entry is not as promised (then `sink` may have had part of it, and the
     /// caller reads the blob through libgit2).
     pub fn stream(&mut self, id: Oid, size: u64, mut sink: impl FnMut(&[u8])) -> bool {
-        let Ok(key) = <&[u8; HASH_LEN]>::try_from(id.as_bytes()) else {
-            return false;
-        };
+        let key = id.as_bytes();
         if self.input.is_empty() {
             self.input = vec![0; CHUNK];
             self.output = vec![0; CHUNK];
@@ -93,9 +90,9 @@ impl PackBlobs {
 
 impl Pack {
     /// Maps and checks one index (its pack is opened when first read).
-    fn open(idx_path: &Path) -> Option<Pack> {
+    fn open(idx_path: &Path, hash_len: usize) -> Option<Pack> {
         Some(Pack {
-            index: Index::open(idx_path)?,
+            index: Index::open(idx_path, hash_len)?,
             path: idx_path.with_extension("pack"),
             pack: OnceCell::new(),
         })
@@ -110,9 +107,10 @@ impl Pack {
                 let mut header = [0u8; PACK_HEADER];
                 io::Read::read_exact(&mut file, &mut header).ok()?;
                 let len = file.metadata().ok()?.len();
-                let mut checksum = [0u8; HASH_LEN];
-                let at = len.checked_sub(HASH_LEN as u64)?;
-                (read_at(&file, &mut checksum, at).ok()? == HASH_LEN).then_some(())?;
+                let n = self.index.hash_len;
+                let mut checksum = vec![0u8; n];
+                let at = len.checked_sub(n as u64)?;
+                (read_at(&file, &mut checksum, at).ok()? == n).then_some(())?;
                 let listed = be32(&header, 8) as usize;
                 (is_pack_header(&header)
                     && listed == self.index.count
@@ -271,7 +269,7 @@ mod tests {
             .lines()
             .filter_map(|line| {
                 let f: Vec<&str> = line.split_whitespace().collect();
-                let id = Oid::from_str(f.first()?).ok()?;
+                let id = crate::git::test_oid(f.first()?)?;
                 (f.len() >= 5).then(|| {
                     let delta = f.len() > 5;
                     (
@@ -307,7 +305,7 @@ mod tests {
     /// every other object is left to libgit2.
     fn streams_as_libgit2_reads(dir: &Path, objects: &HashMap<Oid, (String, u64, u64, bool)>) {
         let repo = Repository::open(dir).unwrap();
-        let mut packs = PackBlobs::open(&[dir.join(".git/objects")]);
+        let mut packs = PackBlobs::open(&[dir.join(".git/objects")], crate::git::test_hash_len());
         let mut whole = 0;
         for (&id, (kind, size, _, delta)) in objects {
             let got = streamed(&mut packs, id, *size);
@@ -355,7 +353,10 @@ mod tests {
     fn a_blob_of_another_size_loose_or_missing_is_not_streamed() {
         let dir = tempfile::tempdir().unwrap();
         let objects = packed_repo(dir.path());
-        let mut packs = PackBlobs::open(&[dir.path().join(".git/objects")]);
+        let mut packs = PackBlobs::open(
+            &[dir.path().join(".git/objects")],
+            crate::git::test_hash_len(),
+        );
         let (&id, (_, size, _, _)) = objects
             .iter()
             .find(|(_, (kind, size, _, delta))| kind == "blob" && !delta && *size == 3)
@@ -371,7 +372,11 @@ mod tests {
         assert!(repo.find_blob(loose).is_ok());
         assert_eq!(streamed(&mut packs, loose, 24), None);
         assert_eq!(
-            streamed(&mut packs, Oid::from_str(&"ab".repeat(20)).unwrap(), 3),
+            streamed(
+                &mut packs,
+                Oid::from_bytes(&[0xab; 32][..crate::git::test_hash_len()]).unwrap(),
+                3
+            ),
             None
         );
     }
@@ -389,14 +394,20 @@ mod tests {
         let pack = pack_indexes(dir.path()).remove(0).with_extension("pack");
         let mut bytes = std::fs::read(&pack).unwrap();
         let good_pack = bytes.clone();
-        let mut packs = PackBlobs::open(&[dir.path().join(".git/objects")]);
+        let mut packs = PackBlobs::open(
+            &[dir.path().join(".git/objects")],
+            crate::git::test_hash_len(),
+        );
         assert!(streamed(&mut packs, id, size).is_some());
         // One byte of the stored noise, far into the entry: only the checksum tells.
         let at = offset as usize + 2 * CHUNK;
         bytes[at] ^= 0x01;
         std::fs::set_permissions(&pack, std::fs::Permissions::from_mode(0o644)).unwrap();
         std::fs::write(&pack, &bytes).unwrap();
-        let mut packs = PackBlobs::open(&[dir.path().join(".git/objects")]);
+        let mut packs = PackBlobs::open(
+            &[dir.path().join(".git/objects")],
+            crate::git::test_hash_len(),
+        );
         let mut seen = 0u64;
         assert!(!packs.stream(id, size, |piece| seen += piece.len() as u64));
         assert!(seen > 2 * CHUNK as u64, "read up to the damage: {seen}");
@@ -404,11 +415,17 @@ mod tests {
         let mut unpacked = good_pack.clone();
         unpacked[..4].copy_from_slice(b"KCAP");
         std::fs::write(&pack, &unpacked).unwrap();
-        let mut packs = PackBlobs::open(&[dir.path().join(".git/objects")]);
+        let mut packs = PackBlobs::open(
+            &[dir.path().join(".git/objects")],
+            crate::git::test_hash_len(),
+        );
         assert_eq!(streamed(&mut packs, id, size), None);
         // The pack cut short inside the entry.
         std::fs::write(&pack, &bytes[..offset as usize + CHUNK]).unwrap();
-        let mut packs = PackBlobs::open(&[dir.path().join(".git/objects")]);
+        let mut packs = PackBlobs::open(
+            &[dir.path().join(".git/objects")],
+            crate::git::test_hash_len(),
+        );
         assert_eq!(streamed(&mut packs, id, size), None);
 
         // An index cut short, or of another version, is not opened.
@@ -421,10 +438,22 @@ mod tests {
             &[&good[..7], &[1u8][..], &good[8..]].concat(),
         ] {
             std::fs::write(&idx, bad).unwrap();
-            assert!(PackBlobs::open(&[dir.path().join(".git/objects")]).is_empty());
+            assert!(
+                PackBlobs::open(
+                    &[dir.path().join(".git/objects")],
+                    crate::git::test_hash_len()
+                )
+                .is_empty()
+            );
         }
         std::fs::write(&idx, &good).unwrap();
-        assert!(!PackBlobs::open(&[dir.path().join(".git/objects")]).is_empty());
+        assert!(
+            !PackBlobs::open(
+                &[dir.path().join(".git/objects")],
+                crate::git::test_hash_len()
+            )
+            .is_empty()
+        );
     }
 
     #[test]
@@ -444,7 +473,10 @@ mod tests {
             .collect();
         let (mut streamed_some, mut refused_some) = (false, false);
         super::super::with_damaged_pack(dir.path(), 80, |round| {
-            let mut packs = PackBlobs::open(&[dir.path().join(".git/objects")]);
+            let mut packs = PackBlobs::open(
+                &[dir.path().join(".git/objects")],
+                crate::git::test_hash_len(),
+            );
             for (id, size, content) in &blobs {
                 match streamed(&mut packs, *id, *size) {
                     Some(got) => {
@@ -466,10 +498,13 @@ mod tests {
         let pushed = tempfile::tempdir().unwrap();
         let main_objects = packed_repo(main.path());
         let pushed_objects = packed_repo(pushed.path());
-        let mut packs = PackBlobs::open(&[
-            main.path().join(".git/objects"),
-            pushed.path().join(".git/objects"),
-        ]);
+        let mut packs = PackBlobs::open(
+            &[
+                main.path().join(".git/objects"),
+                pushed.path().join(".git/objects"),
+            ],
+            crate::git::test_hash_len(),
+        );
         for objects in [&main_objects, &pushed_objects] {
             let (&id, (_, size, _, _)) = objects
                 .iter()

@@ -27,13 +27,11 @@ use memmap2::Mmap;
 pub use blob::PackBlobs;
 pub use object::PackObjects;
 
-const HASH_LEN: usize = 20;
-/// Magic and version 2 of a pack index.
+/// Magic and version 2 of a pack index (SHA-1 and SHA-256 repositories alike: git writes
+/// version 2 with ids of the repository's length).
 const IDX_HEADER: [u8; 8] = [0xff, b't', b'O', b'c', 0, 0, 0, 2];
 const FANOUT: usize = 8;
 const ENTRIES: usize = FANOUT + 256 * 4;
-/// The pack's and the index's own SHA-1 at the end of an index.
-const IDX_TRAILER: usize = 2 * HASH_LEN;
 /// A pack file's header: `PACK`, the version, the object count.
 const PACK_HEADER: usize = 12;
 
@@ -66,6 +64,8 @@ fn pack_indexes(dirs: &[PathBuf]) -> Vec<PathBuf> {
 /// A pack's index (version 2), mapped.
 struct Index {
     idx: Mmap,
+    /// The length of the ids it lists, the repository's: 20 (SHA-1) or 32 (SHA-256).
+    hash_len: usize,
     count: usize,
     /// Where the 64-bit offsets start, and how many there are.
     large: usize,
@@ -73,15 +73,20 @@ struct Index {
 }
 
 impl Index {
-    /// Maps and checks the index at `path`; `None` if it is missing, of another version or
-    /// malformed (libgit2 still reads its pack).
-    fn open(path: &Path) -> Option<Index> {
+    /// Maps and checks the index at `path`, of `hash_len`-byte ids (the repository's); `None`
+    /// if it is missing, of another version or malformed (libgit2 still reads its pack).
+    fn open(path: &Path, hash_len: usize) -> Option<Index> {
+        if hash_len != 20 && hash_len != 32 {
+            return None;
+        }
+        // The pack's and the index's own checksums end an index.
+        let trailer = 2 * hash_len;
         let file = File::open(path).ok()?;
         // SAFETY: the map is read-only and private. git writes an index once, under a temporary
         // name, and renames it into place; it never rewrites one (git and libgit2 map them too).
         let idx = unsafe { Mmap::map(&file) }.ok()?;
         let m = &idx[..];
-        if m.len() < ENTRIES + IDX_TRAILER || m[..8] != IDX_HEADER {
+        if m.len() < ENTRIES + trailer || m[..8] != IDX_HEADER {
             return None;
         }
         if (1..256).any(|b| be32(m, FANOUT + (b - 1) * 4) > be32(m, FANOUT + b * 4)) {
@@ -89,22 +94,26 @@ impl Index {
         }
         let count = be32(m, FANOUT + 255 * 4) as usize;
         // Ids, CRC-32s and 32-bit offsets, then the 64-bit offsets and the trailer.
-        let large = count.checked_mul(HASH_LEN + 4 + 4)?.checked_add(ENTRIES)?;
-        let rest = m.len().checked_sub(large)?.checked_sub(IDX_TRAILER)?;
+        let large = count.checked_mul(hash_len + 4 + 4)?.checked_add(ENTRIES)?;
+        let rest = m.len().checked_sub(large)?.checked_sub(trailer)?;
         if rest % 8 != 0 {
             return None;
         }
         Some(Index {
             idx,
+            hash_len,
             count,
             large,
             large_count: rest / 8,
         })
     }
 
-    /// The position of `id` in the index.
-    fn find(&self, id: &[u8; HASH_LEN]) -> Option<usize> {
-        let m = &self.idx[..];
+    /// The position of `id` in the index; `None` also for an id of another length.
+    fn find(&self, id: &[u8]) -> Option<usize> {
+        let (m, n) = (&self.idx[..], self.hash_len);
+        if id.len() != n {
+            return None;
+        }
         let first = id[0] as usize;
         let mut lo = match first {
             0 => 0,
@@ -113,8 +122,8 @@ impl Index {
         let mut hi = be32(m, FANOUT + first * 4) as usize;
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let at = ENTRIES + mid * HASH_LEN;
-            match m[at..at + HASH_LEN].cmp(&id[..]) {
+            let at = ENTRIES + mid * n;
+            match m[at..at + n].cmp(id) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return Some(mid),
@@ -126,7 +135,7 @@ impl Index {
     /// The pack offset of the `nth` object of the index.
     fn offset(&self, nth: usize) -> Option<u64> {
         let m = &self.idx[..];
-        let small = be32(m, ENTRIES + self.count * (HASH_LEN + 4) + nth * 4);
+        let small = be32(m, ENTRIES + self.count * (self.hash_len + 4) + nth * 4);
         if small & 0x8000_0000 == 0 {
             return Some(u64::from(small));
         }
@@ -138,16 +147,16 @@ impl Index {
         Some(u64::from_be_bytes(m[at..at + 8].try_into().ok()?))
     }
 
-    /// The checksum of the pack this index describes (the pack file's last 20 bytes).
+    /// The checksum of the pack this index describes (the pack file's last `hash_len` bytes).
     fn pack_checksum(&self) -> &[u8] {
-        let end = self.idx.len() - HASH_LEN;
-        &self.idx[end - HASH_LEN..end]
+        let end = self.idx.len() - self.hash_len;
+        &self.idx[end - self.hash_len..end]
     }
 
     /// The CRC-32 of the `nth` object's whole entry in the pack (header and zlib stream), as
     /// `index-pack` computed it.
     fn crc(&self, nth: usize) -> u32 {
-        be32(&self.idx, ENTRIES + self.count * HASH_LEN + nth * 4)
+        be32(&self.idx, ENTRIES + self.count * self.hash_len + nth * 4)
     }
 }
 

@@ -31,8 +31,8 @@ use git2::{ObjectType, Oid};
 use memmap2::Mmap;
 
 use super::{
-    HASH_LEN, Index, OBJ_BLOB, OBJ_COMMIT, OBJ_OFS_DELTA, OBJ_REF_DELTA, OBJ_TAG, OBJ_TREE,
-    PACK_HEADER, be32, delta, entry_header, is_pack_header, pack_indexes,
+    Index, OBJ_BLOB, OBJ_COMMIT, OBJ_OFS_DELTA, OBJ_REF_DELTA, OBJ_TAG, OBJ_TREE, PACK_HEADER,
+    be32, delta, entry_header, is_pack_header, pack_indexes,
 };
 
 /// How many bytes of pack one reader maps, at most (the packs it maps, whole, together). Pages
@@ -114,12 +114,13 @@ impl PackObjects {
     /// newest pack to the oldest, as git looks. Packs are taken in that order while they fit
     /// in [`MAPPED_UP_TO`] together; the rest, and a pack whose index is missing, not of
     /// version 2 or malformed, are left out (libgit2 still reads them).
-    pub fn open(dirs: &[PathBuf]) -> PackObjects {
-        PackObjects::within(dirs, LIMITS)
+    /// `hash_len` is the length of the repository's ids (20 or 32).
+    pub fn open(dirs: &[PathBuf], hash_len: usize) -> PackObjects {
+        PackObjects::within(dirs, hash_len, LIMITS)
     }
 
     /// `open`, within `limits`.
-    fn within(dirs: &[PathBuf], limits: Limits) -> PackObjects {
+    fn within(dirs: &[PathBuf], hash_len: usize, limits: Limits) -> PackObjects {
         let mut packs = Vec::new();
         let mut room = limits.mapped;
         for dir in dirs.iter().rev() {
@@ -134,7 +135,7 @@ impl PackObjects {
             idxs.sort_by(|a, b| b.cmp(a));
             for (_, len, idx) in idxs {
                 if len <= room
-                    && let Some(pack) = Pack::open(&idx)
+                    && let Some(pack) = Pack::open(&idx, hash_len)
                 {
                     room -= len;
                     packs.push(pack);
@@ -154,7 +155,7 @@ impl PackObjects {
     /// described in the module's documentation. `None` leaves it to libgit2: the object may
     /// be loose, in another pack, of another type, or missing.
     pub fn read(&mut self, id: Oid, kind: ObjectType) -> Option<Rc<[u8]>> {
-        let key = <&[u8; HASH_LEN]>::try_from(id.as_bytes()).ok()?;
+        let key = id.as_bytes();
         let want = match kind {
             ObjectType::Commit => OBJ_COMMIT,
             ObjectType::Tree => OBJ_TREE,
@@ -215,9 +216,9 @@ impl PackObjects {
 }
 
 impl Pack {
-    fn open(idx_path: &Path) -> Option<Pack> {
+    fn open(idx_path: &Path, hash_len: usize) -> Option<Pack> {
         Some(Pack {
-            index: Index::open(idx_path)?,
+            index: Index::open(idx_path, hash_len)?,
             path: idx_path.with_extension("pack"),
             map: None,
         })
@@ -226,12 +227,12 @@ impl Pack {
 
 /// The pack file at `path` mapped, if it is at most `room` bytes and is the pack `index`
 /// describes, as git and libgit2 require when they open one: a pack's header, as many objects
-/// as the index lists, and the pack's own checksum (its last 20 bytes) the one the index
-/// records.
+/// as the index lists, and the pack's own checksum (its last 20 or 32 bytes, the length of
+/// the repository's ids) the one the index records.
 fn map_pack(path: &Path, index: &Index, room: u64) -> Option<Mmap> {
     let file = File::open(path).ok()?;
     let len = file.metadata().ok()?.len();
-    if len > room || len < (PACK_HEADER + HASH_LEN) as u64 {
+    if len > room || len < (PACK_HEADER + index.hash_len) as u64 {
         return None;
     }
     // SAFETY: the map is read-only and private. git writes a pack once, under a temporary name,
@@ -243,7 +244,7 @@ fn map_pack(path: &Path, index: &Index, room: u64) -> Option<Mmap> {
             .map(&file)
     }
     .ok()?;
-    let checksum = &map[map.len() - HASH_LEN..];
+    let checksum = &map[map.len() - index.hash_len..];
     let listed = be32(&map, 8) as usize;
     (is_pack_header(&map) && listed == index.count && checksum == index.pack_checksum())
         .then_some(map)
@@ -310,9 +311,10 @@ impl Read<'_> {
                     Some(at.checked_sub(back).filter(|_| back > 0)?)
                 }
                 OBJ_REF_DELTA => {
-                    let id = entry.get(body..body + HASH_LEN)?;
-                    body += HASH_LEN;
-                    let nth = self.pack.index.find(id.try_into().ok()?)?;
+                    let n = self.pack.index.hash_len;
+                    let id = entry.get(body..body + n)?;
+                    body += n;
+                    let nth = self.pack.index.find(id)?;
                     Some(self.pack.index.offset(nth)?)
                 }
                 OBJ_COMMIT | OBJ_TREE | OBJ_BLOB | OBJ_TAG => None,
@@ -354,7 +356,9 @@ impl Read<'_> {
 
     /// The bytes from `at` to the pack's trailing checksum, if an entry can start there.
     fn entry_at(&self, at: u64) -> Option<&[u8]> {
-        let entries = self.map.get(..self.map.len().checked_sub(HASH_LEN)?)?;
+        let entries = self
+            .map
+            .get(..self.map.len().checked_sub(self.pack.index.hash_len)?)?;
         usize::try_from(at)
             .ok()
             .filter(|&at| at >= PACK_HEADER)
@@ -435,7 +439,7 @@ mod tests {
             .lines()
             .filter_map(|line| {
                 let f: Vec<&str> = line.split_whitespace().collect();
-                let id = Oid::from_str(f.first()?).ok()?;
+                let id = crate::git::test_oid(f.first()?)?;
                 (f.len() >= 5).then(|| (id, f[1].to_string(), f.len() > 5))
             })
             .collect()
@@ -474,7 +478,10 @@ mod tests {
             dir.path(),
             &["repack", "-adfq", "--depth=50", "--window=250"],
         );
-        let mut objects = PackObjects::open(&[dir.path().join(".git/objects")]);
+        let mut objects = PackObjects::open(
+            &[dir.path().join(".git/objects")],
+            crate::git::test_hash_len(),
+        );
         let deltas = reads_as_libgit2(dir.path(), &mut objects);
         assert!(deltas > 50, "{deltas} deltas");
         // Read again, now mostly from what the reader kept, and by a fresh reader in another
@@ -497,12 +504,15 @@ mod tests {
             .into_iter()
             .find(|(_, _, delta)| *delta)
             .unwrap();
-        let mut objects = PackObjects::open(&[dir.path().join(".git/objects")]);
+        let mut objects = PackObjects::open(
+            &[dir.path().join(".git/objects")],
+            crate::git::test_hash_len(),
+        );
         let deltas = reads_as_libgit2(dir.path(), &mut objects);
         assert!(deltas > 50, "{deltas} deltas");
         // The deltas are by id: a REF_DELTA entry header somewhere in the pack.
-        let idx = Index::open(&idx).unwrap();
-        let at = idx.offset(idx.find(first.0.as_bytes().try_into().unwrap()).unwrap());
+        let idx = Index::open(&idx, crate::git::test_hash_len()).unwrap();
+        let at = idx.offset(idx.find(first.0.as_bytes()).unwrap());
         let header = entry_header(&pack[at.unwrap() as usize..]).unwrap();
         assert_eq!(header.kind, OBJ_REF_DELTA);
     }
@@ -513,8 +523,16 @@ mod tests {
         history(dir.path());
         git(dir.path(), &["repack", "-adfq"]);
         let idx = super::super::index_with_large_offsets(dir.path());
-        assert!(Index::open(&idx).unwrap().large_count > 100);
-        let mut objects = PackObjects::open(&[dir.path().join(".git/objects")]);
+        assert!(
+            Index::open(&idx, crate::git::test_hash_len())
+                .unwrap()
+                .large_count
+                > 100
+        );
+        let mut objects = PackObjects::open(
+            &[dir.path().join(".git/objects")],
+            crate::git::test_hash_len(),
+        );
         let deltas = reads_as_libgit2(dir.path(), &mut objects);
         assert!(deltas > 50, "{deltas} deltas");
     }
@@ -528,10 +546,10 @@ mod tests {
         let loose = repo.blob(b"written after the repack\n").unwrap();
         let tree = repo.head().unwrap().peel_to_tree().unwrap().id();
         let dirs = [dir.path().join(".git/objects")];
-        let mut objects = PackObjects::open(&dirs);
+        let mut objects = PackObjects::open(&dirs, crate::git::test_hash_len());
         assert!(objects.read(tree, ObjectType::Tree).is_some());
         assert_eq!(objects.read(loose, ObjectType::Blob), None);
-        let missing = Oid::from_str(&"ab".repeat(20)).unwrap();
+        let missing = Oid::from_bytes(&[0xab; 32][..crate::git::test_hash_len()]).unwrap();
         assert_eq!(objects.read(missing, ObjectType::Tree), None);
         // Packs beyond the room are left out, and deltas past the bytes a chain may apply.
         let pack_len = std::fs::metadata(pack_indexes(&dirs)[0].with_extension("pack"))
@@ -540,6 +558,7 @@ mod tests {
         let within = |mapped: u64, chain_bytes: usize| {
             PackObjects::within(
                 &dirs,
+                crate::git::test_hash_len(),
                 Limits {
                     mapped,
                     chain_bytes,
@@ -590,8 +609,8 @@ mod tests {
         let second = pack_indexes(&[dir.path().join(".git/objects")]).remove(0);
         assert_ne!(first, second);
         let (one, other) = (
-            Index::open(&kept_idx).unwrap(),
-            Index::open(&second).unwrap(),
+            Index::open(&kept_idx, crate::git::test_hash_len()).unwrap(),
+            Index::open(&second, crate::git::test_hash_len()).unwrap(),
         );
         assert_eq!(one.count, other.count);
         let pack = second.with_extension("pack");
@@ -621,7 +640,7 @@ mod tests {
             main.path().join(".git/objects"),
             pushed.path().join(".git/objects"),
         ];
-        let mut objects = PackObjects::open(&dirs);
+        let mut objects = PackObjects::open(&dirs, crate::git::test_hash_len());
         for dir in [main.path(), pushed.path()] {
             let repo = Repository::open(dir).unwrap();
             let tree = repo.head().unwrap().peel_to_tree().unwrap();
@@ -648,9 +667,11 @@ mod tests {
             .map(|(id, _, _)| id)
             .collect();
         let (a, b) = (trees[0], trees[1]);
-        let index = Index::open(&idx_path).unwrap();
-        let nth = |id: Oid| index.find(id.as_bytes().try_into().unwrap()).unwrap();
-        let slot = |n: usize| super::super::ENTRIES + index.count * (HASH_LEN + 4) + n * 4;
+        let index = Index::open(&idx_path, crate::git::test_hash_len()).unwrap();
+        let nth = |id: Oid| index.find(id.as_bytes()).unwrap();
+        let slot = |n: usize| {
+            super::super::ENTRIES + index.count * (crate::git::test_hash_len() + 4) + n * 4
+        };
         let (sa, sb) = (slot(nth(a)), slot(nth(b)));
         drop(index);
         let mut bytes = std::fs::read(&idx_path).unwrap();
@@ -659,7 +680,10 @@ mod tests {
         }
         std::fs::set_permissions(&idx_path, std::fs::Permissions::from_mode(0o644)).unwrap();
         std::fs::write(&idx_path, &bytes).unwrap();
-        let mut objects = PackObjects::open(&[dir.path().join(".git/objects")]);
+        let mut objects = PackObjects::open(
+            &[dir.path().join(".git/objects")],
+            crate::git::test_hash_len(),
+        );
         assert_eq!(objects.read(a, ObjectType::Tree), None);
         assert_eq!(objects.read(b, ObjectType::Tree), None);
     }
@@ -680,7 +704,10 @@ mod tests {
             .collect();
         let (mut read_some, mut refused_some) = (false, false);
         super::super::with_damaged_pack(dir.path(), 60, |round| {
-            let mut reader = PackObjects::open(&[dir.path().join(".git/objects")]);
+            let mut reader = PackObjects::open(
+                &[dir.path().join(".git/objects")],
+                crate::git::test_hash_len(),
+            );
             for (id, kind, content) in &objects {
                 match reader.read(*id, *kind) {
                     Some(got) => {

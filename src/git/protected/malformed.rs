@@ -75,9 +75,10 @@ struct FsckWalk<'a, 'r> {
     out: Vec<MalformedTree>,
 }
 
-/// A set of object ids, hashed by foldhash (SipHash on every tree of a commit's walk cost
-/// more than the lookups saved), randomly seeded (a pusher can grind ids).
-type OidSet = HashSet<Oid, foldhash::fast::RandomState>;
+/// A set of object ids, hashed by foldhash over each id's own bytes (`git::oid_hash`; SipHash
+/// on every tree of a commit's walk cost more than the lookups saved), randomly seeded (a
+/// pusher can grind ids).
+type OidSet = HashSet<Oid, crate::git::oid_hash::SeededOidHash>;
 
 impl<'r> FsckWalk<'_, 'r> {
     fn check(&mut self, tree: &RawTree, path: &str) {

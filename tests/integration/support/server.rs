@@ -12,9 +12,30 @@ use super::{Project, hermetic};
 pub(crate) const GUARD: &str = env!("CARGO_BIN_EXE_guard");
 pub(crate) const AGENT_NAME: &str = "Cursor Agent";
 pub(crate) const AGENT_EMAIL: &str = "cursoragent@cursor.com";
-/// A 40-hex id that no test repository holds.
-pub(crate) const UNKNOWN_ID: &str = "0123456789abcdef0123456789abcdef01234567";
-pub(crate) const ZERO_ID: &str = "0000000000000000000000000000000000000000";
+/// An id that no test repository holds, as long as the test repositories' ids.
+pub(crate) const UNKNOWN_ID: TestId = TestId("0123456789abcdef");
+/// The zero id git writes for a ref that is created or deleted.
+pub(crate) const ZERO_ID: TestId = TestId("0");
+
+/// An id of the test repositories' object format: `pattern` repeated to 40 hex digits, or to
+/// 64 when the tests make SHA-256 repositories (CI runs the hook tests with
+/// `GIT_DEFAULT_HASH=sha256`, which `git init` follows).
+pub(crate) struct TestId(&'static str);
+
+impl std::fmt::Display for TestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hex: String = self.0.chars().cycle().take(hex_len()).collect();
+        f.write_str(&hex)
+    }
+}
+
+/// How many hex digits the test repositories' ids have.
+pub(crate) fn hex_len() -> usize {
+    match std::env::var("GIT_DEFAULT_HASH").as_deref() {
+        Ok("sha256") => 64,
+        _ => 40,
+    }
+}
 
 /// The `[agents]` table of the test ledger (without its header).
 pub(crate) const AGENTS: &str = "emails = ['cursoragent@cursor.com']";
@@ -122,7 +143,19 @@ impl Server {
     /// A server with `ledger`; `before_install` runs on the bare repository before
     /// `install.sh` does.
     pub(crate) fn with_ledger(ledger: &str, before_install: impl FnOnce(&Path)) -> Server {
-        let (tmp, bare) = bare_repo();
+        Server::build(ledger, bare_repo(), before_install)
+    }
+
+    /// A server whose repository has SHA-256 object ids, whatever `GIT_DEFAULT_HASH` says.
+    pub(crate) fn sha256(ledger: &str) -> Server {
+        Server::build(ledger, bare_repo_in(&["--object-format=sha256"]), |_| {})
+    }
+
+    fn build(
+        ledger: &str,
+        (tmp, bare): (Project, PathBuf),
+        before_install: impl FnOnce(&Path),
+    ) -> Server {
         before_install(&bare);
         install(&["--server", bare.to_str().unwrap()]);
         // The default 4 s budget is for a release build on an idle server; debug builds
@@ -217,6 +250,19 @@ impl Server {
         self.git(&["rev-parse", "HEAD"])
     }
 
+    /// Writes the fixture `path` with `content`, and a lockfile that holds its digest alone.
+    pub(crate) fn lock_fixture(&self, path: &str, content: &str) {
+        write_in(&self.work, path, content);
+        write_in(
+            &self.work,
+            "qa/fixtures.lock.json",
+            &format!(
+                "{{\"files\": {{\"{path}\": \"{}\"}}}}\n",
+                super::sha256sum(content.as_bytes())
+            ),
+        );
+    }
+
     /// Commits everything in the working clone as the agent (author and committer).
     pub(crate) fn agent_commit(&self, message: &str) -> String {
         commit_in(self, &self.work, Some((AGENT_NAME, AGENT_EMAIL)), message)
@@ -285,12 +331,16 @@ impl Server {
 
 /// A temp dir with an empty bare repository `bare.git` whose HEAD is `main`.
 pub(crate) fn bare_repo() -> (Project, PathBuf) {
+    bare_repo_in(&[])
+}
+
+/// [`bare_repo`], made with `options` for `git init` too.
+pub(crate) fn bare_repo_in(options: &[&str]) -> (Project, PathBuf) {
     let tmp = Project::new();
-    git_ok(
-        tmp.root(),
-        tmp.root(),
-        &["init", "-q", "--bare", "-b", "main", "bare.git"],
-    );
+    let mut args = vec!["init", "-q", "--bare", "-b", "main"];
+    args.extend_from_slice(options);
+    args.push("bare.git");
+    git_ok(tmp.root(), tmp.root(), &args);
     let bare = tmp.path("bare.git");
     (tmp, bare)
 }
