@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 
 use libfuzzer_sys::fuzz_target;
-use merge_guard::git::Repository;
+use git2::Repository;
 use merge_guard::git::raw_tree::RawTree;
 
 /// Inputs written to one in-memory store before it is made afresh.

@@ -83,7 +83,7 @@ pub(super) fn commits_in_batches(
     batch_len: usize,
     drain: bool,
 ) -> anyhow::Result<(Commits, Ahead)> {
-    let git_dir = repo.path();
+    let git_dir = git::git_dir(repo);
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let (send, receive) = mpsc::channel::<Vec<Owned>>();

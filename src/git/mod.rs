@@ -36,7 +36,7 @@ pub const MAX_TEXT_BLOB: usize = 32 << 20;
 /// The blob `id`'s bytes, unless it is larger than [`MAX_TEXT_BLOB`] (`path` names it in the
 /// error).
 pub(crate) fn text_blob<'r>(
-    repo: &'r Repository,
+    repo: &'r git2::Repository,
     id: Oid,
     path: &str,
 ) -> Result<git2::Blob<'r>, git2::Error> {
@@ -56,7 +56,7 @@ fn too_large(path: &str, size: usize, id: Oid) -> git2::Error {
 }
 
 /// The bytes of the blob `id`.
-pub fn blob(repo: &Repository, id: Oid) -> Result<Vec<u8>, git2::Error> {
+pub fn blob(repo: &git2::Repository, id: Oid) -> Result<Vec<u8>, git2::Error> {
     let object = repo.find_object(id, Some(git2::ObjectType::Blob))?;
     let blob = object
         .as_blob()
@@ -64,10 +64,27 @@ pub fn blob(repo: &Repository, id: Oid) -> Result<Vec<u8>, git2::Error> {
     Ok(blob.content().to_vec())
 }
 
-// The engine and the hooks pass the repository a hook opened along without reading anything
-// through it: whatever they read goes through a function of this module. Re-exported so that
-// the rest of the crate names it without importing `git2`.
-pub use git2::Repository;
+/// An open repository, as the engine and the hooks hold it: they pass it along to this
+/// module's functions and read nothing through it themselves. libgit2's handle stays inside
+/// `git/`, whose functions take it (a `&Repository` coerces to it through `Deref`), so that
+/// no libgit2 type is in a signature outside this module.
+pub struct Repository(git2::Repository);
+
+impl std::ops::Deref for Repository {
+    type Target = git2::Repository;
+
+    fn deref(&self) -> &git2::Repository {
+        &self.0
+    }
+}
+
+impl Repository {
+    /// A new, empty bare repository at `path`, for tests outside this module.
+    #[cfg(test)]
+    pub fn init_bare(path: impl AsRef<std::path::Path>) -> Result<Repository, git2::Error> {
+        git2::Repository::init_bare(path).map(Repository)
+    }
+}
 // The rest of the crate names objects by guard's own id; libgit2's stays in here.
 use git2::Oid;
 pub use id::{NotAnId, ObjectId};
@@ -75,7 +92,7 @@ pub use id::{NotAnId, ObjectId};
 /// Writes `bytes` as an object of `kind` (`"blob"`, `"tree"` or `"commit"`), unchecked: tests
 /// outside this module build hand-made and malformed objects with it.
 #[cfg(test)]
-pub fn write_raw_object(repo: &Repository, kind: &str, bytes: &[u8]) -> ObjectId {
+pub fn write_raw_object(repo: &git2::Repository, kind: &str, bytes: &[u8]) -> ObjectId {
     let kind = match kind {
         "blob" => git2::ObjectType::Blob,
         "tree" => git2::ObjectType::Tree,
@@ -97,7 +114,7 @@ pub fn open() -> anyhow::Result<Repository> {
     // guard reads the real objects: libgit2 (1.9) has no replace-ref support, so a
     // `refs/replace/*` ref changes nothing it reads. It does honour `info/grafts` and
     // `shallow`, files only an admin (or `receive.shallowUpdate`) writes.
-    let repo = Repository::open_from_env().map_err(|e| {
+    let repo = git2::Repository::open_from_env().map_err(|e| {
         // An object format libgit2 does not know (neither SHA-1 nor SHA-256): say so, rather
         // than "not in a git repository".
         if e.code() == git2::ErrorCode::Owner {
@@ -113,7 +130,7 @@ pub fn open() -> anyhow::Result<Repository> {
             )
         }
     })?;
-    Ok(repo)
+    Ok(Repository(repo))
 }
 
 /// The files of the work tree at `root` that git does not ignore, as `git ls-files --cached
@@ -123,7 +140,7 @@ pub fn open() -> anyhow::Result<Repository> {
 /// left out.
 pub fn tracked_files(root: &std::path::Path) -> anyhow::Result<Vec<String>> {
     use anyhow::Context as _;
-    let repo = Repository::open(root)
+    let repo = git2::Repository::open(root)
         .with_context(|| format!("cannot open the git repository at {}", root.display()))?;
     let index = repo.index().context("cannot read git's index")?;
     let mut files: Vec<String> = index
@@ -182,12 +199,13 @@ pub fn mark_store_failure(err: anyhow::Error) -> anyhow::Error {
 /// and alternate object directories are visible through it too. `None` when it cannot be
 /// opened.
 pub fn reopen(git_dir: &std::path::Path) -> Option<Repository> {
-    Repository::open_ext(
+    git2::Repository::open_ext(
         git_dir,
         git2::RepositoryOpenFlags::FROM_ENV | git2::RepositoryOpenFlags::NO_SEARCH,
         std::iter::empty::<&std::ffi::OsStr>(),
     )
     .ok()
+    .map(Repository)
 }
 
 /// Pack files up to this size (those of every object directory a handle reads, together) are
@@ -204,7 +222,7 @@ const APART_PACKS_UP_TO: u64 = (PACK_MAPPED_LIMIT as u64) * 2 / 3;
 /// In a pre-receive hook these are the push's quarantine and the repository's objects.
 /// `object_dir` and `alternates` are those two variables' values.
 fn object_dirs(
-    repo: &Repository,
+    repo: &git2::Repository,
     object_dir: Option<&std::ffi::OsStr>,
     alternates: Option<&std::ffi::OsStr>,
 ) -> Vec<std::path::PathBuf> {
@@ -224,7 +242,7 @@ fn object_dirs(
 
 /// The object directories a handle opened from git's environment reads ([`object_dirs`]),
 /// or `None` when `GIT_OBJECT_DIRECTORY` is set but empty (it names no directory).
-pub fn env_object_dirs(repo: &Repository) -> Option<Vec<std::path::PathBuf>> {
+pub fn env_object_dirs(repo: &git2::Repository) -> Option<Vec<std::path::PathBuf>> {
     let object_dir = std::env::var_os("GIT_OBJECT_DIRECTORY");
     if object_dir.as_ref().is_some_and(|dir| dir.is_empty()) {
         return None;
@@ -241,7 +259,7 @@ pub fn env_object_dirs(repo: &Repository) -> Option<Vec<std::path::PathBuf>> {
 /// names for it, or of its own. A pack directory that cannot be listed is not (one that does
 /// not exist holds nothing), and neither is an empty `GIT_OBJECT_DIRECTORY`, which names no
 /// directory (`reopen_apart` opens no handle for it).
-pub fn packs_fit_apart(repo: &Repository) -> bool {
+pub fn packs_fit_apart(repo: &git2::Repository) -> bool {
     env_object_dirs(repo).is_some_and(|dirs| packs_up_to(&dirs, APART_PACKS_UP_TO))
 }
 
@@ -323,7 +341,7 @@ fn reopen_apart_from(
 /// this, so that they refuse where `git` and `guard check` do instead of quietly judging it.
 /// Any other failure to open is left to the command (a plain directory is a workspace too).
 pub fn refuse_unsafe_owner(root: &std::path::Path) -> anyhow::Result<()> {
-    match Repository::open(root) {
+    match git2::Repository::open(root) {
         Err(e) if e.code() == git2::ErrorCode::Owner => Err(owner_error(&e)),
         _ => Ok(()),
     }
@@ -353,7 +371,7 @@ fn owner_error(e: &git2::Error) -> anyhow::Error {
 
 /// The object id `hex` names in `repo`: as many hex digits as the repository's ids have (40
 /// for SHA-1, 64 for SHA-256). libgit2's plain `Oid::from_str` would read any id as SHA-1.
-pub(crate) fn parse_id(repo: &Repository, hex: &str) -> Result<Oid, git2::Error> {
+pub(crate) fn parse_id(repo: &git2::Repository, hex: &str) -> Result<Oid, git2::Error> {
     if hex.len() != 2 * hash_len(repo) {
         return Err(git2::Error::from_str(&format!(
             "{hex:?} is no object id of this repository (its ids have {} hex digits)",
@@ -364,7 +382,7 @@ pub(crate) fn parse_id(repo: &Repository, hex: &str) -> Result<Oid, git2::Error>
 }
 
 /// How many bytes the repository's object ids have: 20 (SHA-1) or 32 (SHA-256).
-pub(crate) fn hash_len(repo: &Repository) -> usize {
+pub(crate) fn hash_len(repo: &git2::Repository) -> usize {
     match repo.object_format() {
         git2::ObjectFormat::Sha1 => 20,
         git2::ObjectFormat::Sha256 => 32,
@@ -372,12 +390,12 @@ pub(crate) fn hash_len(repo: &Repository) -> usize {
 }
 
 /// The repository's git directory (a bare repository's own directory).
-pub fn git_dir(repo: &Repository) -> &std::path::Path {
+pub fn git_dir(repo: &git2::Repository) -> &std::path::Path {
     repo.path()
 }
 
 /// The repository's work tree; `None` for a bare repository.
-pub fn work_tree(repo: &Repository) -> Option<&std::path::Path> {
+pub fn work_tree(repo: &git2::Repository) -> Option<&std::path::Path> {
     repo.workdir()
 }
 
@@ -446,7 +464,7 @@ pub unsafe fn trust_repositories_of_other_owners() {
 }
 
 /// The abbreviated id git would show, at least 7 hex digits.
-pub fn short_id(repo: &Repository, id: ObjectId) -> String {
+pub fn short_id(repo: &git2::Repository, id: ObjectId) -> String {
     let object = id::to_git2(id).and_then(|id| repo.find_object(id, None));
     match object {
         Ok(object) => object_short_id(&object),

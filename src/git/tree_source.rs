@@ -303,7 +303,12 @@ fn hash_blobs(repo: &Repository, ids: &[Oid]) -> Vec<Result<String, git2::Error>
         let done = parallel::each(
             order.len(),
             parallel::cores(),
-            || Some((PackBlobs::open(&dirs, hash_len), None::<Option<Repository>>)),
+            || {
+                Some((
+                    PackBlobs::open(&dirs, hash_len),
+                    None::<Option<crate::git::Repository>>,
+                ))
+            },
             |(packs, handle), k| {
                 let i = order[k];
                 let mut hasher = Sha256::new();

@@ -94,6 +94,37 @@ fn the_scan_finds_every_form_of_use() {
     }
 }
 
+#[test]
+fn the_git_module_hands_out_no_libgit2_type() {
+    // `git::Repository` is guard's own handle and `git::ObjectId` guard's own id: src/git/
+    // re-exports nothing of libgit2's, so that no signature outside it holds a libgit2 type.
+    let git = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/git");
+    let mut files = Vec::new();
+    rust_files(&git, &mut files);
+    let reexports = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|l| l.split("//").next().unwrap_or("").trim().to_string())
+            .filter(|code| {
+                let code = code.replace("::{", " {");
+                (code.starts_with("pub use") || code.starts_with("pub(crate) use"))
+                    && code.contains("git2")
+            })
+            .collect()
+    };
+    let mut offenders = Vec::new();
+    for file in &files {
+        for code in reexports(&std::fs::read_to_string(file).unwrap()) {
+            offenders.push(format!("{}: {code}", file.display()));
+        }
+    }
+    assert!(offenders.is_empty(), "{}", offenders.join("\n"));
+    // The scan sees what it looks for.
+    assert_eq!(reexports("pub use git2::Repository;").len(), 1);
+    assert_eq!(reexports("pub use git2::{Oid, Repository};").len(), 1);
+    assert_eq!(reexports("pub(crate) use ::git2::Tree;").len(), 1);
+    assert!(reexports("use git2::Repository;\n// pub use git2::Repository;").is_empty());
+}
+
 /// The lines of `text` that name `Oid` (libgit2's object id, which `crate::git` used to
 /// re-export): the identifier, outside `//` comments.
 fn oid_uses(text: &str) -> Vec<(usize, &str)> {
