@@ -7,6 +7,10 @@ fuzz_target!(|data: &[u8]| {
     let path = dir.path().join("coverage");
     std::fs::write(&path, data).unwrap();
     if let Ok(c) = merge_guard::evidence::coverage::read_coverage(&path) {
-        assert!(c.percent.is_finite() && (0.0..=100.0).contains(&c.percent), "{}", c.percent);
+        assert!(
+            c.percent.is_finite() && (0.0..=100.0).contains(&c.percent),
+            "{}",
+            c.percent
+        );
     }
 });

@@ -56,7 +56,11 @@ fuzz_target!(|records: Vec<Record>| {
             Kind::Error => Outcome::Errored,
             Kind::Skip => Outcome::Skipped,
         };
-        model.push((format!("pkg.c{}", r.class % 8), format!("t{}", r.name), outcome));
+        model.push((
+            format!("pkg.c{}", r.class % 8),
+            format!("t{}", r.name),
+            outcome,
+        ));
     }
     let c = file.counts;
     assert_eq!(

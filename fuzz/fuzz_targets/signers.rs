@@ -9,5 +9,9 @@ fuzz_target!(|input: (&str, &[u8], &[u8])| {
     let empty = AllowedSigners::parse("").expect("an empty file parses");
     let at = jiff::Timestamp::from_second(1_700_000_000).unwrap();
     // An empty list trusts no key: nothing verifies, whatever the bytes.
-    assert!(!empty.verify(armored, payload, "a@example.com", at).is_verified());
+    assert!(
+        !empty
+            .verify(armored, payload, "a@example.com", at)
+            .is_verified()
+    );
 });
