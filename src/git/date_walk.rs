@@ -413,6 +413,18 @@ fn signature_line(rest: &mut &[u8], field: &[u8]) -> Option<i64> {
     std::str::from_utf8(seconds).ok()?.parse().ok()
 }
 
+/// The commit-header reader, for the fuzz targets (`fuzz/`), not for other code.
+#[doc(hidden)]
+pub mod fuzzing {
+    use git2::Oid;
+
+    /// `Header::parse`: the tree, the parents and the committer date (seconds) of the commit
+    /// object `data` of `hash_len`-byte ids, if it is read here.
+    pub fn commit_header(data: &[u8], hash_len: usize) -> Option<(Oid, Vec<Oid>, i64)> {
+        super::Header::parse(data, hash_len).map(|h| (h.tree, h.parents, h.time))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

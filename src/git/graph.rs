@@ -208,6 +208,11 @@ impl Layer {
         // place: it writes a new file and renames it over the old one, so the mapped file stays
         // as it was (git itself reads these files through mmap).
         let map = unsafe { Mmap::map(&file) }.ok()?;
+        Self::from_map(map, hash_len, bases, base)
+    }
+
+    /// Checks the graph file mapped at `map` (what `open` does once the file is mapped).
+    fn from_map(map: Mmap, hash_len: usize, bases: usize, base: u32) -> Option<Layer> {
         let m = &map[..];
         // Header: signature, version 1, hash version (1 SHA-1, 2 SHA-256), chunk count,
         // base-graph count.
@@ -298,6 +303,26 @@ impl Layer {
     }
 }
 
+/// The commit-graph reader from bytes, for the fuzz targets (`fuzz/`), not for other code.
+#[doc(hidden)]
+pub mod fuzzing {
+    use memmap2::MmapMut;
+
+    use super::{CommitGraph, Layer};
+
+    /// The commit-graph of one file holding `bytes` (`objects/info/commit-graph`), read as
+    /// [`CommitGraph::open`] reads that file, from an anonymous map instead of the file's.
+    pub fn commit_graph(bytes: &[u8], hash_len: usize) -> Option<CommitGraph> {
+        let mut map = MmapMut::map_anon(bytes.len()).ok()?;
+        map.copy_from_slice(bytes);
+        let layer = Layer::from_map(map.make_read_only().ok()?, hash_len, 0, 0)?;
+        Some(CommitGraph {
+            layers: vec![layer],
+            hash_len,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,6 +394,10 @@ mod tests {
         .unwrap();
         assert_eq!(graph.layers.len(), 1);
         assert_eq!(graph.len(), 8);
+        check_against_libgit2(t.path(), &graph);
+        // The fuzz target's graph, from the file's bytes, reads as the file.
+        let bytes = std::fs::read(t.path().join(".git/objects/info/commit-graph")).unwrap();
+        let graph = fuzzing::commit_graph(&bytes, crate::git::test_hash_len()).unwrap();
         check_against_libgit2(t.path(), &graph);
     }
 

@@ -9,6 +9,9 @@ pub mod changed;
 pub mod commit;
 pub mod config;
 mod date_walk;
+/// The commit-header reader of the date walk, for the fuzz targets (`fuzz/`).
+#[doc(hidden)]
+pub use date_walk::fuzzing as date_walk_fuzzing;
 pub mod fsck;
 pub mod graph;
 mod id;

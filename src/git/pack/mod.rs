@@ -79,12 +79,20 @@ impl Index {
         if hash_len != 20 && hash_len != 32 {
             return None;
         }
-        // The pack's and the index's own checksums end an index.
-        let trailer = 2 * hash_len;
         let file = File::open(path).ok()?;
         // SAFETY: the map is read-only and private. git writes an index once, under a temporary
         // name, and renames it into place; it never rewrites one (git and libgit2 map them too).
         let idx = unsafe { Mmap::map(&file) }.ok()?;
+        Self::from_map(idx, hash_len)
+    }
+
+    /// Checks the index mapped at `idx` (what `open` does once the file is mapped).
+    fn from_map(idx: Mmap, hash_len: usize) -> Option<Index> {
+        if hash_len != 20 && hash_len != 32 {
+            return None;
+        }
+        // The pack's and the index's own checksums end an index.
+        let trailer = 2 * hash_len;
         let m = &idx[..];
         if m.len() < ENTRIES + trailer || m[..8] != IDX_HEADER {
             return None;
@@ -249,6 +257,51 @@ pub mod fuzzing {
     /// `delta::apply`: the object `delta` makes of `base`, at most `limit` bytes.
     pub fn apply_delta(base: &[u8], delta: &[u8], limit: usize) -> Option<Vec<u8>> {
         super::delta::apply(base, delta, limit)
+    }
+
+    /// A pack index (`Index`) read from bytes, as `Index::open` reads an `.idx` file, from an
+    /// anonymous map instead of the file's.
+    pub struct Index(super::Index);
+
+    impl Index {
+        /// `Index::open` on a file holding `bytes`, of `hash_len`-byte ids.
+        pub fn open(bytes: &[u8], hash_len: usize) -> Option<Index> {
+            let mut map = memmap2::MmapMut::map_anon(bytes.len()).ok()?;
+            map.copy_from_slice(bytes);
+            super::Index::from_map(map.make_read_only().ok()?, hash_len).map(Index)
+        }
+
+        /// How many objects the index lists.
+        pub fn count(&self) -> usize {
+            self.0.count
+        }
+
+        /// The id of the `nth` object, as the index lists it; `None` past the last.
+        pub fn id(&self, nth: usize) -> Option<&[u8]> {
+            let n = self.0.hash_len;
+            let at = super::ENTRIES + nth.checked_mul(n)?;
+            (nth < self.0.count).then(|| &self.0.idx[at..at + n])
+        }
+
+        /// `Index::find`.
+        pub fn find(&self, id: &[u8]) -> Option<usize> {
+            self.0.find(id)
+        }
+
+        /// `Index::offset`.
+        pub fn offset(&self, nth: usize) -> Option<u64> {
+            self.0.offset(nth)
+        }
+
+        /// `Index::crc`.
+        pub fn crc(&self, nth: usize) -> u32 {
+            self.0.crc(nth)
+        }
+
+        /// `Index::pack_checksum`.
+        pub fn pack_checksum(&self) -> &[u8] {
+            self.0.pack_checksum()
+        }
     }
 }
 

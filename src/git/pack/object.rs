@@ -537,6 +537,30 @@ mod tests {
         assert!(deltas > 50, "{deltas} deltas");
     }
 
+    /// The fuzz targets' index, from the file's bytes, answers as the index opened from the
+    /// file (64-bit offsets included).
+    #[test]
+    fn an_index_read_from_bytes_reads_as_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        history(dir.path());
+        git(dir.path(), &["repack", "-adfq"]);
+        let path = super::super::index_with_large_offsets(dir.path());
+        let n = crate::git::test_hash_len();
+        let file = Index::open(&path, n).unwrap();
+        let bytes = super::super::fuzzing::Index::open(&std::fs::read(&path).unwrap(), n).unwrap();
+        assert_eq!(bytes.count(), file.count);
+        assert_eq!(bytes.pack_checksum(), file.pack_checksum());
+        for nth in 0..file.count {
+            let id = bytes.id(nth).unwrap();
+            assert_eq!(bytes.find(id), Some(nth));
+            assert_eq!(file.find(id), Some(nth));
+            assert_eq!(bytes.offset(nth), file.offset(nth));
+            assert!(bytes.offset(nth).is_some());
+            assert_eq!(bytes.crc(nth), file.crc(nth));
+        }
+        assert_eq!(bytes.id(file.count), None);
+    }
+
     #[test]
     fn loose_missing_and_unmapped_objects_are_left_to_libgit2() {
         let dir = tempfile::tempdir().unwrap();
