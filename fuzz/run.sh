@@ -45,6 +45,61 @@ if git -C .. rev-parse -q --verify 'HEAD^{tree}' >/dev/null; then
     git -C .. cat-file tree "$tree" >"corpus/raw_tree/seed-$tree"
   done
 fi
+# Commit objects, commit-graph files and pack indexes, each behind the byte that picks the
+# object format (0 SHA-1, 1 SHA-256): this repository's own commits, and two small histories
+# (a merge, an octopus merge) git writes in a temporary directory in either format. Seeding
+# is best effort: without git, or with a git too old for SHA-256, there are fewer seeds.
+mkdir -p corpus/commit_header corpus/commit_graph corpus/pack_index
+seed_with() { # seed_with TARGET FORMAT-BYTE FILE: FILE behind the byte
+  [ -s "$3" ] || return 0
+  local f
+  f=$(mktemp)
+  { printf "\\$(printf %03o "$2")"; cat "$3"; } >"$f"
+  chmod 644 "$f"
+  cp "$f" "corpus/$1/seed-$(sha256sum "$f" | cut -c1-16)"
+  rm -f "$f"
+}
+seed_history() { # seed_history DIR FORMAT-BYTE OBJECT-FORMAT
+  local d=$1 c
+  git init -q -b main --object-format="$3" "$d" || return 0
+  for c in a x y z b; do
+    case $c in x | y | z) git -C "$d" checkout -q -b "$c" main ;; esac
+    echo "$c" >"$d/$c"
+    git -C "$d" add "$c" && git -C "$d" commit -q -m "$c" || return 0
+    case $c in x | y | z) git -C "$d" checkout -q main ;; esac
+  done
+  git -C "$d" merge -q --no-edit x && git -C "$d" merge -q --no-edit y z || return 0
+  for c in $(git -C "$d" rev-list --all); do
+    git -C "$d" cat-file commit "$c" >"$d/.commit" && seed_with commit_header "$2" "$d/.commit"
+  done
+  git -C "$d" commit-graph write --reachable &&
+    seed_with commit_graph "$2" "$d/.git/objects/info/commit-graph"
+  git -C "$d" repack -q -a -d && for c in "$d"/.git/objects/pack/*.idx; do
+    seed_with pack_index "$2" "$c"
+  done
+  return 0
+}
+if command -v git >/dev/null; then
+  if git -C .. rev-parse -q --verify HEAD >/dev/null; then
+    tmp=$(mktemp)
+    own=0
+    [ "$(git -C .. rev-parse --show-object-format 2>/dev/null)" = sha256 ] && own=1
+    for c in $(git -C .. rev-list -n 30 HEAD); do
+      git -C .. cat-file commit "$c" >"$tmp" && seed_with commit_header "$own" "$tmp"
+    done
+    rm -f "$tmp"
+  fi
+  histories=$(mktemp -d)
+  (
+    export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+    export GIT_AUTHOR_NAME=A GIT_AUTHOR_EMAIL=a@example.com GIT_AUTHOR_DATE='1700000000 +0100'
+    export GIT_COMMITTER_NAME=C GIT_COMMITTER_EMAIL=c@example.com
+    export GIT_COMMITTER_DATE='1712345678 -0700'
+    seed_history "$histories/sha1" 0 sha1
+    seed_history "$histories/sha256" 1 sha256
+  ) >/dev/null 2>&1 || true
+  rm -rf "$histories"
+fi
 
 cargo +nightly fuzz build --release
 export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=64}
