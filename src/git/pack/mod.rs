@@ -259,6 +259,25 @@ pub mod fuzzing {
         super::delta::apply(base, delta, limit)
     }
 
+    /// `inflate::Inflater::zlib`: libdeflate's whole-stream inflate of a zlib stream that
+    /// must make exactly `size` bytes, and how much of `stream` it took.
+    pub fn inflate_whole(stream: &[u8], size: usize) -> Option<(Vec<u8>, usize)> {
+        super::inflate::Inflater::new().zlib(stream, size)
+    }
+
+    /// The same through zlib (flate2's streaming interface, as `pack::blob` inflates fixture
+    /// blobs, and as git's index-pack inflates every pushed object): the reference.
+    pub fn inflate_zlib(stream: &[u8], size: usize) -> Option<(Vec<u8>, usize)> {
+        let mut zlib = flate2::Decompress::new(true);
+        // One byte of room more than `size`: a stream that makes more is seen to.
+        let mut out = Vec::with_capacity(size + 1);
+        let status = zlib
+            .decompress_vec(stream, &mut out, flate2::FlushDecompress::Finish)
+            .ok()?;
+        (status == flate2::Status::StreamEnd && out.len() == size)
+            .then(|| (out, zlib.total_in() as usize))
+    }
+
     /// A pack index (`Index`) read from bytes, as `Index::open` reads an `.idx` file, from an
     /// anonymous map instead of the file's.
     pub struct Index(super::Index);
