@@ -39,7 +39,7 @@ seed freeze ../policy/freeze.toml
 seed testid "$data"/collected/*
 mkdir -p corpus/junit_model corpus/signers corpus/trailers corpus/lockfile corpus/hook_input
 # Tree objects: this repository's own, as git stores them (a clone; none outside one).
-mkdir -p corpus/raw_tree corpus/pack_delta corpus/range_walk corpus/pack_inflate
+mkdir -p corpus/raw_tree corpus/pack_delta corpus/range_walk corpus/pack_inflate corpus/pack_objects
 if git -C .. rev-parse -q --verify 'HEAD^{tree}' >/dev/null; then
   for tree in $(git -C .. ls-tree -r -d --format='%(objectname)' HEAD | head -20) "$(git -C .. rev-parse 'HEAD^{tree}')"; do
     git -C .. cat-file tree "$tree" >"corpus/raw_tree/seed-$tree"

@@ -17,6 +17,10 @@ fuzz_target!(|input: (u16, &[u8])| {
     let (size, stream) = input;
     let size = usize::from(size);
     if let Some(zlib) = inflate_zlib(stream, size) {
-        assert_eq!(inflate_whole(stream, size), Some(zlib), "{size} {stream:02x?}");
+        assert_eq!(
+            inflate_whole(stream, size),
+            Some(zlib),
+            "{size} {stream:02x?}"
+        );
     }
 });
