@@ -37,6 +37,9 @@ pub(super) struct JudgeParts<'a> {
     commits: &'a Commits,
     who: &'a WhoContext<'a>,
     base_name: &'a str,
+    /// Compiled once: a judge is made for each block of 64 commits a thread walks, and each
+    /// compiled the policy's globs again (BENCHMARKS.md, "Measured choices", M16).
+    python: &'a test_source::PythonTests,
 }
 
 /// Findings by commit index, from a judge on another thread.
@@ -65,16 +68,17 @@ impl<'a> Judge<'a> {
         who: &'a WhoContext<'a>,
         base_name: &'a str,
     ) -> Judge<'a> {
+        let python = test_source::PythonTests::new(&who.policy.tests.python_functions)
+            .with_classes(&who.policy.tests.python_classes)
+            .with_files(&who.policy.tests.python_files);
         Judge {
             repo,
             commits,
             who,
             base_name,
             parsed: Parsed {
-                python: test_source::PythonTests::new(&who.policy.tests.python_functions)
-                    .with_classes(&who.policy.tests.python_classes)
-                    .with_files(&who.policy.tests.python_files),
-                ..Parsed::default()
+                python,
+                files: HashMap::default(),
             },
             merges: GitMerges::new(repo),
             found: Vec::new(),
@@ -83,16 +87,28 @@ impl<'a> Judge<'a> {
 
     /// What a judge of the same commits on another thread needs, with a repository handle
     /// of its own (`from_parts`).
-    pub(super) fn parts(&self) -> JudgeParts<'a> {
+    pub(super) fn parts(&self) -> JudgeParts<'_> {
         JudgeParts {
             commits: self.commits,
             who: self.who,
             base_name: self.base_name,
+            python: &self.parsed.python,
         }
     }
 
     pub(super) fn from_parts(repo: &'a Repository, parts: JudgeParts<'a>) -> Judge<'a> {
-        Judge::new(repo, parts.commits, parts.who, parts.base_name)
+        Judge {
+            repo,
+            commits: parts.commits,
+            who: parts.who,
+            base_name: parts.base_name,
+            parsed: Parsed {
+                python: parts.python.clone(),
+                files: HashMap::default(),
+            },
+            merges: GitMerges::new(repo),
+            found: Vec::new(),
+        }
     }
 
     /// What this judge found, to be added to another's (`absorb`).

@@ -69,11 +69,7 @@ pub fn changed_files(
             if a == b {
                 continue;
             }
-            let path = if prefix.is_empty() {
-                String::from_utf8_lossy(name).into_owned()
-            } else {
-                format!("{prefix}/{}", String::from_utf8_lossy(name))
-            };
+            let path = super::path_in(&prefix, name);
             let sub = |e: Option<Entry>| match e {
                 Some((id, TREE_MODE)) => trees.get(id).map(Some),
                 _ => Ok(None),

@@ -372,6 +372,21 @@ fn owner_error(e: &git2::Error) -> anyhow::Error {
     )
 }
 
+/// The path of the entry `name` in the directory `prefix` (`""`: the root), the name lossily
+/// decoded (it still counts as a change). Built without `format!`: the walks make one for
+/// every entry a commit changes (BENCHMARKS.md, "Measured choices", M13).
+pub(crate) fn path_in(prefix: &str, name: &[u8]) -> String {
+    let name = String::from_utf8_lossy(name);
+    if prefix.is_empty() {
+        return name.into_owned();
+    }
+    let mut path = String::with_capacity(prefix.len() + 1 + name.len());
+    path.push_str(prefix);
+    path.push('/');
+    path.push_str(&name);
+    path
+}
+
 /// The object id `hex` names in `repo`: as many hex digits as the repository's ids have (40
 /// for SHA-1, 64 for SHA-256). libgit2's plain `Oid::from_str` would read any id as SHA-1.
 pub(crate) fn parse_id(repo: &git2::Repository, hex: &str) -> Result<Oid, git2::Error> {
@@ -531,6 +546,19 @@ pub fn trailers(message: &[u8]) -> Vec<(String, String)> {
             })
             .collect(),
         Err(_) => Vec::new(),
+    }
+}
+
+/// A small random-number generator for tests that build many random inputs (xorshift32 from
+/// `seed`, so that a failure repeats): each call gives a number below `n`.
+#[cfg(test)]
+pub(crate) fn test_random(seed: u32) -> impl FnMut(usize) -> usize {
+    let mut state = seed;
+    move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state as usize % n
     }
 }
 

@@ -32,6 +32,8 @@ pub struct RawTree {
     entries: Vec<Slot>,
     /// How long its entries' ids are: as long as its own (a repository has one format).
     hash_len: usize,
+    /// Whether its entries are in git's order, each name once (`in_git_order`), once asked.
+    in_order: std::cell::OnceCell<bool>,
 }
 
 /// Where one entry's name and id start in the tree's bytes, and its mode as written.
@@ -79,6 +81,7 @@ impl RawTree {
             data,
             entries,
             hash_len,
+            in_order: std::cell::OnceCell::new(),
         })
     }
 
@@ -99,6 +102,7 @@ impl RawTree {
             data: data.into(),
             entries,
             hash_len,
+            in_order: std::cell::OnceCell::new(),
         }
     }
 
@@ -179,6 +183,25 @@ impl RawTree {
             head..self.entries.len() - lo,
             head..other.entries.len() - lo,
         )
+    }
+
+    /// Whether the entries are in git's order (`git_order`), each strictly after the one before
+    /// it, as git writes every tree: then no name is listed twice, and an entry is found by
+    /// binary search. Worked out once per tree, when first asked.
+    pub fn in_git_order(&self) -> bool {
+        *self.in_order.get_or_init(|| {
+            let mut entries = self.iter();
+            let Some(mut last) = entries.next() else {
+                return true;
+            };
+            for next in entries {
+                if git_order(&last, &next) != Ordering::Less {
+                    return false;
+                }
+                last = next;
+            }
+            true
+        })
     }
 
     /// The indices of the entries of this tree and of `other` that can differ, by
@@ -510,6 +533,25 @@ pub fn encode(entries: &[(&str, &[u8])], id: &[u8]) -> Vec<u8> {
     raw
 }
 
+/// How git orders tree entries: by name, a directory's name as if it ended in `/`.
+pub(crate) fn git_order(a: &RawEntry, b: &RawEntry) -> Ordering {
+    let key = |e: &RawEntry| (e.filemode() & 0o170000) == 0o040000;
+    git_order_of(a.name_bytes(), key(a), b.name_bytes(), key(b))
+}
+
+/// `git_order` of two names, each said to be a directory's or not.
+pub(crate) fn git_order_of(a: &[u8], a_dir: bool, b: &[u8], b_dir: bool) -> Ordering {
+    let n = a.len().min(b.len());
+    a[..n].cmp(&b[..n]).then_with(|| {
+        let end = |name: &[u8], dir: bool| match name.get(n) {
+            Some(&c) => Some(c),
+            None if dir => Some(b'/'),
+            None => None,
+        };
+        end(a, a_dir).cmp(&end(b, b_dir))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -643,6 +685,7 @@ mod tests {
             data: data.into(),
             entries,
             hash_len: HASH_LEN,
+            in_order: std::cell::OnceCell::new(),
         }
     }
 
@@ -733,13 +776,7 @@ mod tests {
         // parse into entries at other offsets; names twice and out of order.
         let names: [&[u8]; 5] = [b"a", b"b", b"0 a", b"aa", b"0"];
         let modes = ["100644", "40000", "100755", "0"];
-        let mut state = 0x9e37_79b9_u32;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            state as usize % n
-        };
+        let mut next = crate::git::test_random(0x9e37_79b9);
         let mut shifted = 0;
         for _ in 0..3000 {
             let random_entry = |next: &mut dyn FnMut(usize) -> usize| {

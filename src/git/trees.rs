@@ -28,7 +28,7 @@ pub struct Trees<'r> {
     /// `RawTree::differing_indices` of the last pairs of trees (new, old) compared: the rules
     /// that share a directory (four under a busy `tests/`) and the malformed-tree walk
     /// compare the same few pairs for each commit.
-    differing: RefCell<VecDeque<Compared>>,
+    differing: RefCell<Remembered>,
     /// Trees read from the object database (what the walks' shortcuts exist to keep small).
     reads: Cell<usize>,
 }
@@ -65,11 +65,17 @@ enum Readers<'r> {
 /// The indices of the entries of two trees that can differ, for each tree.
 pub(crate) type Differing = (Vec<usize>, Vec<usize>);
 
-/// A pair of trees (new, old) and their `Differing`.
-type Compared = ((Oid, Oid), Rc<Differing>);
+/// The `Differing` of the last pairs of trees (new, old) compared, the oldest dropped first.
+#[derive(Default)]
+struct Remembered {
+    by_pair: HashMap<(Oid, Oid), Rc<Differing>, super::oid_hash::SeededOidHash>,
+    order: VecDeque<(Oid, Oid)>,
+}
 
-/// Enough for the directories along the protected paths that one commit changes.
-const REMEMBERED_PAIRS: usize = 8;
+/// Enough for the directories one commit changes (the harness globs walk every one of them),
+/// which the protected-path walk, the malformed-tree walk and the changed-files walk each
+/// compare (BENCHMARKS.md, "Measured choices", M15).
+const REMEMBERED_PAIRS: usize = 32;
 
 /// Enough for every directory a few commits change, both sides, and a merge's parents
 /// (a few MiB for the busiest directories of the benchmarks' histories).
@@ -139,24 +145,26 @@ impl<'r> Trees<'r> {
         RawTree::read(&self.odb, id)
     }
 
-    /// The bytes of the blob `id`, out of a pack here when it can, else through libgit2.
-    fn blob(&self, id: Oid) -> Result<Vec<u8>, git2::Error> {
-        match self.packed(id, ObjectType::Blob) {
-            Some(data) => Ok(data.to_vec()),
-            None => crate::git::blob(self.repo, id),
-        }
-    }
-
     /// The bytes of the blob `id`, which is the text file `path`: an error, before anything
     /// is read, when its header says it is larger than [`super::MAX_TEXT_BLOB`] (a blob of
     /// zeros compresses to almost nothing in a push and would be inflated whole).
     pub fn text_blob(&self, id: ObjectId, path: &str) -> Result<Vec<u8>, git2::Error> {
         let id = to_git2(id)?;
+        // The pack reader reads no object larger than its own bound (16 MiB, under the text
+        // limit) and checks the size an entry declares before inflating it; asking libgit2
+        // for the header first inflated the start of every delta a second time
+        // (BENCHMARKS.md, "Measured choices", M12).
+        if let Some(data) = self.packed(id, ObjectType::Blob) {
+            if data.len() > super::MAX_TEXT_BLOB {
+                return Err(super::too_large(path, data.len(), id));
+            }
+            return Ok(data.to_vec());
+        }
         let (size, _) = self.odb.read_header(id)?;
         if size > super::MAX_TEXT_BLOB {
             return Err(super::too_large(path, size, id));
         }
-        self.blob(id)
+        crate::git::blob(self.repo, id)
     }
 
     /// Object `id`, if it is a `kind` the pack reader reads (`PackObjects::read`).
@@ -177,14 +185,17 @@ impl<'r> Trees<'r> {
         };
         let key = (new.id(), old.id());
         let mut memo = self.differing.borrow_mut();
-        if let Some((_, found)) = memo.iter().find(|(k, _)| *k == key) {
+        if let Some(found) = memo.by_pair.get(&key) {
             return Rc::clone(found);
         }
         let found = Rc::new(new.differing_indices(old));
-        if memo.len() == REMEMBERED_PAIRS {
-            memo.pop_front();
+        if memo.order.len() == REMEMBERED_PAIRS
+            && let Some(oldest) = memo.order.pop_front()
+        {
+            memo.by_pair.remove(&oldest);
         }
-        memo.push_back((key, Rc::clone(&found)));
+        memo.order.push_back(key);
+        memo.by_pair.insert(key, Rc::clone(&found));
         found
     }
 

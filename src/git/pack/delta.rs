@@ -5,6 +5,14 @@
 /// a base of this size, asks for bytes the base lacks, uses the reserved instruction, or does
 /// not make exactly the size it declares.
 pub(super) fn apply(base: &[u8], delta: &[u8], limit: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    apply_into(base, delta, limit, &mut out).map(|()| out)
+}
+
+/// [`apply`], into `out` (cleared first): a reader rebuilding thousands of small trees keeps
+/// one buffer rather than allocating and freeing one per delta.
+pub(super) fn apply_into(base: &[u8], delta: &[u8], limit: usize, out: &mut Vec<u8>) -> Option<()> {
+    out.clear();
     // git's `DELTA_SIZE_MIN`: the two sizes and an instruction.
     if delta.len() < 4 {
         return None;
@@ -15,7 +23,7 @@ pub(super) fn apply(base: &[u8], delta: &[u8], limit: usize) -> Option<Vec<u8>> 
     }
     let (out_size, mut ops) = size(rest)?;
     let out_size = usize::try_from(out_size).ok().filter(|&n| n <= limit)?;
-    let mut out = Vec::with_capacity(out_size);
+    out.reserve(out_size);
     while let Some((&op, rest)) = ops.split_first() {
         ops = rest;
         if op & 0x80 != 0 {
@@ -58,7 +66,7 @@ pub(super) fn apply(base: &[u8], delta: &[u8], limit: usize) -> Option<Vec<u8>> 
             return None;
         }
     }
-    (out.len() == out_size).then_some(out)
+    (out.len() == out_size).then_some(())
 }
 
 /// A size at the start of a delta: seven bits a byte, least significant first, while the

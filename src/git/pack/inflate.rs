@@ -33,10 +33,24 @@ impl Inflater {
     /// and end there, its Adler-32 checksum right: the bytes and how much of `input` the
     /// stream took (through its checksum). Bytes after the stream are not consumed.
     pub(super) fn zlib(&mut self, input: &[u8], size: usize) -> Option<(Vec<u8>, usize)> {
-        let mut out: Vec<u8> = Vec::with_capacity(size);
+        let mut out = Vec::new();
+        self.zlib_into(input, size, &mut out)
+            .map(|used| (out, used))
+    }
+
+    /// [`Inflater::zlib`], into `out` (cleared first; what the stream made, or nothing):
+    /// how much of `input` the stream took.
+    pub(super) fn zlib_into(
+        &mut self,
+        input: &[u8],
+        size: usize,
+        out: &mut Vec<u8>,
+    ) -> Option<usize> {
+        out.clear();
+        out.reserve(size);
         let mut used = 0usize;
         // SAFETY: `input` is readable for `input.len()` bytes and `out` writable for `size`
-        // (its capacity). Given no pointer for the size made, libdeflate succeeds only when
+        // (`reserve` made room). Given no pointer for the size made, libdeflate succeeds only when
         // the stream made exactly `size` bytes, and writes none past them.
         let result = unsafe {
             libdeflate_zlib_decompress_ex(
@@ -54,7 +68,7 @@ impl Inflater {
         }
         // SAFETY: on success libdeflate wrote all `size` bytes.
         unsafe { out.set_len(size) };
-        Some((out, used))
+        Some(used)
     }
 }
 

@@ -80,6 +80,28 @@ pub struct PackObjects {
     chain_bytes: usize,
     inflater: Inflater,
     kept: Kept,
+    scratch: Scratch,
+}
+
+/// Buffers a reader reuses for each delta it inflates and each object it rebuilds, before the
+/// object is copied into the `Rc` it is kept and handed out in: a walk rebuilds hundreds of
+/// thousands of small trees (BENCHMARKS.md, "Measured choices", M11).
+#[derive(Default)]
+struct Scratch {
+    delta: Vec<u8>,
+    object: Vec<u8>,
+}
+
+impl Scratch {
+    /// Lets go of a buffer a large object grew (a blob of up to [`OBJECT_UP_TO`]): what is
+    /// kept between reads stays the size of what [`Kept`] keeps.
+    fn trim(&mut self) {
+        for buffer in [&mut self.delta, &mut self.object] {
+            if buffer.capacity() > KEPT_UP_TO {
+                *buffer = Vec::new();
+            }
+        }
+    }
 }
 
 struct Pack {
@@ -148,6 +170,7 @@ impl PackObjects {
             chain_bytes: limits.chain_bytes,
             inflater: Inflater::new(),
             kept: Kept::default(),
+            scratch: Scratch::default(),
         }
     }
 
@@ -185,6 +208,7 @@ impl PackObjects {
             inflater,
             kept,
             chain_bytes,
+            scratch,
             ..
         } = self;
         let pack = &packs[p];
@@ -197,7 +221,9 @@ impl PackObjects {
             map,
             chain_bytes: *chain_bytes,
         };
-        let (kind, data) = read.resolve(offset, Some(crc), inflater, kept)?;
+        let read = read.resolve(offset, Some(crc), inflater, kept, scratch);
+        scratch.trim();
+        let (kind, data) = read?;
         (kind == want).then_some(data)
     }
 
@@ -270,6 +296,7 @@ impl Read<'_> {
         crc: Option<u32>,
         inflater: &mut Inflater,
         kept: &mut Kept,
+        scratch: &mut Scratch,
     ) -> Option<(u8, Rc<[u8]>)> {
         let crc_holds = |len: usize| {
             crc.is_none_or(|crc| {
@@ -333,22 +360,24 @@ impl Read<'_> {
                     at = base;
                 }
                 None => {
-                    let (content, used) = inflater.zlib(entry.get(body..)?, size)?;
+                    let used = inflater.zlib_into(entry.get(body..)?, size, &mut scratch.object)?;
                     if at == offset && !crc_holds(body + used) {
                         return None;
                     }
-                    let data: Rc<[u8]> = content.into();
+                    let data: Rc<[u8]> = Rc::from(scratch.object.as_slice());
                     kept.put(self.p, at, header.kind, &data, body + used);
                     break (header.kind, data);
                 }
             }
         };
         for &(at, body, size) in chain.iter().rev() {
-            let (delta, used) = inflater.zlib(self.entry_at(at)?.get(body..)?, size)?;
+            let entry = self.entry_at(at)?.get(body..)?;
+            let used = inflater.zlib_into(entry, size, &mut scratch.delta)?;
             if at == offset && !crc_holds(body + used) {
                 return None;
             }
-            data = delta::apply(&data, &delta, OBJECT_UP_TO)?.into();
+            delta::apply_into(&data, &scratch.delta, OBJECT_UP_TO, &mut scratch.object)?;
+            data = Rc::from(scratch.object.as_slice());
             kept.put(self.p, at, kind, &data, body + used);
         }
         Some((kind, data))

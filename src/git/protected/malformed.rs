@@ -7,10 +7,11 @@ use std::rc::Rc;
 
 use git2::{ObjectType, Oid};
 
-use super::{ProtectedSet, TREE_MODE, join, lookup};
+use super::{ProtectedSet, TREE_MODE, lookup};
 use crate::git::ObjectId;
 use crate::git::fsck::{self, MalformedTree};
 use crate::git::id::to_git2;
+use crate::git::path_in;
 use crate::git::path_variants::{Component, Match, match_name};
 use crate::git::raw_tree::{RawEntry, RawTree};
 use crate::git::trees::{Differing, Trees};
@@ -126,7 +127,7 @@ impl<'r> FsckWalk<'_, 'r> {
                 continue;
             };
             let sub = self.trees.get(entry.id())?;
-            self.along(&sub, &subs, &rests, &join(path, name))?;
+            self.along(&sub, &subs, &rests, &path_in(path, name))?;
         }
         Ok(())
     }
@@ -150,7 +151,7 @@ impl<'r> FsckWalk<'_, 'r> {
                 continue;
             };
             let sub = self.trees.get(entry.id())?;
-            let sub_path = join(path, entry.name_bytes());
+            let sub_path = path_in(path, entry.name_bytes());
             self.check(&sub, &sub_path);
             self.below(&sub, &subs, &sub_path)?;
         }
