@@ -8,66 +8,42 @@
 #![no_main]
 use std::cell::RefCell;
 
-use git2::{ObjectFormat, ObjectType, Repository, RepositoryInitOptions};
+use git2::ObjectType;
 use libfuzzer_sys::fuzz_target;
 use merge_guard::git::date_walk_fuzzing::commit_header;
+
+#[path = "common/memory_store.rs"]
+mod memory_store;
 
 /// Inputs written to one in-memory store before it is made afresh.
 const PER_STORE: usize = 5_000;
 
-struct Store {
-    _dir: tempfile::TempDir,
-    repo: Repository,
-    written: usize,
-}
-
-fn store(format: ObjectFormat) -> Store {
-    let dir = tempfile::tempdir().unwrap();
-    let mut opts = RepositoryInitOptions::new();
-    opts.bare(true).object_format(format);
-    let repo = Repository::init_opts(dir.path(), &opts).unwrap();
-    assert_eq!(repo.object_format(), format);
-    // The highest priority: every write goes to memory, none to the temporary directory.
-    repo.odb().unwrap().add_new_mempack_backend(1000).unwrap();
-    Store {
-        _dir: dir,
-        repo,
-        written: 0,
-    }
-}
-
 thread_local! {
-    static STORES: RefCell<[Store; 2]> =
-        RefCell::new([store(ObjectFormat::Sha1), store(ObjectFormat::Sha256)]);
+    static STORES: RefCell<[memory_store::Store; 2]> = RefCell::new(memory_store::both(PER_STORE));
 }
 
 fuzz_target!(|data: &[u8]| {
     let Some((&format, commit)) = data.split_first() else {
         return;
     };
-    let (k, hash_len, format) = match format % 2 {
-        0 => (0, 20, ObjectFormat::Sha1),
-        _ => (1, 32, ObjectFormat::Sha256),
+    let (k, hash_len) = match format % 2 {
+        0 => (0, 20),
+        _ => (1, 32),
     };
     let Some((tree, parents, time)) = commit_header(commit, hash_len) else {
         return;
     };
     assert_eq!(tree.as_bytes().len(), hash_len);
     STORES.with(|cell| {
-        let s = &mut cell.borrow_mut()[k];
-        if s.written >= PER_STORE {
-            *s = store(format);
-        }
-        s.written += 1;
-        let id = s
-            .repo
+        let mut stores = cell.borrow_mut();
+        let repo = stores[k].next();
+        let id = repo
             .odb()
             .unwrap()
             .write(ObjectType::Commit, commit)
             .unwrap();
         assert_eq!(id.as_bytes().len(), hash_len);
-        let theirs = s
-            .repo
+        let theirs = repo
             .find_commit(id)
             .unwrap_or_else(|e| panic!("guard reads a commit libgit2 refuses ({e}): {commit:?}"));
         assert_eq!(tree, theirs.tree_id(), "{commit:?}");

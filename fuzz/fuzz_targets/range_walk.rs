@@ -8,7 +8,7 @@
 #![no_main]
 use std::cell::RefCell;
 
-use git2::{ObjectFormat, Oid, Repository, RepositoryInitOptions, Signature, Sort, Time};
+use git2::{Oid, Repository, Signature, Sort, Time};
 use libfuzzer_sys::fuzz_target;
 use merge_guard::git::ObjectId;
 use merge_guard::git::range;
@@ -22,44 +22,23 @@ impl Bytes<'_> {
     }
 }
 
+#[path = "common/memory_store.rs"]
+mod memory_store;
+
 /// Inputs whose commits go to one in-memory store before it is made afresh.
 const PER_STORE: usize = 2_000;
 
-struct Store {
-    _dir: tempfile::TempDir,
-    repo: Repository,
-    written: usize,
-}
-
-fn store(format: ObjectFormat) -> Store {
-    let dir = tempfile::tempdir().unwrap();
-    let mut options = RepositoryInitOptions::new();
-    options.bare(true).object_format(format);
-    let repo = Repository::init_opts(dir.path(), &options).unwrap();
-    // The highest priority: every write goes to memory, none to the temporary directory.
-    repo.odb().unwrap().add_new_mempack_backend(1000).unwrap();
-    Store {
-        _dir: dir,
-        repo,
-        written: 0,
-    }
-}
-
 thread_local! {
-    static STORES: RefCell<[Store; 2]> =
-        RefCell::new([store(ObjectFormat::Sha1), store(ObjectFormat::Sha256)]);
+    static STORES: RefCell<[memory_store::Store; 2]> = RefCell::new(memory_store::both(PER_STORE));
 }
 
 fuzz_target!(|data: &[u8]| {
     let mut input = Bytes(data.iter());
     let first = input.next();
     STORES.with(|cell| {
-        let s = &mut cell.borrow_mut()[first & 1];
-        if s.written >= PER_STORE {
-            *s = store(s.repo.object_format());
-        }
-        s.written += 1;
-        same_range_as_libgit2(&s.repo, 2 + (first >> 1) % 40, &mut input, data);
+        let mut stores = cell.borrow_mut();
+        let repo = stores[first & 1].next();
+        same_range_as_libgit2(repo, 2 + (first >> 1) % 40, &mut input, data);
     });
 });
 

@@ -12,46 +12,22 @@ use git2::Repository;
 use libfuzzer_sys::fuzz_target;
 use merge_guard::git::raw_tree::RawTree;
 
+#[path = "common/memory_store.rs"]
+mod memory_store;
+
 /// Inputs written to one in-memory store before it is made afresh.
 const PER_STORE: usize = 5_000;
-
-struct Store {
-    _dir: tempfile::TempDir,
-    repo: Repository,
-    written: usize,
-}
-
-fn store(format: git2::ObjectFormat) -> Store {
-    let dir = tempfile::tempdir().unwrap();
-    let mut options = git2::RepositoryInitOptions::new();
-    options.bare(true).object_format(format);
-    let repo = Repository::init_opts(dir.path(), &options).unwrap();
-    // The highest priority: every write goes to memory, none to the temporary directory.
-    repo.odb().unwrap().add_new_mempack_backend(1000).unwrap();
-    Store {
-        _dir: dir,
-        repo,
-        written: 0,
-    }
-}
 
 thread_local! {
     /// A SHA-1 and a SHA-256 store: every input is read as a tree of each format (its ids
     /// 20 or 32 bytes long).
-    static STORES: RefCell<[Store; 2]> = RefCell::new([
-        store(git2::ObjectFormat::Sha1),
-        store(git2::ObjectFormat::Sha256),
-    ]);
+    static STORES: RefCell<[memory_store::Store; 2]> = RefCell::new(memory_store::both(PER_STORE));
 }
 
 fuzz_target!(|data: &[u8]| {
     STORES.with(|cell| {
-        for s in cell.borrow_mut().iter_mut() {
-            if s.written >= PER_STORE {
-                *s = store(s.repo.object_format());
-            }
-            s.written += 1;
-            same_as_libgit2(&s.repo, data);
+        for store in cell.borrow_mut().iter_mut() {
+            same_as_libgit2(store.next(), data);
         }
     });
 });
