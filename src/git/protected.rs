@@ -1147,4 +1147,43 @@ paths = ["conftest.py"]
         // Most pairs differ: the comparison was not of empty lists.
         assert!(compared > 300, "{compared}");
     }
+
+    #[test]
+    fn a_file_named_like_a_directory_beside_it_is_compared_as_a_checkout_writes_it() {
+        // `a` and `a/` sort apart, so a tree listing both is in order, yet lists the name
+        // twice; a checkout writes the last one listed. The parent has both, the commit keeps
+        // only the file: at `a` a directory became a file (and its files are gone), though the
+        // file's entry did not change.
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        let blob = repo.blob(b"x").unwrap();
+        let sub = tree_of(&repo, &[("f", "y")]);
+        let raw = |entries: &[(&str, Oid)]| {
+            let mut bytes = Vec::new();
+            for (mode_name, id) in entries {
+                bytes.extend_from_slice(mode_name.as_bytes());
+                bytes.push(0);
+                bytes.extend_from_slice(id.as_bytes());
+            }
+            to_git2(crate::git::write_raw_object(&repo, "tree", &bytes)).unwrap()
+        };
+        let old = raw(&[("100644 a", blob), ("40000 a", sub)]);
+        let new = raw(&[("100644 a", blob)]);
+        let trees = Trees::new(&repo).unwrap();
+        let (new_tree, old_tree) = (trees.get(new).unwrap(), trees.get(old).unwrap());
+        assert!(new_tree.in_git_order());
+        assert!(!old_tree.in_git_order());
+        let mut out = Vec::new();
+        Walker { trees: &trees }
+            .diff_trees(Some(&new_tree), Some(&old_tree), "", false, &mut out)
+            .unwrap();
+        let found: Vec<(String, ChangeKind)> = out.into_iter().map(|f| (f.path, f.kind)).collect();
+        assert_eq!(
+            found,
+            [
+                ("a/f".to_string(), ChangeKind::Deleted),
+                ("a".to_string(), ChangeKind::TypeChanged)
+            ]
+        );
+    }
 }

@@ -186,21 +186,25 @@ impl RawTree {
     }
 
     /// Whether the entries are in git's order (`git_order`), each strictly after the one before
-    /// it, as git writes every tree: then no name is listed twice, and an entry is found by
-    /// binary search. Worked out once per tree, when first asked.
+    /// it, and no file shares a directory's name (`a` sorts apart from `a/`, so order alone
+    /// allows both), as git writes every tree: then no name is listed twice, and an entry is
+    /// found by binary search. Worked out once per tree, when first asked.
     pub fn in_git_order(&self) -> bool {
         *self.in_order.get_or_init(|| {
-            let mut entries = self.iter();
-            let Some(mut last) = entries.next() else {
-                return true;
+            let entries: Vec<RawEntry> = self.iter().collect();
+            let sorted = entries
+                .windows(2)
+                .all(|w| git_order(&w[0], &w[1]) == Ordering::Less);
+            // In a sorted tree a file named like a directory is found by its place.
+            let file_named = |name: &[u8]| {
+                entries
+                    .binary_search_by(|e| git_order_of(e.name_bytes(), e.is_dir(), name, false))
+                    .is_ok_and(|i| !entries[i].is_dir())
             };
-            for next in entries {
-                if git_order(&last, &next) != Ordering::Less {
-                    return false;
-                }
-                last = next;
-            }
-            true
+            sorted
+                && !entries
+                    .iter()
+                    .any(|e| e.is_dir() && file_named(e.name_bytes()))
         })
     }
 
