@@ -71,18 +71,7 @@ impl<'a> Judge<'a> {
         let python = test_source::PythonTests::new(&who.policy.tests.python_functions)
             .with_classes(&who.policy.tests.python_classes)
             .with_files(&who.policy.tests.python_files);
-        Judge {
-            repo,
-            commits,
-            who,
-            base_name,
-            parsed: Parsed {
-                python,
-                files: HashMap::default(),
-            },
-            merges: GitMerges::new(repo),
-            found: Vec::new(),
-        }
+        Judge::with_python(repo, commits, who, base_name, python)
     }
 
     /// What a judge of the same commits on another thread needs, with a repository handle
@@ -97,13 +86,24 @@ impl<'a> Judge<'a> {
     }
 
     pub(super) fn from_parts(repo: &'a Repository, parts: JudgeParts<'a>) -> Judge<'a> {
+        let python = parts.python.clone();
+        Judge::with_python(repo, parts.commits, parts.who, parts.base_name, python)
+    }
+
+    fn with_python(
+        repo: &'a Repository,
+        commits: &'a Commits,
+        who: &'a WhoContext<'a>,
+        base_name: &'a str,
+        python: test_source::PythonTests,
+    ) -> Judge<'a> {
         Judge {
             repo,
-            commits: parts.commits,
-            who: parts.who,
-            base_name: parts.base_name,
+            commits,
+            who,
+            base_name,
             parsed: Parsed {
-                python: parts.python.clone(),
+                python,
                 files: HashMap::default(),
             },
             merges: GitMerges::new(repo),
