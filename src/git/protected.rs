@@ -1173,6 +1173,11 @@ paths = ["conftest.py"]
         let (new_tree, old_tree) = (trees.get(new).unwrap(), trees.get(old).unwrap());
         assert!(new_tree.in_git_order());
         assert!(!old_tree.in_git_order());
+        // With names between the two (`a-x` sorts after `a`, before `a/`).
+        let apart = raw(&[("100644 a", blob), ("100644 a-x", blob), ("40000 a", sub)]);
+        assert!(!trees.get(apart).unwrap().in_git_order());
+        let distinct = raw(&[("100644 a-x", blob), ("40000 a", sub)]);
+        assert!(trees.get(distinct).unwrap().in_git_order());
         let mut out = Vec::new();
         Walker { trees: &trees }
             .diff_trees(Some(&new_tree), Some(&old_tree), "", false, &mut out)

@@ -191,20 +191,29 @@ impl RawTree {
     /// found by binary search. Worked out once per tree, when first asked.
     pub fn in_git_order(&self) -> bool {
         *self.in_order.get_or_init(|| {
-            let entries: Vec<RawEntry> = self.iter().collect();
-            let sorted = entries
-                .windows(2)
-                .all(|w| git_order(&w[0], &w[1]) == Ordering::Less);
-            // In a sorted tree a file named like a directory is found by its place.
-            let file_named = |name: &[u8]| {
-                entries
-                    .binary_search_by(|e| git_order_of(e.name_bytes(), e.is_dir(), name, false))
-                    .is_ok_and(|i| !entries[i].is_dir())
-            };
-            sorted
-                && !entries
-                    .iter()
-                    .any(|e| e.is_dir() && file_named(e.name_bytes()))
+            let at = |i: usize| self.get(i).expect("an index of the tree");
+            for i in 1..self.len() {
+                let (last, next) = (at(i - 1), at(i));
+                if git_order(&last, &next) != Ordering::Less {
+                    return false;
+                }
+                if !next.is_dir() {
+                    continue;
+                }
+                // A file named like this directory sorts before it, and every entry between
+                // the two begins with the name: look back while they do.
+                let name = next.name_bytes();
+                for j in (0..i).rev() {
+                    let before = at(j);
+                    if !before.name_bytes().starts_with(name) {
+                        break;
+                    }
+                    if before.name_bytes().len() == name.len() && !before.is_dir() {
+                        return false;
+                    }
+                }
+            }
+            true
         })
     }
 
