@@ -1383,3 +1383,76 @@ fn an_exact_equality_stands_for_checks_on_its_parts_and_a_rebound_name_for_nothi
             s.short(&commit)
         ));
 }
+
+/// A suite written once and run on two stores by the classes that inherit it, and two fakes
+/// whose `delete` the suite's `store.delete(..)` may reach (linked by name). Line 5, counted
+/// by hand, is `def test_roundtrip`.
+const STORE_SUITE: &str = "\
+from unittest import TestCase
+
+
+class _Suite:
+    def test_roundtrip(self):
+        self.store.write('a', 'x')
+        assert self.store.read('a') == 'x'
+        self.store.delete('a')
+
+
+class TestMemory(TestCase, _Suite):
+    def setUp(self):
+        self.store = Memory(FakeBlob())
+
+
+class TestHttp(TestCase, _Suite):
+    def setUp(self):
+        self.store = Http(FakeHttp('http://x/'))
+
+
+class FakeBlob:
+    def delete(self, key):
+        self.gone = True
+
+
+class FakeHttp:
+    def delete(self, url):
+        assert url.startswith('http://x/')
+";
+
+#[test]
+fn deleting_the_class_that_runs_an_inherited_suite_deletes_its_tests() {
+    let s = Server::new("");
+    write_in(&s.work, "tests/test_store.py", STORE_SUITE);
+    s.commit("Add the store suite\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    let landed = s.server_ref("refs/heads/main");
+
+    // The agent stops running the suite on the HTTP store: its tests are gone, though no
+    // `def test_` line is.
+    let without_http = STORE_SUITE.replace(
+        "class TestHttp(TestCase, _Suite):\n    def setUp(self):\n        self.store = Http(FakeHttp('http://x/'))\n\n\n",
+        "",
+    );
+    assert_ne!(without_http, STORE_SUITE);
+    write_in(&s.work, "tests/test_store.py", &without_http);
+    let commit = s.agent_commit("Drop the flaky HTTP store tests\n");
+    s.push(&["origin", "main"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [weakened_test] {} \"Drop the flaky HTTP store tests\" tests/test_store.py:5: deletes the test in test tests/test_store.py::TestHttp::test_roundtrip",
+        s.short(&commit)
+    ));
+    assert_eq!(s.server_ref("refs/heads/main"), landed);
+
+    // A human may drop them; then the agent removes the fake nothing uses any more. The
+    // suite's `store.delete(..)` still reaches FakeBlob's `delete`; FakeHttp's, which
+    // asserted, is read where it was: the suite checks no less.
+    s.git(&["reset", "-q", "--soft", "HEAD~"]);
+    s.commit("Drop the HTTP store\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    let without_fake = without_http.replace(
+        "\n\nclass FakeHttp:\n    def delete(self, url):\n        assert url.startswith('http://x/')\n",
+        "",
+    );
+    assert_ne!(without_fake, without_http);
+    write_in(&s.work, "tests/test_store.py", &without_fake);
+    s.agent_commit("Remove the unused HTTP fake\n");
+    s.push(&["origin", "main"]).assert_accepted();
+}

@@ -59,6 +59,9 @@ pub type Helpers = HashMap<String, Vec<HelperFacts>>;
 /// What a function that is not a test asserts itself, and the functions it calls.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HelperFacts {
+    /// The class it is a method of (`Outer.Inner`), empty for a function of a module or a
+    /// Rust function: what tells apart the functions of one name.
+    pub owner: String,
     pub assertions: Vec<Strength>,
     pub calls: Vec<String>,
 }
@@ -74,18 +77,32 @@ pub struct Helper {
 /// A call of a helper counts for at most this many assertions.
 const MAX_HELPER_COUNT: usize = 8;
 
-/// What a call of each helper of `side` asserts, through the helpers it calls: a name
-/// `side` does not have is looked up in `other` (a helper the version compared with holds,
-/// moved out of view). Of several functions of one name, the one that asserts most counts
-/// (a call cannot be told to be another's).
+/// What a call of each helper of `side` asserts, through the helpers it calls: a function
+/// `side` does not have is read in `other` (a helper the version compared with holds,
+/// moved out of view). That holds for each function of a name (a mock class deleted with
+/// its `delete` leaves another class's `delete` standing), unless `side` has a function of
+/// that name `other` lacks: it may be the one gone, renamed or moved into another class.
+/// Of several functions of one name, the one that asserts most counts (a call cannot be
+/// told to be another's).
 ///
 /// A call counts for the helper's own assertions (`expect(&run, 0, &[])` for the three it
 /// makes), or for one when it asserts only through other helpers: helpers are matched by
 /// name alone, and counting every assertion down the calls would let one common name (a
 /// `new`, a `run`) stand for dozens.
 pub fn summarise(side: &Helpers, other: &Helpers) -> HashMap<String, Helper> {
-    let facts = |name: &str| side.get(name).or_else(|| other.get(name));
     let names: Vec<&String> = side.keys().chain(other.keys()).collect();
+    let defined = |name: &str| -> Vec<&HelperFacts> {
+        let mine = side.get(name).map(Vec::as_slice).unwrap_or_default();
+        let theirs = other.get(name).map(Vec::as_slice).unwrap_or_default();
+        let has = |list: &[HelperFacts], owner: &str| list.iter().any(|f| f.owner == owner);
+        if mine.iter().any(|f| !has(theirs, &f.owner)) {
+            return mine.iter().collect();
+        }
+        let gone = theirs.iter().filter(|f| !has(mine, &f.owner));
+        mine.iter().chain(gone).collect()
+    };
+    let facts: HashMap<&str, Vec<&HelperFacts>> =
+        names.iter().map(|n| (n.as_str(), defined(n))).collect();
     let none = Helper {
         strength: Strength::Weak,
         count: 0,
@@ -96,7 +113,7 @@ pub fn summarise(side: &Helpers, other: &Helpers) -> HashMap<String, Helper> {
     for _ in 0..=names.len() {
         let mut changed = false;
         for name in &names {
-            for f in facts(name).into_iter().flatten() {
+            for f in facts.get(name.as_str()).into_iter().flatten() {
                 let own = f.assertions.iter().copied();
                 let through = f
                     .calls
@@ -248,6 +265,7 @@ impl Tolerance {
 
 /// A function as read, before the file's helpers are known: a test function's facts, with
 /// where each assertion, `return` and call stands.
+#[derive(Clone)]
 struct Draft {
     function: TestFunction,
     /// Byte offset of each of `function.assertions`.
@@ -258,14 +276,16 @@ struct Draft {
     call_at: Vec<usize>,
 }
 
-/// The file: its test functions, and its helpers. A `return` before a call of a helper of
+/// The file: its test functions, and its helpers (each with the class it is a method of,
+/// empty for none). A `return` before a call of a helper of
 /// the file that asserts is early. A helper's assertion after a `return` of its own (`if
 /// xs: return`) may not run: weak, so that a test's assertion moved into such a helper is
 /// loosened, not moved.
-fn finish(tests: Vec<Draft>, helpers: Vec<Draft>) -> TestFile {
+fn finish(tests: Vec<Draft>, helpers: Vec<(String, Draft)>) -> TestFile {
     let mut facts: Helpers = HashMap::new();
-    for h in &helpers {
+    for (owner, h) in &helpers {
         let f = HelperFacts {
+            owner: owner.clone(),
             assertions: h
                 .function
                 .assertions
@@ -309,7 +329,7 @@ fn finish(tests: Vec<Draft>, helpers: Vec<Draft>) -> TestFile {
         functions,
         helper_assertions: helpers
             .into_iter()
-            .flat_map(|h| h.function.assertions.into_iter().map(|a| a.text))
+            .flat_map(|(_, h)| h.function.assertions.into_iter().map(|a| a.text))
             .collect(),
         helpers: facts,
     }

@@ -10,6 +10,8 @@ mod syntax;
 mod tolerances;
 mod unrun;
 
+use std::collections::HashSet;
+
 use tree_sitter::Node;
 
 use self::assertions::{assert_statement, assertion_call, strength};
@@ -39,6 +41,8 @@ pub(super) fn read(src: &Source, root: Node, names: &super::PythonTests) -> Test
     let module_skips = scope_skips(src, root);
     // (statement, enclosing classes, the skips they and the module apply)
     let mut stack: Vec<(Node, Vec<String>, Vec<Site>)> = Vec::new();
+    // The classes in source order, for the tests they inherit.
+    let mut seen: Vec<Class> = Vec::new();
     push_statements(&mut stack, root, &[], &module_skips);
     while let Some((node, classes, skips)) = stack.pop() {
         let (def, decorators): (Option<Node>, Vec<Node>) = if node.kind() == "decorated_definition"
@@ -70,6 +74,13 @@ pub(super) fn read(src: &Source, root: Node, names: &super::PythonTests) -> Test
                 inner.extend(not_collected(src, def, &name, body, names));
                 let mut path = classes.clone();
                 path.push(name);
+                seen.push(Class::of(
+                    src,
+                    def,
+                    body,
+                    path.clone(),
+                    &inner[skips.len()..],
+                ));
                 push_statements(&mut stack, body, &path, &inner);
             }
             "function_definition" if names.is_test(&name) => {
@@ -82,7 +93,9 @@ pub(super) fn read(src: &Source, root: Node, names: &super::PythonTests) -> Test
                 skips.extend(unbound.get(&def.id()).into_iter().flatten().cloned());
                 tests.push(function(src, def, &decorators, qualified, &skips));
             }
-            "function_definition" => helpers.push(function(src, def, &[], name, &[])),
+            "function_definition" => {
+                helpers.push((classes.join("."), function(src, def, &[], name, &[])))
+            }
             kind if COMPOUND.contains(&kind) => {
                 // A test defined in the body of an `if` or a `try` may not be defined at all
                 // (`if False:`): as good as skipped, named by the statement's first line.
@@ -107,7 +120,87 @@ pub(super) fn read(src: &Source, root: Node, names: &super::PythonTests) -> Test
             _ => {}
         }
     }
+    inherit(&mut tests, &seen);
     finish(tests, helpers)
+}
+
+/// A class of the file: where it is, the names of its bases, the skips it adds to its
+/// tests (its decorators, its `pytestmark`, not being collected) and the functions it
+/// defines itself.
+struct Class {
+    path: Vec<String>,
+    bases: Vec<String>,
+    skips: Vec<Site>,
+    defines: HashSet<String>,
+}
+
+impl Class {
+    fn of(src: &Source, def: Node, body: Node, path: Vec<String>, skips: &[Site]) -> Class {
+        let mut bases = Vec::new();
+        if let Some(list) = def.child_by_field_name("superclasses") {
+            let mut cursor = list.walk();
+            bases.extend(
+                list.named_children(&mut cursor)
+                    .filter(|b| b.kind() == "identifier")
+                    .map(|b| src.text(b)),
+            );
+        }
+        let mut cursor = body.walk();
+        let defines = body
+            .named_children(&mut cursor)
+            .filter_map(|s| match s.kind() {
+                "decorated_definition" => s.child_by_field_name("definition"),
+                _ => Some(s),
+            })
+            .filter(|d| d.kind() == "function_definition")
+            .filter_map(|d| d.child_by_field_name("name"))
+            .map(|n| src.text(n))
+            .collect();
+        Class {
+            path,
+            bases,
+            skips: skips.to_vec(),
+            defines,
+        }
+    }
+}
+
+/// The tests each class inherits from bases of the file (`class TestHTTPStore(TestCase,
+/// _StorageTest)`): pytest collects each as the subclass's own (`TestHTTPStore::test_list`),
+/// so deleting the subclass deletes them. A method the class defines itself overrides, and
+/// of several bases the first that has a name gives it, as Python looks names up.
+fn inherit(tests: &mut Vec<Draft>, classes: &[Class]) {
+    for (i, class) in classes.iter().enumerate() {
+        let scope = &class.path[..class.path.len() - 1];
+        let mut taken = class.defines.clone();
+        let mut inherited = Vec::new();
+        for base in &class.bases {
+            // The base as the class statement sees it: defined before it, in the same body
+            // or in the module.
+            let Some(base) = classes[..i].iter().rev().find(|c| {
+                c.path.last() == Some(base)
+                    && (c.path[..c.path.len() - 1] == *scope || c.path.len() == 1)
+            }) else {
+                continue;
+            };
+            let prefix = format!("{}::", base.path.join("::"));
+            for test in tests.iter() {
+                let Some(method) = test.function.name.strip_prefix(&prefix) else {
+                    continue;
+                };
+                if method.contains("::") || !taken.insert(method.to_string()) {
+                    continue;
+                }
+                let mut copy = test.clone();
+                copy.function.name = format!("{}::{method}", class.path.join("::"));
+                copy.function.skips.extend(class.skips.iter().cloned());
+                inherited.push(copy);
+            }
+            // The base's other names (its helpers) hide the same names further on.
+            taken.extend(base.defines.iter().cloned());
+        }
+        tests.extend(inherited);
+    }
 }
 
 /// Pushes the named children of `node` so that they pop in source order.

@@ -63,7 +63,7 @@ pub(super) fn read(src: &Source, root: Node) -> TestFile {
                         qualified.push_str(&name);
                         tests.push(function(src, item, &attributes, qualified, &conditions));
                     } else {
-                        helpers.push(function(src, item, &[], name, &[]));
+                        helpers.push((String::new(), function(src, item, &[], name, &[])));
                     }
                 }
                 _ => {}

@@ -1108,6 +1108,68 @@ mod tests {
     }
 
     #[test]
+    fn a_class_deleted_with_its_method_leaves_another_class_s_method_of_that_name() {
+        // The suite's `store.delete(..)` is linked by name to every `delete` of the file. The
+        // commit deletes the mock whose `delete` asserted; another mock's stays. The test is
+        // unchanged: what the gone class asserted is read where it was, as for a helper
+        // moved out of view.
+        let suite = "class _Suite:\n    def test_delete(self):\n        store = self.store\n        store.delete('a')\n        assert store.list() == []\n\n";
+        let blob = "class FakeBlob:\n    def delete(self):\n        self.gone = True\n\n";
+        let http = "class FakeHttp:\n    def delete(self, url):\n        assert url.startswith(self.base)\n\n";
+        let old = format!("{suite}{blob}{http}");
+        let new = format!("{suite}{blob}");
+        assert_eq!(
+            kinds(&[versions("tests/test_store.py", Some(&old), Some(&new))]),
+            []
+        );
+        // The asserting class renamed and its method emptied in one commit: the new class's
+        // `delete` may be the old one's, so the old one is not read for it.
+        let renamed =
+            format!("{suite}{blob}class FakeHttp2:\n    def delete(self, url):\n        pass\n\n");
+        assert_eq!(
+            kinds(&[versions("tests/test_store.py", Some(&old), Some(&renamed))]),
+            [(Kind::AssertionRemoved, "_Suite::test_delete".to_string(), 2)]
+        );
+        // The class kept, its method emptied: the same.
+        let emptied = http.replace("assert url.startswith(self.base)", "pass");
+        let emptied = format!("{suite}{blob}{emptied}");
+        assert_eq!(
+            kinds(&[versions("tests/test_store.py", Some(&old), Some(&emptied))]),
+            [(Kind::AssertionRemoved, "_Suite::test_delete".to_string(), 2)]
+        );
+    }
+
+    #[test]
+    fn tests_a_class_inherits_from_a_base_of_the_file_are_its_own() {
+        let base = "class _Suite:\n    def test_roundtrip(self):\n        assert self.store.read(self.store.write('x')) == 'x'\n\n    def test_empty(self):\n        assert self.store.list() == []\n\n";
+        let memory = "class TestMemory(TestCase, _Suite):\n    def setUp(self):\n        self.store = Memory()\n\n";
+        let http = "class TestHttp(TestCase, _Suite):\n    def setUp(self):\n        self.store = Http()\n\n    def test_empty(self):\n        assert self.store.list() == ['index']\n\n";
+        let old = format!("{base}{memory}{http}");
+        // Deleting the class that runs the suite on one store deletes the suite's tests
+        // there, those it inherits and its own.
+        let new = format!("{base}{memory}");
+        assert_eq!(
+            kinds(&[versions("tests/test_store.py", Some(&old), Some(&new))]),
+            [
+                (Kind::Deleted, "TestHttp::test_empty".to_string(), 16),
+                (Kind::Deleted, "TestHttp::test_roundtrip".to_string(), 2)
+            ]
+        );
+        // A skip on the subclass skips what it inherits.
+        let skipped = old.replace(
+            "class TestMemory(",
+            "@pytest.mark.skip(reason='slow')\nclass TestMemory(",
+        );
+        assert_eq!(
+            kinds(&[versions("tests/test_store.py", Some(&old), Some(&skipped))]),
+            [
+                (Kind::SkipAdded, "TestMemory::test_roundtrip".to_string(), 8),
+                (Kind::SkipAdded, "TestMemory::test_empty".to_string(), 8)
+            ]
+        );
+    }
+
+    #[test]
     fn a_test_renamed_and_edited_is_compared_with_what_it_was() {
         let old = "def test_totals():\n    rows = load('a.csv')\n    assert total(rows) == 42\n    assert total([]) == 0\n";
         let renamed = "def test_total_of_rows():\n    rows = load('a.csv', strict=True)\n    assert total(rows) == 42\n    assert total([]) == 0\n";
