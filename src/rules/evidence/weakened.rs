@@ -313,25 +313,64 @@ fn pair(olds: &[Placed], news: &[Placed]) -> Vec<Option<usize>> {
             }
         }
     }
-    // Renamed and edited in one commit (as git finds a rename): the unpaired new test most
-    // like it, when they share most of their tokens. It is then compared like any other.
+    // Renamed and edited in one commit (as git finds a rename): a new test alike enough,
+    // when they share most of their tokens. It is then compared like any other. The most
+    // alike pairs are taken first, over all of the commit's tests, and of bodies alike
+    // enough the names decide between them: tests full of one library's snapshots share
+    // most tokens with each other (pydantic-ai's `test_google_model_code_execution_tool`
+    // is 0.81 like an unrelated test and 0.76 like `test_code_execution`, where it went).
     let left: Vec<usize> = (0..olds.len()).filter(|&o| pairs[o].is_none()).collect();
     let open: Vec<usize> = (0..news.len()).filter(|&n| !taken[n]).collect();
     if left.len().saturating_mul(open.len()) <= MAX_SIMILARITY_PAIRS {
-        for o in left {
-            let best = open
-                .iter()
-                .filter(|&&n| !taken[n])
-                .map(|&n| (similarity(&olds[o].1.body, &news[n].1.body), n))
-                .filter(|(score, _)| *score >= RENAME_SIMILARITY)
-                .max_by(|a, b| a.0.total_cmp(&b.0));
-            if let Some((_, n)) = best {
+        let mut alike: Vec<(f64, usize, usize)> = Vec::new();
+        for &o in &left {
+            for &n in &open {
+                let body = similarity(&olds[o].1.body, &news[n].1.body);
+                if body >= RENAME_SIMILARITY {
+                    let name = name_likeness(&olds[o].1.name, &news[n].1.name);
+                    alike.push((body + NAME_WEIGHT * name, o, n));
+                }
+            }
+        }
+        alike.sort_by(|a, b| b.0.total_cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2))));
+        for (_, o, n) in alike {
+            if pairs[o].is_none() && !taken[n] {
                 pairs[o] = Some(n);
                 taken[n] = true;
             }
         }
     }
     pairs
+}
+
+/// How much the names of two tests weigh beside their bodies' likeness, when the bodies are
+/// alike enough: at most this much is added to the bodies' likeness.
+const NAME_WEIGHT: f64 = 0.25;
+
+/// Dice's coefficient of the words of two tests' names (the last part, split at `_`, its
+/// case ignored, `test` left out): `test_google_model_code_execution_tool` and
+/// `test_code_execution` share two of seven.
+fn name_likeness(a: &str, b: &str) -> f64 {
+    let words = |name: &str| -> Vec<String> {
+        let last = name.rsplit("::").next().unwrap_or(name);
+        last.split('_')
+            .filter(|w| !w.is_empty() && !w.eq_ignore_ascii_case("test"))
+            .map(str::to_ascii_lowercase)
+            .collect()
+    };
+    let (a, b) = (words(a), words(b));
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let mut left = b.clone();
+    let mut common = 0usize;
+    for w in &a {
+        if let Some(i) = left.iter().position(|x| x == w) {
+            left.swap_remove(i);
+            common += 1;
+        }
+    }
+    2.0 * common as f64 / (a.len() + b.len()) as f64
 }
 
 /// How alike two bodies must be to be one test renamed and edited: the share of tokens they
@@ -1020,6 +1059,53 @@ mod tests {
         assert_eq!(
             kinds(&[versions("tests/test_a.py", Some(old), Some(new))]),
             [(Kind::AssertionRemoved, "test_b".to_string(), 4)]
+        );
+    }
+
+    #[test]
+    fn of_bodies_alike_enough_the_one_of_the_likest_name_is_the_renamed_test() {
+        // A test moved to a new file and renamed, its snapshot updated; beside it, a new
+        // test of the same snapshot-heavy shape that checks little. The bodies of both are
+        // alike enough, the unrelated one more: the names decide.
+        let old = "def test_model_code_execution_tool():\n    result = agent.run('What is 2+2?', tools=[CodeTool(), SearchTool()])\n    assert result.all_messages() == snapshot([Request(parts=[Prompt(content='What is 2+2?')]), Response(parts=[Call(tool='code', args={'code': '2+2'})])])\n";
+        let moved = "def test_code_execution():\n    result = agent.run('What is 2+2?', tools=[CodeTool()])\n    assert result.new_messages() == snapshot([Request(parts=[Prompt(content='What is 2+2?')]), Response(parts=[Call(tool='code', args={'code': '4'})])])\n    assert result.usage() == Usage(input_tokens=10, output_tokens=20, details={'code': 1})\n";
+        let other = "def test_search_with_tools():\n    result = agent.run('What is 2+2?', tools=[CodeTool(), SearchTool()])\n    assert isinstance(result.output, str)\n    all_messages = [Request(parts=[Prompt(content='What is 2+2?')]), Response(parts=[Call(tool='code', args={'code': '2+2'})])]\n";
+        let body = |text: &str| {
+            parse("tests/t.py", text.as_bytes()).unwrap().functions[0]
+                .body
+                .clone()
+        };
+        let (to_moved, to_other) = (
+            similarity(&body(old), &body(moved)),
+            similarity(&body(old), &body(other)),
+        );
+        assert!(
+            RENAME_SIMILARITY <= to_moved && to_moved < to_other,
+            "{to_moved} {to_other}"
+        );
+        let files = [
+            versions("tests/test_model.py", Some(old), None),
+            versions("tests/model/test_code.py", None, Some(moved)),
+            versions("tests/model/test_search.py", None, Some(other)),
+        ];
+        assert_eq!(kinds(&files), []);
+        // Without a likeness of names, the likest body decides, as before.
+        let unnamed = [
+            versions("tests/test_model.py", Some(old), None),
+            versions(
+                "tests/model/test_code.py",
+                None,
+                Some(&moved.replace("test_code_execution", "test_one")),
+            ),
+            versions("tests/model/test_search.py", None, Some(other)),
+        ];
+        assert_eq!(
+            kinds(&unnamed),
+            [(
+                Kind::AssertionLoosened,
+                "test_search_with_tools".to_string(),
+                3
+            )]
         );
     }
 
