@@ -1456,3 +1456,49 @@ fn deleting_the_class_that_runs_an_inherited_suite_deletes_its_tests() {
     s.agent_commit("Remove the unused HTTP fake\n");
     s.push(&["origin", "main"]).assert_accepted();
 }
+
+#[test]
+fn a_subclass_that_overrides_an_inherited_test_with_less_weakens_it() {
+    let s = Server::new("");
+    write_in(&s.work, "tests/test_store.py", STORE_SUITE);
+    s.commit("Add the store suite\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    let landed = s.server_ref("refs/heads/main");
+
+    // The memory store breaks the round trip; the agent overrides the test there alone.
+    // Before, that read as a new test added. (The 1 more: its `delete` call, which may reach
+    // the HTTP fake that asserts.)
+    let overridden = STORE_SUITE.replace(
+        "        self.store = Memory(FakeBlob())\n",
+        "        self.store = Memory(FakeBlob())\n\n    def test_roundtrip(self):\n        self.store.write('a', 'x')\n",
+    );
+    assert_ne!(overridden, STORE_SUITE);
+    write_in(&s.work, "tests/test_store.py", &overridden);
+    let commit = s.agent_commit("Skip the read back on the memory store\n");
+    s.push(&["origin", "main"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [weakened_test] {} \"Skip the read back on the memory store\" tests/test_store.py:15: removes an assertion (and 1 more) in test tests/test_store.py::TestMemory::test_roundtrip: `-assert self.store.read('a') == 'x'`",
+        s.short(&commit)
+    ));
+    assert_eq!(s.server_ref("refs/heads/main"), landed);
+
+    // Dropping the suite from the class's bases drops its tests there.
+    let unbased = STORE_SUITE.replace(
+        "class TestMemory(TestCase, _Suite):",
+        "class TestMemory(TestCase):",
+    );
+    write_in(&s.work, "tests/test_store.py", &unbased);
+    s.git(&[
+        "commit",
+        "-q",
+        "--amend",
+        "-a",
+        "-m",
+        "Run the memory store alone\n",
+    ]);
+    let commit = s.git(&["rev-parse", "HEAD"]);
+    s.push(&["origin", "main", "--force"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [weakened_test] {} \"Run the memory store alone\" tests/test_store.py:5: deletes the test in test tests/test_store.py::TestMemory::test_roundtrip",
+        s.short(commit.trim())
+    ));
+    assert_eq!(s.server_ref("refs/heads/main"), landed);
+}
