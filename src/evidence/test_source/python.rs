@@ -10,7 +10,7 @@ mod syntax;
 mod tolerances;
 mod unrun;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
@@ -168,40 +168,62 @@ impl Class {
 /// The tests each class inherits from bases of the file (`class TestHTTPStore(TestCase,
 /// _StorageTest)`): pytest collects each as the subclass's own (`TestHTTPStore::test_list`),
 /// so deleting the subclass deletes them. A method the class defines itself overrides, and
-/// of several bases the first that has a name gives it, as Python looks names up.
+/// of several bases the first that has a name gives it, as Python looks names up. At most
+/// `MAX_INHERITED` copies a file: a chain of classes each inheriting hundreds of tests
+/// would otherwise cost its length times theirs. The cap falls at the same class in both
+/// versions of a file whose classes keep their order, and a test past it in one version
+/// only is deleted there, which fails closed.
 fn inherit(tests: &mut Vec<Draft>, classes: &[Class]) {
-    for (i, class) in classes.iter().enumerate() {
-        let scope = &class.path[..class.path.len() - 1];
+    // Each class's own tests and those it inherited, by its path, and the classes seen so
+    // far by scope and name: a class statement's bases are the classes defined before it.
+    let mut by_class: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, test) in tests.iter().enumerate() {
+        if let Some((class, _)) = test.function.name.rsplit_once("::") {
+            by_class.entry(class.to_string()).or_default().push(i);
+        }
+    }
+    let mut defined: HashMap<(&[String], &str), &Class> = HashMap::new();
+    let mut copies = 0usize;
+    for class in classes {
+        let Some((name, scope)) = class.path.split_last() else {
+            continue;
+        };
+        let path = class.path.join("::");
         let mut taken = class.defines.clone();
         let mut inherited = Vec::new();
         for base in &class.bases {
-            // The base as the class statement sees it: defined before it, in the same body
-            // or in the module.
-            let Some(base) = classes[..i].iter().rev().find(|c| {
-                c.path.last() == Some(base)
-                    && (c.path[..c.path.len() - 1] == *scope || c.path.len() == 1)
-            }) else {
+            // In the same body, else in the module.
+            let Some(base) = defined
+                .get(&(scope, base.as_str()))
+                .or_else(|| defined.get(&(&[][..], base.as_str())))
+            else {
                 continue;
             };
-            let prefix = format!("{}::", base.path.join("::"));
-            for test in tests.iter() {
-                let Some(method) = test.function.name.strip_prefix(&prefix) else {
-                    continue;
-                };
-                if method.contains("::") || !taken.insert(method.to_string()) {
+            let own = by_class.get(&base.path.join("::")).into_iter().flatten();
+            for &t in own {
+                let test = &tests[t];
+                let method = test.function.name.rsplit("::").next().unwrap_or_default();
+                if copies == MAX_INHERITED || !taken.insert(method.to_string()) {
                     continue;
                 }
                 let mut copy = test.clone();
-                copy.function.name = format!("{}::{method}", class.path.join("::"));
+                copy.function.name = format!("{path}::{method}");
                 copy.function.skips.extend(class.skips.iter().cloned());
                 inherited.push(copy);
+                copies += 1;
             }
             // The base's other names (its helpers) hide the same names further on.
             taken.extend(base.defines.iter().cloned());
         }
+        let from = tests.len();
         tests.extend(inherited);
+        by_class.entry(path).or_default().extend(from..tests.len());
+        defined.insert((scope, name.as_str()), class);
     }
 }
+
+/// Inherited tests copied in one file, at most (`inherit`).
+const MAX_INHERITED: usize = 10_000;
 
 /// Pushes the named children of `node` so that they pop in source order.
 fn push_statements<'t>(
@@ -1193,5 +1215,26 @@ mod tests {
         let a = read("def test_a():\n    assert f(1,2) == 3  # why\n");
         let b = read("def test_b():\n    assert f(\n        1,\n        2,\n    ) == 3\n");
         assert_eq!(a.functions[0].body, b.functions[0].body);
+    }
+
+    #[test]
+    fn a_long_chain_of_inheriting_classes_is_read_within_a_bound() {
+        // 2,000 classes, each inheriting the 100 tests of the one before: 200,000 tests
+        // as pytest would collect them, read as the first 10,000.
+        let mut text = String::from("class TestBase:\n");
+        for i in 0..100 {
+            text.push_str(&format!(
+                "    def test_{i}(self):\n        assert f({i}) == {i}\n"
+            ));
+        }
+        text.push_str("\nclass TestC0(TestBase):\n    pass\n");
+        for i in 1..2000 {
+            text.push_str(&format!("\nclass TestC{i}(TestC{}):\n    pass\n", i - 1));
+        }
+        let file = read(&text);
+        assert_eq!(file.functions.len(), 100 + super::MAX_INHERITED);
+        let names: Vec<&str> = file.functions.iter().map(|f| f.name.as_str()).collect();
+        assert!(names.contains(&"TestC99::test_99"), "{:?}", &names[..3]);
+        assert!(!names.iter().any(|n| n.starts_with("TestC100::")));
     }
 }
