@@ -13,7 +13,7 @@
 mod python;
 mod rust;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
@@ -89,16 +89,21 @@ const MAX_HELPER_COUNT: usize = 8;
 /// makes), or for one when it asserts only through other helpers: helpers are matched by
 /// name alone, and counting every assertion down the calls would let one common name (a
 /// `new`, a `run`) stand for dozens.
-pub fn summarise(side: &Helpers, other: &Helpers) -> HashMap<String, Helper> {
+pub fn summarise<'h>(side: &'h Helpers, other: &'h Helpers) -> HashMap<String, Helper> {
     let names: Vec<&String> = side.keys().chain(other.keys()).collect();
-    let defined = |name: &str| -> Vec<&HelperFacts> {
+    let defined = |name: &str| -> Vec<&'h HelperFacts> {
         let mine = side.get(name).map(Vec::as_slice).unwrap_or_default();
         let theirs = other.get(name).map(Vec::as_slice).unwrap_or_default();
-        let has = |list: &[HelperFacts], owner: &str| list.iter().any(|f| f.owner == owner);
-        if mine.iter().any(|f| !has(theirs, &f.owner)) {
+        let owners = |list: &'h [HelperFacts]| -> HashSet<&'h str> {
+            list.iter().map(|f| f.owner.as_str()).collect()
+        };
+        let (my_owners, their_owners) = (owners(mine), owners(theirs));
+        if !my_owners.is_subset(&their_owners) {
             return mine.iter().collect();
         }
-        let gone = theirs.iter().filter(|f| !has(mine, &f.owner));
+        let gone = theirs
+            .iter()
+            .filter(|f| !my_owners.contains(f.owner.as_str()));
         mine.iter().chain(gone).collect()
     };
     let facts: HashMap<&str, Vec<&HelperFacts>> =
