@@ -37,6 +37,8 @@ seed collected "$data"/collected/* "$data"/bad/collected/*
 seed ledger ../policy/merge_ledger.toml ../tests/integration/snapshots/*ledger*.snap
 seed freeze ../policy/freeze.toml
 seed testid "$data"/collected/*
+# Test files: the pytest project's tests (each input is two versions of a file).
+seed test_source "$data"/pytest-project/**/*.py
 mkdir -p corpus/junit_model corpus/signers corpus/trailers corpus/lockfile corpus/hook_input
 # Tree objects: this repository's own, as git stores them (a clone; none outside one).
 mkdir -p corpus/raw_tree corpus/pack_delta corpus/range_walk corpus/pack_inflate corpus/pack_objects
