@@ -77,19 +77,23 @@ pub struct Helper {
 /// A call of a helper counts for at most this many assertions.
 const MAX_HELPER_COUNT: usize = 8;
 
-/// What a call of each helper of `side` asserts, through the helpers it calls: a function
-/// `side` does not have is read in `other` (a helper the version compared with holds,
-/// moved out of view). That holds for each function of a name (a mock class deleted with
-/// its `delete` leaves another class's `delete` standing), unless `side` has a function of
-/// that name `other` lacks: it may be the one gone, renamed or moved into another class.
-/// Of several functions of one name, the one that asserts most counts (a call cannot be
-/// told to be another's).
+/// What a call of each helper of `side` asserts, through the helpers it calls: a name
+/// `side` does not have is looked up in `other` (a helper the version compared with holds,
+/// moved out of view). Of a name `side` has, `other`'s functions of classes `side` lacks
+/// and `gone` allows are read too (a mock class deleted with the only suite that used it
+/// leaves another class's `delete` standing), unless `side` has a class with a function of
+/// that name `other` lacks: it may be the one gone, renamed. Of several functions of one
+/// name, the one that asserts most counts (a call cannot be told to be another's).
 ///
 /// A call counts for the helper's own assertions (`expect(&run, 0, &[])` for the three it
 /// makes), or for one when it asserts only through other helpers: helpers are matched by
 /// name alone, and counting every assertion down the calls would let one common name (a
 /// `new`, a `run`) stand for dozens.
-pub fn summarise<'h>(side: &'h Helpers, other: &'h Helpers) -> HashMap<String, Helper> {
+pub fn summarise<'h>(
+    side: &'h Helpers,
+    other: &'h Helpers,
+    gone: &dyn Fn(&str) -> bool,
+) -> HashMap<String, Helper> {
     let names: Vec<&String> = side.keys().chain(other.keys()).collect();
     let defined = |name: &str| -> Vec<&'h HelperFacts> {
         let mine = side.get(name).map(Vec::as_slice).unwrap_or_default();
@@ -97,14 +101,17 @@ pub fn summarise<'h>(side: &'h Helpers, other: &'h Helpers) -> HashMap<String, H
         let owners = |list: &'h [HelperFacts]| -> HashSet<&'h str> {
             list.iter().map(|f| f.owner.as_str()).collect()
         };
+        if mine.is_empty() {
+            return theirs.iter().collect();
+        }
         let (my_owners, their_owners) = (owners(mine), owners(theirs));
         if !my_owners.is_subset(&their_owners) {
             return mine.iter().collect();
         }
-        let gone = theirs
+        let read = theirs
             .iter()
-            .filter(|f| !my_owners.contains(f.owner.as_str()));
-        mine.iter().chain(gone).collect()
+            .filter(|f| !my_owners.contains(f.owner.as_str()) && gone(&f.owner));
+        mine.iter().chain(read).collect()
     };
     let facts: HashMap<&str, Vec<&HelperFacts>> =
         names.iter().map(|n| (n.as_str(), defined(n))).collect();
@@ -305,7 +312,7 @@ fn finish(tests: Vec<Draft>, helpers: Vec<(String, Draft)>) -> TestFile {
         };
         facts.entry(h.function.name.clone()).or_default().push(f);
     }
-    let summaries = summarise(&facts, &HashMap::new());
+    let summaries = summarise(&facts, &HashMap::new(), &|_| false);
     let functions = tests
         .into_iter()
         .map(|draft| {

@@ -189,21 +189,31 @@ fn inherit(tests: &mut Vec<Draft>, classes: &[Class]) {
             continue;
         };
         let path = class.path.join("::");
-        let mut taken = class.defines.clone();
+        // The names each base seen so far defines hide the same names in later bases.
+        let mut hidden: Vec<&HashSet<String>> = vec![&class.defines];
+        let mut inherited_names: HashSet<&str> = HashSet::new();
         let mut inherited = Vec::new();
+        let mut bases_seen: HashSet<&str> = HashSet::new();
         for base in &class.bases {
-            // In the same body, else in the module.
+            // In the same body, else in the module; a base named twice is read once.
+            if copies == MAX_INHERITED || !bases_seen.insert(base.as_str()) {
+                continue;
+            }
             let Some(base) = defined
                 .get(&(scope, base.as_str()))
                 .or_else(|| defined.get(&(&[][..], base.as_str())))
             else {
                 continue;
             };
-            let own = by_class.get(&base.path.join("::")).into_iter().flatten();
-            for &t in own {
+            for &t in by_class.get(&base.path.join("::")).into_iter().flatten() {
+                if copies == MAX_INHERITED {
+                    break;
+                }
                 let test = &tests[t];
                 let method = test.function.name.rsplit("::").next().unwrap_or_default();
-                if copies == MAX_INHERITED || !taken.insert(method.to_string()) {
+                if hidden.iter().any(|names| names.contains(method))
+                    || !inherited_names.insert(method)
+                {
                     continue;
                 }
                 let mut copy = test.clone();
@@ -212,8 +222,7 @@ fn inherit(tests: &mut Vec<Draft>, classes: &[Class]) {
                 inherited.push(copy);
                 copies += 1;
             }
-            // The base's other names (its helpers) hide the same names further on.
-            taken.extend(base.defines.iter().cloned());
+            hidden.push(&base.defines);
         }
         let from = tests.len();
         tests.extend(inherited);
@@ -1236,5 +1245,18 @@ mod tests {
         let names: Vec<&str> = file.functions.iter().map(|f| f.name.as_str()).collect();
         assert!(names.contains(&"TestC99::test_99"), "{:?}", &names[..3]);
         assert!(!names.iter().any(|n| n.starts_with("TestC100::")));
+
+        // A base named thousands of times over is read once.
+        let mut wide = String::from("class TestBase:\n");
+        for i in 0..100 {
+            wide.push_str(&format!(
+                "    def test_{i}(self):\n        assert f({i}) == {i}\n"
+            ));
+        }
+        wide.push_str(&format!(
+            "\nclass TestWide({}):\n    pass\n",
+            "TestBase, ".repeat(5000)
+        ));
+        assert_eq!(read(&wide).functions.len(), 200);
     }
 }

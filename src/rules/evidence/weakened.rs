@@ -10,7 +10,7 @@
 //! one test for another (a test split in two) or for a helper, with the same text, is moved,
 //! not removed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::evidence::test_source::{
@@ -107,9 +107,34 @@ pub fn weakenings(files: &[FileVersions]) -> Vec<Weakening> {
         all
     };
     let (old_helpers, new_helpers) = (helpers(|f| f.old.as_ref()), helpers(|f| f.new.as_ref()));
+    // A class whose methods the new side reads where they were: one the commit deleted
+    // whole, that no test it keeps named. One whose method alone was deleted (its base's
+    // stands in), or that a kept test used before (`FakeHttp(..)` made `FakeBlob()`), is
+    // not: what the test reaches now is the other class's.
+    let owners = |helpers: &Helpers| -> HashSet<String> {
+        helpers
+            .values()
+            .flatten()
+            .map(|f| f.owner.clone())
+            .collect()
+    };
+    let (old_owners, new_owners) = (owners(&old_helpers), owners(&new_helpers));
+    let kept_words: HashSet<&str> = pairs
+        .iter()
+        .zip(&olds)
+        .filter(|(n, _)| n.is_some())
+        .flat_map(|(_, (_, f))| f.body.split(' '))
+        .collect();
+    let gone = |owner: &str| {
+        old_owners.contains(owner)
+            && !new_owners.contains(owner)
+            && owner
+                .split('.')
+                .all(|class| !class.is_empty() && !kept_words.contains(class))
+    };
     let (old_summary, new_summary) = (
-        summarise(&old_helpers, &new_helpers),
-        summarise(&new_helpers, &old_helpers),
+        summarise(&old_helpers, &new_helpers, &|_| false),
+        summarise(&new_helpers, &old_helpers, &gone),
     );
     let old_asserts: Vec<Vec<Assertion>> = olds
         .iter()
@@ -122,13 +147,13 @@ pub fn weakenings(files: &[FileVersions]) -> Vec<Weakening> {
 
     // Assertion texts the commit brings anywhere: into another test, a new test or a helper.
     // An assertion removed from one test that shows up there was moved.
-    let mut moved_to: HashMap<String, usize> = HashMap::new();
+    let mut moved_to = Destinations::default();
     let mut paired_new = vec![false; news.len()];
     for (o, n) in pairs.iter().enumerate() {
         if let Some(n) = n {
             paired_new[*n] = true;
             for text in gained(&old_asserts[o], &new_asserts[*n]) {
-                *moved_to.entry(text).or_default() += 1;
+                moved_to.add(text, Some(*n));
             }
         }
     }
@@ -137,7 +162,7 @@ pub fn weakenings(files: &[FileVersions]) -> Vec<Weakening> {
     for (n, list) in new_asserts.iter().enumerate() {
         if !paired_new[n] && news[n].1.skips.is_empty() {
             for a in list {
-                *moved_to.entry(normal_key(&a.text)).or_default() += 1;
+                moved_to.add(normal_key(&a.text), None);
             }
         }
     }
@@ -155,27 +180,24 @@ pub fn weakenings(files: &[FileVersions]) -> Vec<Weakening> {
     for text in helper_texts(|f| f.new.as_ref()) {
         match old_texts.get_mut(&text) {
             Some(n) if *n > 0 => *n -= 1,
-            _ => *moved_to.entry(text).or_default() += 1,
+            _ => moved_to.add(text, None),
         }
     }
 
-    // Each old test's findings, in the old tests' order.
-    let mut found: Vec<(usize, Weakening)> = Vec::new();
-    for (o, n) in pairs.iter().enumerate() {
-        if let Some(n) = n {
-            let (new_path, new) = news[*n];
-            let asserts = (&old_asserts[o][..], &new_asserts[*n][..]);
-            let mut one = Vec::new();
-            compare((olds[o].1, new), asserts, new_path, &mut moved_to, &mut one);
-            found.extend(one.into_iter().map(|w| (o, w)));
-        }
-    }
+    // What each kept test lost, in the old tests' order; then the tests gone. Each takes
+    // the places its assertions went.
+    let lost: Vec<Option<Lost>> = pairs
+        .iter()
+        .enumerate()
+        .map(|(o, n)| n.map(|n| lost(&old_asserts[o], &new_asserts[n], &mut moved_to)))
+        .collect();
     // A test gone whose every assertion the commit brings elsewhere (merged into a
     // neighbour, split, renamed beyond recognition with its checks kept) was moved, not
     // deleted: what it checked is still checked. One that asserted nothing is deleted.
+    let mut found: Vec<(usize, Weakening)> = Vec::new();
     for (o, n) in pairs.iter().enumerate() {
         let (old_path, old) = olds[o];
-        if n.is_some() || moved_whole(&old_asserts[o], &mut moved_to) {
+        if n.is_some() || moved_to.take_all(&old_asserts[o]) {
             continue;
         }
         let deleted = Weakening {
@@ -189,6 +211,20 @@ pub fn weakenings(files: &[FileVersions]) -> Vec<Weakening> {
             alike: 0,
         };
         found.push((o, deleted));
+    }
+    // Then each kept test's findings. An assertion a kept test gained that stands for one
+    // moved from elsewhere is not also new there: moving one assertion from `a` to `b` and
+    // deleting one of `b`'s leaves a test checking less.
+    for (o, n) in pairs.iter().enumerate() {
+        let (Some(n), Some(lost)) = (n, &lost[o]) else {
+            continue;
+        };
+        let (new_path, new) = news[*n];
+        let asserts = (&old_asserts[o][..], &new_asserts[*n][..]);
+        let used = moved_to.used.get(n).map(Vec::as_slice).unwrap_or_default();
+        let mut one = Vec::new();
+        compare((olds[o].1, new), asserts, lost, used, new_path, &mut one);
+        found.extend(one.into_iter().map(|w| (o, w)));
     }
     found.sort_by_key(|(o, _)| *o);
     found.into_iter().map(|(_, w)| w).collect()
@@ -217,28 +253,60 @@ fn one_per_shared_skip(found: Vec<Weakening>) -> Vec<Weakening> {
     out
 }
 
-/// Whether every one of `asserts` (a deleted test's) shows up among the assertion texts the
-/// commit brings elsewhere (`moved_to`), which are then taken; none is taken otherwise.
-fn moved_whole(asserts: &[Assertion], moved_to: &mut HashMap<String, usize>) -> bool {
-    if asserts.is_empty() {
-        return false;
+/// Where the assertions the commit brings elsewhere are, by normal text: in a test that
+/// kept its name (`Some`, by its index among the new tests: it gained them), or in a new test
+/// or a helper (`None`). Each stands for one assertion moved there.
+#[derive(Default)]
+struct Destinations {
+    by_text: HashMap<String, Vec<Option<usize>>>,
+    /// The texts each kept test gained that stood for a moved assertion.
+    used: HashMap<usize, Vec<String>>,
+}
+
+impl Destinations {
+    fn add(&mut self, text: String, at: Option<usize>) {
+        self.by_text.entry(text).or_default().push(at);
     }
-    let mut wanted: HashMap<String, usize> = HashMap::new();
-    for a in asserts {
-        *wanted.entry(normal_key(&a.text)).or_default() += 1;
-    }
-    if wanted
-        .iter()
-        .any(|(text, n)| moved_to.get(text).copied().unwrap_or(0) < *n)
-    {
-        return false;
-    }
-    for (text, n) in wanted {
-        if let Some(have) = moved_to.get_mut(&text) {
-            *have -= n;
+
+    /// Takes a place `text` went, a new test's or a helper's before a kept test's gain.
+    fn take(&mut self, text: &str) -> bool {
+        let Some(list) = self.by_text.get_mut(text) else {
+            return false;
+        };
+        let Some(i) = list
+            .iter()
+            .position(Option::is_none)
+            .or(list.len().checked_sub(1))
+        else {
+            return false;
+        };
+        if let Some(n) = list.swap_remove(i) {
+            self.used.entry(n).or_default().push(text.to_string());
         }
+        true
     }
-    true
+
+    /// Whether every one of `asserts` (a deleted test's) has a place it went, which are then
+    /// taken; none is taken otherwise.
+    fn take_all(&mut self, asserts: &[Assertion]) -> bool {
+        if asserts.is_empty() {
+            return false;
+        }
+        let mut wanted: HashMap<String, usize> = HashMap::new();
+        for a in asserts {
+            *wanted.entry(normal_key(&a.text)).or_default() += 1;
+        }
+        let have = |text: &str| self.by_text.get(text).map_or(0, Vec::len);
+        if wanted.iter().any(|(text, n)| have(text) < *n) {
+            return false;
+        }
+        for (text, n) in wanted {
+            for _ in 0..n {
+                self.take(&text);
+            }
+        }
+        true
+    }
 }
 
 /// What `f` asserts: its own assertions, and per call of a helper as many as the helper
@@ -373,11 +441,16 @@ fn name_likeness(a: &str, b: &str) -> f64 {
     if a.is_empty() || b.is_empty() {
         return 0.0;
     }
-    let mut left = b.clone();
+    let mut left: HashMap<&str, usize> = HashMap::new();
+    for w in &b {
+        *left.entry(w.as_str()).or_default() += 1;
+    }
     let mut common = 0usize;
     for w in &a {
-        if let Some(i) = left.iter().position(|x| x == w) {
-            left.swap_remove(i);
+        if let Some(n) = left.get_mut(w.as_str())
+            && *n > 0
+        {
+            *n -= 1;
             common += 1;
         }
     }
@@ -438,13 +511,40 @@ fn difference<'a>(a: &'a [Assertion], b: &[Assertion]) -> Vec<&'a Assertion> {
         .collect()
 }
 
-/// Compares one test with what it was (`asserts`: what each version asserts); what it lost
-/// to another place (`moved_to`) is taken from there.
+/// What a kept test lost: assertions gone that an exact equality it now makes implies, and
+/// those gone and not moved elsewhere (the places they went are taken from `moved_to`).
+struct Lost {
+    implied: Vec<Assertion>,
+    removed: Vec<Assertion>,
+}
+
+fn lost(old_asserts: &[Assertion], new_asserts: &[Assertion], moved_to: &mut Destinations) -> Lost {
+    let pins: Vec<&str> = new_asserts
+        .iter()
+        .filter_map(|a| a.pins.as_deref())
+        .collect();
+    let gone = difference(old_asserts, new_asserts);
+    let (implied, gone): (Vec<&Assertion>, Vec<&Assertion>) =
+        gone.into_iter().partition(|a| implied_by_pins(a, &pins));
+    let removed = gone
+        .into_iter()
+        .filter(|a| !moved_to.take(&normal_key(&a.text)))
+        .cloned()
+        .collect();
+    Lost {
+        implied: implied.into_iter().cloned().collect(),
+        removed,
+    }
+}
+
+/// Compares one test with what it was (`asserts`: what each version asserts; `lost`: what
+/// it lost; `used_texts`: texts it gained that stand for assertions moved from elsewhere).
 fn compare(
     (old, new): (&TestFunction, &TestFunction),
     (old_asserts, new_asserts): (&[Assertion], &[Assertion]),
+    Lost { implied, removed }: &Lost,
+    used_texts: &[String],
     path: &str,
-    moved_to: &mut HashMap<String, usize>,
     out: &mut Vec<Weakening>,
 ) {
     let found = |kind, line, before: Option<String>, after: Option<String>, more| Weakening {
@@ -458,26 +558,32 @@ fn compare(
         alike: 0,
     };
     // Removed or loosened: assertions that are gone, unless an exact equality the test now
-    // makes implies them, or they were moved elsewhere.
+    // makes implies them, or they were moved elsewhere; against those it gained, but for an
+    // equality that stands for the checks it implies and those that stand for moved ones.
+    // An assertion that stands for one moved here implies nothing else as well.
+    let mut used: HashMap<&str, usize> = HashMap::new();
+    for text in used_texts {
+        *used.entry(text.as_str()).or_default() += 1;
+    }
+    let mut take = |a: &Assertion| match used.get_mut(normal_key(&a.text).as_str()) {
+        Some(n) if *n > 0 => {
+            *n -= 1;
+            true
+        }
+        _ => false,
+    };
+    let gained = difference(new_asserts, old_asserts);
+    let (moved_here, gained): (Vec<&Assertion>, Vec<&Assertion>) =
+        gained.into_iter().partition(|a| take(a));
     let pins: Vec<&str> = new_asserts
         .iter()
+        .filter(|a| !moved_here.iter().any(|m| std::ptr::eq(*m, *a)))
         .filter_map(|a| a.pins.as_deref())
         .collect();
-    let gone = difference(old_asserts, new_asserts);
-    let (implied, gone): (Vec<&Assertion>, Vec<&Assertion>) =
-        gone.into_iter().partition(|a| implied_by_pins(a, &pins));
-    let removed: Vec<&Assertion> = gone
-        .into_iter()
-        .filter(|a| match moved_to.get_mut(&normal_key(&a.text)) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                false
-            }
-            _ => true,
-        })
-        .collect();
-    // An equality that stands for the checks it implies adds nothing beside them.
-    let added: Vec<&Assertion> = difference(new_asserts, old_asserts)
+    let (implied, unpinned): (Vec<&Assertion>, Vec<&Assertion>) =
+        implied.iter().partition(|a| implied_by_pins(a, &pins));
+    let removed: Vec<&Assertion> = removed.iter().chain(unpinned).collect();
+    let added: Vec<&Assertion> = gained
         .into_iter()
         .filter(|a| {
             a.pins
@@ -1273,6 +1379,67 @@ mod tests {
         assert_eq!(
             kinds(&[versions("tests/test_store.py", Some(&old), Some(&emptied))]),
             [(Kind::AssertionRemoved, "_Suite::test_delete".to_string(), 2)]
+        );
+    }
+
+    #[test]
+    fn a_method_deleted_where_a_kept_test_reaches_another_of_its_name_is_lost() {
+        let blob = "class FakeBlob:\n    def delete(self, key):\n        self.gone = True\n\n";
+        let http = "class FakeHttp(FakeBlob):\n    def __init__(self, base):\n        self.base = base\n\n    def delete(self, url):\n        assert url.startswith(self.base)\n\n";
+        let test = "def test_remove():\n    store = Http(FakeHttp('http://x/'))\n    store.delete('a')\n    assert store.keys() == []\n";
+        let old = format!("{blob}{http}{test}");
+        // The asserting method deleted, its class kept: `FakeBlob`'s `delete` stands in.
+        let method_gone = old.replace(
+            "\n    def delete(self, url):\n        assert url.startswith(self.base)\n",
+            "",
+        );
+        assert_ne!(method_gone, old);
+        assert_eq!(
+            kinds(&[versions(
+                "tests/test_store.py",
+                Some(&old),
+                Some(&method_gone)
+            )]),
+            [(Kind::AssertionRemoved, "test_remove".to_string(), 9)]
+        );
+        // The class deleted and the kept test pointed at the other fake.
+        let class_gone = format!(
+            "{blob}{}",
+            test.replace("FakeHttp('http://x/')", "FakeBlob()")
+        );
+        assert_eq!(
+            kinds(&[versions(
+                "tests/test_store.py",
+                Some(&old),
+                Some(&class_gone)
+            )]),
+            [(Kind::AssertionRemoved, "test_remove".to_string(), 5)]
+        );
+    }
+
+    #[test]
+    fn an_assertion_moved_into_a_kept_test_does_not_also_stand_for_one_it_lost() {
+        // One assertion moved from `test_a` to `test_b`, one of `test_b`'s deleted.
+        let old = "def test_a():\n    assert x() == 1\n    assert y() == 2\n\ndef test_b():\n    assert z() == 3\n";
+        let new = "def test_a():\n    assert y() == 2\n\ndef test_b():\n    assert x() == 1\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(new))]),
+            [(Kind::AssertionRemoved, "test_b".to_string(), 4)]
+        );
+        // A test renamed to the name of one it replaces: the replaced test's check is gone.
+        let old = "def test_totals_basic():\n    rows = load('a.csv')\n    assert total(rows) == 42\n\ndef test_totals_empty():\n    rows = load('empty.csv')\n    assert total(rows) == 0\n";
+        let new =
+            "def test_totals_empty():\n    rows = load('a.csv')\n    assert total(rows) == 42\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(old), Some(new))]),
+            [(Kind::AssertionRemoved, "test_totals_empty".to_string(), 1)]
+        );
+        // The same under a name like the deleted one's, not its own: one finding either way.
+        let old = old.replace("test_totals_basic", "test_sum_rows");
+        let new = new.replace("test_totals_empty", "test_totals_empty_file");
+        assert_eq!(
+            kinds(&[versions("tests/test_a.py", Some(&old), Some(&new))]).len(),
+            1
         );
     }
 
