@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 use tree_sitter::Node;
 
 use self::assertions::{assert_statement, assertion_call, strength};
-use self::collection::{not_collected, unbound_later};
+use self::collection::{bound_names, not_collected, unbound_later};
 pub(super) use self::parsing::{parse, unread_encoding};
 use self::skips::{
     decorator_skips, is_skip_call, mark_sites, raises_skip, scope_skips, skip_aliases, skip_site,
@@ -43,6 +43,8 @@ pub(super) fn read(src: &Source, root: Node, names: &super::PythonTests) -> Test
     let mut stack: Vec<(Node, Vec<String>, Vec<Site>)> = Vec::new();
     // The classes in source order, for the tests they inherit.
     let mut seen: Vec<Class> = Vec::new();
+    // Whether each class seen so far may be a `unittest.TestCase`, by its scope and name.
+    let mut test_cases: HashMap<(Vec<String>, String), bool> = HashMap::new();
     push_statements(&mut stack, root, &[], &module_skips);
     while let Some((node, classes, skips)) = stack.pop() {
         let (def, decorators): (Option<Node>, Vec<Node>) = if node.kind() == "decorated_definition"
@@ -71,13 +73,14 @@ pub(super) fn read(src: &Source, root: Node, names: &super::PythonTests) -> Test
                     continue;
                 };
                 inner.extend(scope_skips(src, body));
-                inner.extend(not_collected(src, def, &name, body, names));
+                let by_base = Class::may_be_test_case(src, def, &classes, &test_cases);
+                inner.extend(not_collected(src, def, &name, body, names, by_base));
+                test_cases.insert((classes.clone(), name.clone()), by_base);
                 let mut path = classes.clone();
                 path.push(name);
                 seen.push(Class::of(
                     src,
-                    def,
-                    body,
+                    (def, body),
                     path.clone(),
                     &inner[skips.len()..],
                 ));
@@ -125,8 +128,8 @@ pub(super) fn read(src: &Source, root: Node, names: &super::PythonTests) -> Test
 }
 
 /// A class of the file: where it is, the names of its bases, the skips it adds to its
-/// tests (its decorators, its `pytestmark`, not being collected) and the functions it
-/// defines itself.
+/// tests (its decorators, its `pytestmark`, not being collected), the names it binds itself
+/// (its functions, and names assigned: `test_x = None` hides an inherited `test_x`).
 struct Class {
     path: Vec<String>,
     bases: Vec<String>,
@@ -135,27 +138,33 @@ struct Class {
 }
 
 impl Class {
-    fn of(src: &Source, def: Node, body: Node, path: Vec<String>, skips: &[Site]) -> Class {
-        let mut bases = Vec::new();
-        if let Some(list) = def.child_by_field_name("superclasses") {
-            let mut cursor = list.walk();
-            bases.extend(
-                list.named_children(&mut cursor)
-                    .filter(|b| b.kind() == "identifier")
-                    .map(|b| src.text(b)),
-            );
-        }
-        let mut cursor = body.walk();
-        let defines = body
-            .named_children(&mut cursor)
-            .filter_map(|s| match s.kind() {
-                "decorated_definition" => s.child_by_field_name("definition"),
-                _ => Some(s),
-            })
-            .filter(|d| d.kind() == "function_definition")
-            .filter_map(|d| d.child_by_field_name("name"))
-            .map(|n| src.text(n))
+    fn of(src: &Source, (def, body): (Node, Node), path: Vec<String>, skips: &[Site]) -> Class {
+        let bases = base_names(src, def)
+            .into_iter()
+            .filter(|b| !b.contains('.'))
             .collect();
+        let mut defines = HashSet::new();
+        let mut cursor = body.walk();
+        for statement in body.named_children(&mut cursor) {
+            let def = match statement.kind() {
+                "decorated_definition" => statement.child_by_field_name("definition"),
+                _ => Some(statement),
+            };
+            match def.map(|d| (d, d.kind())) {
+                Some((d, "function_definition" | "class_definition")) => {
+                    defines.extend(d.child_by_field_name("name").map(|n| src.text(n)));
+                }
+                Some((_, "expression_statement" | "delete_statement")) => {
+                    defines.extend(
+                        bound_names(src, statement)
+                            .into_iter()
+                            .filter(|(_, attribute)| !attribute)
+                            .map(|(name, _)| name),
+                    );
+                }
+                _ => {}
+            }
+        }
         Class {
             path,
             bases,
@@ -163,6 +172,42 @@ impl Class {
             defines,
         }
     }
+
+    /// Whether the class `def` in the body of `scope` may be a `unittest.TestCase` (which
+    /// pytest collects whatever its name) by its bases: it has a base that is not a class
+    /// of the file (`TestCase`, `unittest.TestCase`, a base imported from a helper module)
+    /// other than `object` and `ABC`, or one of the file's that may be. `class
+    /// HttpSuite(_Suite)` with `class _Suite:` is not, so pytest skips it as it would
+    /// without the base.
+    fn may_be_test_case(
+        src: &Source,
+        def: Node,
+        scope: &[String],
+        seen: &HashMap<(Vec<String>, String), bool>,
+    ) -> bool {
+        base_names(src, def).into_iter().any(|base| {
+            let local = seen
+                .get(&(scope.to_vec(), base.clone()))
+                .or_else(|| seen.get(&(Vec::new(), base.clone())));
+            match local {
+                Some(test_case) => *test_case,
+                None => !matches!(base.as_str(), "object" | "ABC" | "abc.ABC"),
+            }
+        })
+    }
+}
+
+/// The bases a class statement names, as written (`TestCase`, `unittest.TestCase`);
+/// keyword arguments (`metaclass=..`) left out.
+fn base_names(src: &Source, def: Node) -> Vec<String> {
+    let Some(list) = def.child_by_field_name("superclasses") else {
+        return Vec::new();
+    };
+    let mut cursor = list.walk();
+    list.named_children(&mut cursor)
+        .filter(|b| b.kind() != "keyword_argument" && b.kind() != "comment")
+        .map(|b| src.normal(b))
+        .collect()
 }
 
 /// The tests each class inherits from bases of the file (`class TestHTTPStore(TestCase,
@@ -218,6 +263,10 @@ fn inherit(tests: &mut Vec<Draft>, classes: &[Class]) {
                 }
                 let mut copy = test.clone();
                 copy.function.name = format!("{path}::{method}");
+                // Whether the base is collected is the base's own matter: the class's says.
+                copy.function
+                    .skips
+                    .retain(|s| !s.key.starts_with("not collected: "));
                 copy.function.skips.extend(class.skips.iter().cloned());
                 inherited.push(copy);
                 copies += 1;

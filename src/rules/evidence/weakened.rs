@@ -1267,6 +1267,44 @@ mod tests {
     }
 
     #[test]
+    fn an_inherited_test_hidden_or_uncollected_in_the_subclass_is_gone_there() {
+        let suite = "class _Suite:\n    def test_roundtrip(self):\n        self.store.write('a', 'x')\n        assert self.store.read('a') == 'x'\n\n\nclass TestMemory(_Suite):\n    def setup_method(self):\n        self.store = Memory()\n";
+        let http = "\n\nclass TestHttp(_Suite):\n    def setup_method(self):\n        self.store = Http()\n";
+        let old = format!("{suite}{http}");
+        let check = |new: &str| kinds(&[versions("tests/test_store.py", Some(&old), Some(new))]);
+        // The inherited test's name bound to something else in the subclass: pytest runs
+        // nothing, or a lambda that checks nothing.
+        for hidden in [
+            "    test_roundtrip = None\n",
+            "    test_roundtrip = lambda self: None\n",
+        ] {
+            let new = format!("{old}\n{hidden}");
+            assert_eq!(
+                check(&new),
+                [(Kind::Deleted, "TestHttp::test_roundtrip".to_string(), 2)],
+                "{hidden}"
+            );
+        }
+        // Renamed out of `python_classes`: its only base is a class of the file that is no
+        // `TestCase`, so pytest does not collect it.
+        let renamed = old.replace("class TestHttp(_Suite)", "class HttpSuite(_Suite)");
+        assert_eq!(
+            check(&renamed),
+            [(Kind::SkipAdded, "HttpSuite::test_roundtrip".to_string(), 12)]
+        );
+        // With a base from elsewhere it may be a `TestCase`, which pytest collects.
+        let test_case = renamed.replace("class HttpSuite(_Suite)", "class HttpSuite(Base, _Suite)");
+        assert_eq!(check(&test_case), []);
+        // A test moved up into a shared suite its class inherits is the same test: the base
+        // not being collected is the base's matter.
+        let own = "class TestMemory:\n    def setup_method(self):\n        self.store = Memory()\n\n    def test_roundtrip(self):\n        self.store.write('a', 'x')\n        assert self.store.read('a') == 'x'\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_store.py", Some(own), Some(suite))]),
+            []
+        );
+    }
+
+    #[test]
     fn tests_pair_one_to_one() {
         // One name defined twice (pytest runs the last; both are read): each pairs with its own.
         let twice = "def test_a():\n    assert x() == 1\n\ndef test_a():\n    assert y() == 2\n";

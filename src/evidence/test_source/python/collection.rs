@@ -91,7 +91,7 @@ pub(crate) fn unbound_later(src: &Source, root: Node) -> HashMap<usize, Vec<Site
 
 /// The names an assignment or `del` statement binds or unbinds at its own level, each with
 /// whether it is a `name.__test__ = ...` (which tells pytest whether `name` is a test).
-fn bound_names(src: &Source, statement: Node) -> Vec<(String, bool)> {
+pub(crate) fn bound_names(src: &Source, statement: Node) -> Vec<(String, bool)> {
     let mut out = Vec::new();
     let mut targets: Vec<Node> = Vec::new();
     let mut cursor = statement.walk();
@@ -140,20 +140,22 @@ fn bound_names(src: &Source, statement: Node) -> Vec<(String, bool)> {
 }
 
 /// Why pytest does not collect the tests of a class, if it does not: a class with no base
-/// (so not a `unittest.TestCase`) whose name `python_classes` does not match, or that
-/// defines `__init__` (pytest warns and skips it). As good as a skip of each of its tests.
+/// (so not a `unittest.TestCase`), or only bases of its file that are none (`by_base`
+/// false), whose name `python_classes` does not match, or that defines `__init__` (pytest
+/// warns and skips it). As good as a skip of each of its tests.
 pub(crate) fn not_collected(
     src: &Source,
     class: Node,
     name: &str,
     body: Node,
     names: &PythonTests,
+    by_base: bool,
 ) -> Option<Site> {
     let bases = class
         .child_by_field_name("superclasses")
         .map(|b| src.normal(b))
         .unwrap_or_default();
-    if !matches!(bases.as_str(), "" | "()" | "(object)") {
+    if by_base && !matches!(bases.as_str(), "" | "()" | "(object)") {
         return None;
     }
     let why = if !names.is_test_class(name) {
