@@ -253,35 +253,42 @@ fn one_per_shared_skip(found: Vec<Weakening>) -> Vec<Weakening> {
     out
 }
 
-/// Where the assertions the commit brings elsewhere are, by normal text: in a test that
-/// kept its name (`Some`, by its index among the new tests: it gained them), or in a new test
-/// or a helper (`None`). Each stands for one assertion moved there.
+/// Where the assertions the commit brings elsewhere are, by normal text: how many in new
+/// tests or helpers, and the kept tests that gained them (by index among the new tests).
+/// Each stands for one assertion moved there.
 #[derive(Default)]
 struct Destinations {
-    by_text: HashMap<String, Vec<Option<usize>>>,
+    by_text: HashMap<String, Places>,
     /// The texts each kept test gained that stood for a moved assertion.
     used: HashMap<usize, Vec<String>>,
 }
 
+#[derive(Default)]
+struct Places {
+    new: usize,
+    kept: Vec<usize>,
+}
+
 impl Destinations {
     fn add(&mut self, text: String, at: Option<usize>) {
-        self.by_text.entry(text).or_default().push(at);
+        let places = self.by_text.entry(text).or_default();
+        match at {
+            Some(n) => places.kept.push(n),
+            None => places.new += 1,
+        }
     }
 
     /// Takes a place `text` went, a new test's or a helper's before a kept test's gain.
     fn take(&mut self, text: &str) -> bool {
-        let Some(list) = self.by_text.get_mut(text) else {
+        let Some(places) = self.by_text.get_mut(text) else {
             return false;
         };
-        let Some(i) = list
-            .iter()
-            .position(Option::is_none)
-            .or(list.len().checked_sub(1))
-        else {
-            return false;
-        };
-        if let Some(n) = list.swap_remove(i) {
+        if places.new > 0 {
+            places.new -= 1;
+        } else if let Some(n) = places.kept.pop() {
             self.used.entry(n).or_default().push(text.to_string());
+        } else {
+            return false;
         }
         true
     }
@@ -296,7 +303,7 @@ impl Destinations {
         for a in asserts {
             *wanted.entry(normal_key(&a.text)).or_default() += 1;
         }
-        let have = |text: &str| self.by_text.get(text).map_or(0, Vec::len);
+        let have = |text: &str| self.by_text.get(text).map_or(0, |p| p.new + p.kept.len());
         if wanted.iter().any(|(text, n)| have(text) < *n) {
             return false;
         }
