@@ -554,7 +554,7 @@ pub fn rust_test_items(text: &[u8]) -> Option<TestItems> {
 /// copied once for each of them.
 fn conditional(src: &Source, mut a: Assertion, statement: Node) -> Assertion {
     a.strength = Strength::Weak;
-    let under = format!(" [only under: {}]", shorten(&src.first_line(statement)));
+    let under = only_under(src, statement);
     a.text.push_str(&under);
     // What it pins and reads holds only where the statement lets it run.
     for expr in a.pins.iter_mut().chain(a.reads.iter_mut()) {
@@ -563,14 +563,16 @@ fn conditional(src: &Source, mut a: Assertion, statement: Node) -> Assertion {
     a
 }
 
+/// What an assertion, a pin or a read inside `statement` is named with: ` [only under: if x:]`.
+fn only_under(src: &Source, statement: Node) -> String {
+    format!(" [only under: {}]", shorten(&src.first_line(statement)))
+}
+
 /// A call of a possible helper at `node`, named `name`, under `under` when it may not run.
 fn helper_call(src: &Source, node: Node, name: String, under: Option<Node>) -> Call {
     let mut text = src.shown(node);
     if let Some(statement) = under {
-        text = format!(
-            "{text} [only under: {}]",
-            shorten(&src.first_line(statement))
-        );
+        text.push_str(&only_under(src, statement));
     }
     Call {
         name,

@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
-use self::assertions::{assert_statement, assertion_call, strength};
+use self::assertions::{ByName, assert_statement, assertion_call, strength};
 use self::collection::{bound_names, not_collected, unbound_later};
 pub(super) use self::parsing::{parse, unread_encoding};
 use self::skips::{
@@ -346,6 +346,8 @@ fn function(
     let mut skips = inherited.to_vec();
     let mut tolerances = decorated(src, def, decorators, &mut skips);
     let mut assertions: Vec<(usize, Assertion)> = Vec::new();
+    // For each of `assertions`, what it would pin through a name bound to a constant.
+    let mut by_names: Vec<Vec<ByName>> = Vec::new();
     let mut returns: Vec<(usize, Site)> = Vec::new();
     let mut calls: Vec<(usize, Call)> = Vec::new();
     let mut names = assertions::Names::default();
@@ -358,9 +360,13 @@ fn function(
         let mut inner_nested = nested;
         let mut inner_asserted = asserted;
         let mut inner_under = under;
-        let only_under = |a: Assertion| match under {
-            Some(statement) => super::conditional(src, a, statement),
-            None => a,
+        let only_under = |(a, by_name): (Assertion, Vec<ByName>)| match under {
+            Some(statement) => {
+                let suffix = super::only_under(src, statement);
+                let by_name = by_name.into_iter().map(|b| b.under(&suffix)).collect();
+                (super::conditional(src, a, statement), by_name)
+            }
+            None => (a, by_name),
         };
         match node.kind() {
             "function_definition" | "lambda" => {
@@ -374,10 +380,9 @@ fn function(
                 let expr = first_named(node);
                 if let Some((expr, strength)) = expr.and_then(|e| strength(src, e).map(|s| (e, s)))
                 {
-                    assertions.push((
-                        node.start_byte(),
-                        only_under(assert_statement(src, node, expr, strength)),
-                    ));
+                    let (a, by_name) = only_under(assert_statement(src, node, expr, strength));
+                    assertions.push((node.start_byte(), a));
+                    by_names.push(by_name);
                 }
             }
             "call" => {
@@ -402,11 +407,11 @@ fn function(
                     } else {
                         inner_asserted = true;
                     }
-                    assertions.extend(
-                        found
-                            .into_iter()
-                            .map(|a| (node.start_byte(), only_under(a))),
-                    );
+                    for (a, by_name) in found.into_iter().map(only_under) {
+                        assertions.push((node.start_byte(), a));
+                        by_names.push(by_name);
+                    }
+                    names.called(&name);
                 }
                 tolerances.extend(call_tolerances(src, node));
             }
@@ -437,7 +442,8 @@ fn function(
             stack.push((child, inner_nested, inner_asserted, under));
         }
     }
-    for (_, a) in &mut assertions {
+    for ((_, a), by_name) in assertions.iter_mut().zip(by_names) {
+        names.pin_by_name(a, by_name);
         names.resolve(a);
     }
     Draft {

@@ -1604,6 +1604,67 @@ mod tests {
     }
 
     #[test]
+    fn a_value_pinned_through_a_name_bound_to_a_constant_implies_unittest_checks_on_it() {
+        // OpenHands 11eb53a: `assertIsNotNone` and `assertIn` checks, on the value and on a
+        // comprehension over it, made one equality with the whole expected list.
+        let old = "class TestG(unittest.TestCase):\n    def test_changes(self):\n        changes = get()\n        self.assertIsNotNone(changes)\n        paths = [c['path'] for c in changes]\n        self.assertIn('a.txt', paths)\n        self.assertEqual(len(changes), 2)\n";
+        let kinds_of = |new: &str| kinds(&[versions("tests/test_g.py", Some(old), Some(new))]);
+        let expected = "        expected = [{'path': 'a.txt'}, {'path': 'b.txt'}]\n";
+        for equality in [
+            "assert changes == expected",
+            "assert expected == changes",
+            "self.assertEqual(changes, expected)",
+            "self.assertEqual(changes, [{'path': 'a.txt'}, {'path': 'b.txt'}])",
+        ] {
+            let new = format!(
+                "class TestG(unittest.TestCase):\n    def test_changes(self):\n        changes = get()\n{expected}        {equality}\n"
+            );
+            assert_eq!(kinds_of(&new), [], "{equality}");
+        }
+        // Not the whole value: a name bound to a computed value, bound twice, or a constant
+        // changed by a method after it was written; a comparison other than equality; a
+        // pin on the comprehension alone (it does not fix `changes`).
+        let removed = [(Kind::AssertionRemoved, "test_changes".to_string(), 1)];
+        for (binding, equality) in [
+            ("expected = build()", "assert changes == expected"),
+            (
+                "expected = []\n        expected = [{'path': 'a.txt'}]",
+                "assert changes == expected",
+            ),
+            (
+                "expected = []\n        expected.append(changes[0])",
+                "assert changes == expected",
+            ),
+            ("expected = [1]", "assert changes != expected"),
+            ("expected = [1]", "self.assertCountEqual(changes, expected)"),
+            (
+                "paths = [c['path'] for c in changes]",
+                "assert paths == ['a.txt', 'b.txt']",
+            ),
+        ] {
+            let new = format!(
+                "class TestG(unittest.TestCase):\n    def test_changes(self):\n        changes = get()\n        {binding}\n        {equality}\n"
+            );
+            let got = kinds_of(&new);
+            assert_eq!(got.len(), 1, "{binding} / {equality}: {got:?}");
+            assert_eq!(got[0].0, removed[0].0, "{binding} / {equality}");
+        }
+        // A comprehension that also reads another computed value is not derived from
+        // `changes` alone: a check on it is not implied by a pin on `changes`.
+        let shifted = "def test_s():\n    xs = get()\n    base = start()\n    ys = [x - base for x in xs]\n    assert ys[0] == 0\n    assert len(xs) == 2\n";
+        let pinned = "def test_s():\n    xs = get()\n    base = start()\n    assert xs == [5, 6]\n";
+        assert_eq!(
+            kinds(&[versions("tests/test_s.py", Some(shifted), Some(pinned))]),
+            [(Kind::AssertionRemoved, "test_s".to_string(), 1)]
+        );
+        let alone = shifted.replace("x - base", "x['a']");
+        assert_eq!(
+            kinds(&[versions("tests/test_s.py", Some(&alone), Some(pinned))]),
+            []
+        );
+    }
+
+    #[test]
     fn a_skip_every_test_of_a_module_takes_is_one_finding() {
         let old = "import pytest\n\n\ndef test_a():\n    assert f() == 1\n\n\ndef test_b():\n    assert f() == 2\n\n\ndef test_c():\n    assert f() == 3\n";
         let marked = old.replace(

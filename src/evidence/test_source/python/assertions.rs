@@ -16,20 +16,74 @@ pub(crate) fn assertion(src: &Source, node: Node, strength: Strength) -> Asserti
     }
 }
 
+/// An exact equality that pins nothing as written but would were a name in it bound once
+/// to a constant (`assert changes == expected` after `expected = [...]`): `name`, and what
+/// the equality then pins (normal text).
+pub(crate) struct ByName {
+    name: String,
+    pins: String,
+}
+
+impl ByName {
+    /// The same, for an assertion that stands under a statement (`suffix`: ` [only under:
+    /// ..]`).
+    pub(crate) fn under(mut self, suffix: &str) -> Self {
+        self.pins.push_str(suffix);
+        self
+    }
+}
+
+/// What `left == right` pins: the side compared with a constant, written out or in a
+/// snapshot; or, for two computed sides, which side a bare name's constant would pin.
+fn equality(src: &Source, left: Node, right: Node) -> (Option<String>, Vec<ByName>) {
+    let fixed = |o: Node| is_constant(o) || is_snapshot_of_constant(src, o);
+    let shown = |o: Node| unparenthesized(o).map(|o| src.normal(o));
+    match (fixed(left), fixed(right)) {
+        (false, true) => (shown(left), Vec::new()),
+        (true, false) => (shown(right), Vec::new()),
+        (true, true) => (None, Vec::new()),
+        (false, false) => {
+            let name = |o: Node| {
+                unparenthesized(o)
+                    .filter(|o| o.kind() == "identifier")
+                    .map(|o| src.normal(o))
+            };
+            // `result == expected` is the more common order: tried first.
+            let by_name = [(right, left), (left, right)]
+                .into_iter()
+                .filter_map(|(this, other)| Some(ByName { name: name(this)?, pins: shown(other)? }))
+                .collect();
+            (None, by_name)
+        }
+    }
+}
+
+/// The expressions among `operands` that are not constants (normal texts): what a
+/// comparison reads.
+fn reads(src: &Source, operands: &[Node]) -> Vec<String> {
+    operands
+        .iter()
+        .filter(|o| !is_constant(**o))
+        .filter_map(|o| unparenthesized(*o))
+        .map(|o| src.normal(o))
+        .collect()
+}
+
 /// An `assert` statement's assertion, with what its expression `expr` pins and reads
-/// (`Assertion::pins`, `Assertion::reads`).
+/// (`Assertion::pins`, `Assertion::reads`), and what it would pin through a name bound to a
+/// constant.
 pub(crate) fn assert_statement(
     src: &Source,
     statement: Node,
     expr: Node,
     strength: Strength,
-) -> Assertion {
+) -> (Assertion, Vec<ByName>) {
     let mut a = assertion(src, statement, strength);
     let Some(expr) = unparenthesized(expr) else {
-        return a;
+        return (a, Vec::new());
     };
     if expr.kind() != "comparison_operator" {
-        return a;
+        return (a, Vec::new());
     }
     let mut cursor = expr.walk();
     let operands: Vec<Node> = expr
@@ -42,23 +96,14 @@ pub(crate) fn assert_statement(
         .filter(|c| !c.is_named())
         .map(|c| src.text(c))
         .collect();
-    a.reads = operands
-        .iter()
-        .filter(|o| !is_constant(**o))
-        .filter_map(|o| unparenthesized(*o))
-        .map(|o| src.normal(o))
-        .collect();
-    if let ([left, right], [op]) = (operands.as_slice(), operators.as_slice()) {
-        let fixed = |o: Node| is_constant(o) || is_snapshot_of_constant(src, o);
-        if op == "==" {
-            a.pins = match (fixed(*left), fixed(*right)) {
-                (false, true) => unparenthesized(*left).map(|o| src.normal(o)),
-                (true, false) => unparenthesized(*right).map(|o| src.normal(o)),
-                _ => None,
-            };
-        }
+    a.reads = reads(src, &operands);
+    let mut by_name = Vec::new();
+    if let ([left, right], [op]) = (operands.as_slice(), operators.as_slice())
+        && op == "=="
+    {
+        (a.pins, by_name) = equality(src, *left, *right);
     }
-    a
+    (a, by_name)
 }
 
 /// The names a test function binds, for what its assertions pin and read: `s =
@@ -70,11 +115,21 @@ pub(crate) fn assert_statement(
 #[derive(Default)]
 pub(crate) struct Names {
     bound: std::collections::HashMap<String, Bound>,
+    /// Names a method is called on (`expected.append(x)`).
+    called_on: std::collections::HashSet<String>,
 }
 
 enum Bound {
     /// Once, to this path (normal text).
     Path(String),
+    /// Once, to a constant (`expected = [...]`), and never called a method on
+    /// (`expected.append(..)` may change it).
+    Constant,
+    /// Once, to a value computed from this path alone by a comprehension (`[c['path'] for c
+    /// in changes]`): read as a part of the path, named by the comprehension
+    /// (`changes[*1234]`), so a check on it is implied when the path is pinned whole, and a
+    /// pin on it implies only checks on the same comprehension.
+    Derived(String),
     /// Once, to a value that is no path.
     Value,
     /// More than once.
@@ -102,16 +157,46 @@ impl Names {
                 .filter(|n| n.kind() == "identifier")
                 .collect(),
         };
-        let value = node
-            .child_by_field_name("right")
-            .map(|r| src.normal(r))
-            .filter(|v| single && is_path(v));
+        let right = node.child_by_field_name("right").filter(|_| single);
+        let path = right.map(|r| src.normal(r)).filter(|v| is_path(v));
         for target in targets {
-            let bound = match &value {
-                Some(path) => Bound::Path(path.clone()),
-                None => Bound::Value,
+            let bound = match (&path, right) {
+                (Some(path), _) => Bound::Path(path.clone()),
+                (None, Some(r)) if node.kind() == "assignment" && is_constant(r) => {
+                    Bound::Constant
+                }
+                (None, Some(r)) if node.kind() == "assignment" => {
+                    derived(src, r).map_or(Bound::Value, Bound::Derived)
+                }
+                _ => Bound::Value,
             };
             self.note(src.normal(target), bound);
+        }
+    }
+
+    /// Notes the call `callee` (normal text): `x.append(..)` may change what `x` holds.
+    pub(crate) fn called(&mut self, callee: &str) {
+        if let Some((object, _)) = callee.split_once('.')
+            && !object.is_empty()
+            && object.chars().all(|c| c.is_alphanumeric() || c == '_')
+        {
+            self.called_on.insert(object.to_string());
+        }
+    }
+
+    /// Whether `name` is bound once to a constant that no method is called on.
+    fn constant(&self, name: &str) -> bool {
+        matches!(self.bound.get(name), Some(Bound::Constant)) && !self.called_on.contains(name)
+    }
+
+    /// `a`'s pin through a name bound to a constant, when it has none of its own: the first
+    /// of `by_name` whose name is.
+    pub(crate) fn pin_by_name(&self, a: &mut Assertion, by_name: Vec<ByName>) {
+        if a.pins.is_none() {
+            a.pins = by_name
+                .into_iter()
+                .find(|b| self.constant(&b.name))
+                .map(|b| b.pins);
         }
     }
 
@@ -179,12 +264,12 @@ impl Names {
                 }
                 let name = &expr[start..end];
                 match self.bound.get(name) {
-                    Some(Bound::Path(path)) => {
+                    Some(Bound::Path(path) | Bound::Derived(path)) => {
                         out.push_str(path);
                         changed = true;
                     }
                     Some(Bound::Again) => return None,
-                    Some(Bound::Value) | None => out.push_str(name),
+                    Some(Bound::Constant | Bound::Value) | None => out.push_str(name),
                 }
                 previous = name.chars().last();
             }
@@ -195,6 +280,69 @@ impl Names {
         }
         Some(expr)
     }
+}
+
+/// What a comprehension computed from one path alone is read as (`changes[*1234]`, the
+/// number naming the comprehension); `None` for anything else. Alone: every name in it is
+/// its own loop variable, a part of the path it loops over, or a function it calls
+/// (`[type(c) for c in x]`); `[c - base for c in x]` also depends on `base`.
+fn derived(src: &Source, node: Node) -> Option<String> {
+    use std::hash::{Hash, Hasher};
+    let node = unparenthesized(node)?;
+    if !matches!(
+        node.kind(),
+        "list_comprehension" | "set_comprehension" | "generator_expression" | "dictionary_comprehension"
+    ) {
+        return None;
+    }
+    let mut cursor = node.walk();
+    let clauses: Vec<Node> = node
+        .named_children(&mut cursor)
+        .filter(|c| c.kind() == "for_in_clause")
+        .collect();
+    let [clause] = clauses.as_slice() else {
+        return None;
+    };
+    let (target, iterable) = (
+        clause.child_by_field_name("left")?,
+        clause.child_by_field_name("right")?,
+    );
+    let path = src.normal(iterable);
+    if !is_path(&path) {
+        return None;
+    }
+    let own: Vec<String> = descendants(target)
+        .filter(|n| n.kind() == "identifier")
+        .map(|n| src.normal(n))
+        .collect();
+    let inside = |n: Node, of: Node| n.start_byte() >= of.start_byte() && n.end_byte() <= of.end_byte();
+    let called = |n: Node| {
+        n.parent()
+            .filter(|p| p.kind() == "call")
+            .and_then(|p| p.child_by_field_name("function"))
+            .is_some_and(|f| f.id() == n.id())
+    };
+    let alone = descendants(node)
+        .filter(|n| n.kind() == "identifier" && !inside(*n, iterable) && !called(*n))
+        .all(|n| {
+            let parent_is_attribute = n
+                .parent()
+                .filter(|p| p.kind() == "attribute")
+                .and_then(|p| p.child_by_field_name("attribute"))
+                .is_some_and(|a| a.id() == n.id());
+            let keyword = n
+                .parent()
+                .filter(|p| p.kind() == "keyword_argument")
+                .and_then(|p| p.child_by_field_name("name"))
+                .is_some_and(|k| k.id() == n.id());
+            parent_is_attribute || keyword || own.contains(&src.normal(n))
+        });
+    if !alone {
+        return None;
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    src.normal(node).hash(&mut hasher);
+    Some(format!("{path}[*{}]", hasher.finish() % 1_000_000_007))
 }
 
 /// Whether `expr` (normal text) reads a value by names, attributes and subscripts only
@@ -398,7 +546,11 @@ fn truthy(src: &Source, node: Node) -> bool {
 /// The assertions a call makes: unittest's `self.assert*`, pytest's `raises`/`warns`, mock's
 /// `assert_called_*`, `numpy.testing.assert_*`, `pytest.fail`; a `match=` on `raises` is an
 /// assertion of its own.
-pub(crate) fn assertion_call(src: &Source, call: Node, name: &str) -> Vec<Assertion> {
+pub(crate) fn assertion_call(
+    src: &Source,
+    call: Node,
+    name: &str,
+) -> Vec<(Assertion, Vec<ByName>)> {
     let last = name.rsplit('.').next().unwrap_or(name);
     let (positional, keywords) = arguments(src, call);
     let text = |n: usize| positional.get(n).map(|p| src.normal(*p));
@@ -448,22 +600,85 @@ pub(crate) fn assertion_call(src: &Source, call: Node, name: &str) -> Vec<Assert
     } else {
         Some(Strength::Strong)
     };
-    let mut out: Vec<Assertion> = strength
-        .map(|s| assertion(src, call, s))
+    let mut out: Vec<(Assertion, Vec<ByName>)> = strength
+        .map(|s| compared(src, assertion(src, call, s), last, &positional))
         .into_iter()
         .collect();
     if raises {
         for (key, value) in &keywords {
             if key == "match" || key == "expected_regex" {
-                out.push(Assertion {
+                let a = Assertion {
                     line: line(*value),
                     text: format!("{key}={}", src.shown(*value)),
                     strength: Strength::Strong,
                     pins: None,
                     reads: Vec::new(),
-                });
+                };
+                out.push((a, Vec::new()));
             }
         }
     }
     out
+}
+
+/// unittest's assertions that compare two values exactly: the value compared with a
+/// constant is pinned whole, as by `assert x == {...}`.
+const EQUALS: &[&str] = &[
+    "assertEqual",
+    "assertEquals",
+    "failUnlessEqual",
+    "assertDictEqual",
+    "assertListEqual",
+    "assertTupleEqual",
+    "assertSequenceEqual",
+    "assertMultiLineEqual",
+];
+
+/// unittest's other assertions that compare their first two arguments (`assertIn(k, x)`
+/// reads `x`, as `assert k in x` does).
+const COMPARES_TWO: &[&str] = &[
+    "assertNotEqual",
+    "assertNotEquals",
+    "assertIn",
+    "assertNotIn",
+    "assertIs",
+    "assertIsNot",
+    "assertGreater",
+    "assertGreaterEqual",
+    "assertLess",
+    "assertLessEqual",
+    "assertCountEqual",
+    "assertSetEqual",
+];
+
+/// unittest's assertions that compare their first argument with a value of their own
+/// (`assertIsNone(x)` is `assert x is None`; `assertIsInstance(x, T)` reads `x`).
+const COMPARES_FIRST: &[&str] = &[
+    "assertIsNone",
+    "assertIsNotNone",
+    "assertIsInstance",
+    "assertNotIsInstance",
+];
+
+/// Assertion `a`, the unittest call `method(positional..)`, with what it pins and reads.
+fn compared(
+    src: &Source,
+    mut a: Assertion,
+    method: &str,
+    positional: &[Node],
+) -> (Assertion, Vec<ByName>) {
+    let mut by_name = Vec::new();
+    if EQUALS.contains(&method) || COMPARES_TWO.contains(&method) {
+        if let [left, right, ..] = positional {
+            a.reads = reads(src, &[*left, *right]);
+            if EQUALS.contains(&method) {
+                (a.pins, by_name) = equality(src, *left, *right);
+            }
+        }
+    } else if COMPARES_FIRST.contains(&method)
+        && let Some(first) = positional.first()
+    {
+        a.reads = reads(src, &[*first]);
+    }
+    (a, by_name)
 }
