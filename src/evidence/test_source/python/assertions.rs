@@ -51,7 +51,12 @@ fn equality(src: &Source, left: Node, right: Node) -> (Option<String>, Vec<ByNam
             // `result == expected` is the more common order: tried first.
             let by_name = [(right, left), (left, right)]
                 .into_iter()
-                .filter_map(|(this, other)| Some(ByName { name: name(this)?, pins: shown(other)? }))
+                .filter_map(|(this, other)| {
+                    Some(ByName {
+                        name: name(this)?,
+                        pins: shown(other)?,
+                    })
+                })
                 .collect();
             (None, by_name)
         }
@@ -162,9 +167,7 @@ impl Names {
         for target in targets {
             let bound = match (&path, right) {
                 (Some(path), _) => Bound::Path(path.clone()),
-                (None, Some(r)) if node.kind() == "assignment" && is_constant(r) => {
-                    Bound::Constant
-                }
+                (None, Some(r)) if node.kind() == "assignment" && is_constant(r) => Bound::Constant,
                 (None, Some(r)) if node.kind() == "assignment" => {
                     derived(src, r).map_or(Bound::Value, Bound::Derived)
                 }
@@ -291,7 +294,10 @@ fn derived(src: &Source, node: Node) -> Option<String> {
     let node = unparenthesized(node)?;
     if !matches!(
         node.kind(),
-        "list_comprehension" | "set_comprehension" | "generator_expression" | "dictionary_comprehension"
+        "list_comprehension"
+            | "set_comprehension"
+            | "generator_expression"
+            | "dictionary_comprehension"
     ) {
         return None;
     }
@@ -315,7 +321,8 @@ fn derived(src: &Source, node: Node) -> Option<String> {
         .filter(|n| n.kind() == "identifier")
         .map(|n| src.normal(n))
         .collect();
-    let inside = |n: Node, of: Node| n.start_byte() >= of.start_byte() && n.end_byte() <= of.end_byte();
+    let inside =
+        |n: Node, of: Node| n.start_byte() >= of.start_byte() && n.end_byte() <= of.end_byte();
     let called = |n: Node| {
         n.parent()
             .filter(|p| p.kind() == "call")
