@@ -1502,3 +1502,58 @@ fn a_subclass_that_overrides_an_inherited_test_with_less_weakens_it() {
     ));
     assert_eq!(s.server_ref("refs/heads/main"), landed);
 }
+
+/// A unittest test of a function that lists changed files, its checks one by one. Line 5,
+/// counted by hand, is `def test_changes`. Three checks made one equality: two lost, unless
+/// the equality pins the value whole.
+const CHANGES_TEST: &str = "\
+from unittest import TestCase
+
+
+class TestChanges(TestCase):
+    def test_changes(self):
+        changes = list_changes('repo')
+        self.assertIsNotNone(changes)
+        paths = [c['path'] for c in changes]
+        self.assertIn('a.txt', paths)
+        self.assertIn('b.txt', paths)
+";
+
+#[test]
+fn checks_made_one_equality_with_a_list_bound_to_a_name_are_kept_unless_the_list_can_change() {
+    let s = Server::new("");
+    write_in(&s.work, "tests/test_changes.py", CHANGES_TEST);
+    s.commit("Test the changes\n");
+    s.push(&["origin", "main"]).assert_accepted();
+    let landed = s.server_ref("refs/heads/main");
+
+    // The list filled from the value itself: the equality holds whatever `changes` is.
+    let filled = CHANGES_TEST.replace(
+        "        self.assertIsNotNone(changes)\n        paths = [c['path'] for c in changes]\n        self.assertIn('a.txt', paths)\n        self.assertIn('b.txt', paths)\n",
+        "        expected = []\n        expected.extend(changes)\n        assert changes == expected\n",
+    );
+    assert_ne!(filled, CHANGES_TEST);
+    write_in(&s.work, "tests/test_changes.py", &filled);
+    let commit = s.agent_commit("Check the changes whole\n");
+    s.push(&["origin", "main"]).assert_rejected_with(&format!(
+        "remote: error: refs/heads/main: [weakened_test] {} \"Check the changes whole\" tests/test_changes.py:5: removes an assertion (and 1 more) in test tests/test_changes.py::TestChanges::test_changes: `-self.assertIsNotNone(changes)`",
+        s.short(&commit)
+    ));
+    assert_eq!(s.server_ref("refs/heads/main"), landed);
+
+    // The whole list written out and bound once: every check stands in the equality.
+    let whole = CHANGES_TEST.replace(
+        "        self.assertIsNotNone(changes)\n        paths = [c['path'] for c in changes]\n        self.assertIn('a.txt', paths)\n        self.assertIn('b.txt', paths)\n",
+        "        expected = [{'path': 'a.txt'}, {'path': 'b.txt'}]\n        assert changes == expected\n",
+    );
+    write_in(&s.work, "tests/test_changes.py", &whole);
+    s.git(&[
+        "commit",
+        "-q",
+        "--amend",
+        "-a",
+        "-m",
+        "Check the changes whole\n",
+    ]);
+    s.push(&["origin", "main", "--force"]).assert_accepted();
+}

@@ -411,7 +411,6 @@ fn function(
                         assertions.push((node.start_byte(), a));
                         by_names.push(by_name);
                     }
-                    names.called(&name);
                 }
                 tolerances.extend(call_tolerances(src, node));
             }
@@ -432,6 +431,7 @@ fn function(
             }
             _ => {}
         }
+        names.uses(src, node);
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children.into_iter().rev() {

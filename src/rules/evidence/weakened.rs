@@ -1611,6 +1611,7 @@ mod tests {
         let kinds_of = |new: &str| kinds(&[versions("tests/test_g.py", Some(old), Some(new))]);
         let expected = "        expected = [{'path': 'a.txt'}, {'path': 'b.txt'}]\n";
         for equality in [
+            "if changes != expected:\n            raise RuntimeError(f'got {changes}, not {expected}')\n        assert changes == expected",
             "assert changes == expected",
             "assert expected == changes",
             "self.assertEqual(changes, expected)",
@@ -1633,6 +1634,18 @@ mod tests {
             ),
             (
                 "expected = []\n        expected.append(changes[0])",
+                "assert changes == expected",
+            ),
+            (
+                "expected = []\n        fill(expected, changes)",
+                "assert changes == expected",
+            ),
+            (
+                "expected = []\n        alias = expected\n        alias.extend(changes)",
+                "assert changes == expected",
+            ),
+            (
+                "expected = []\n        assert fill(expected, changes) is None",
                 "assert changes == expected",
             ),
             ("expected = [1]", "assert changes != expected"),

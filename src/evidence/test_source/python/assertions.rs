@@ -120,15 +120,16 @@ pub(crate) fn assert_statement(
 #[derive(Default)]
 pub(crate) struct Names {
     bound: std::collections::HashMap<String, Bound>,
-    /// Names a method is called on (`expected.append(x)`).
-    called_on: std::collections::HashSet<String>,
+    /// Names used where their value may change or be shared (`expected.append(x)`,
+    /// `fill(expected)`, `alias = expected`): a constant there may not stay one.
+    touched: std::collections::HashSet<String>,
 }
 
 enum Bound {
     /// Once, to this path (normal text).
     Path(String),
-    /// Once, to a constant (`expected = [...]`), and never called a method on
-    /// (`expected.append(..)` may change it).
+    /// Once, to a constant (`expected = [...]`); it pins only when no use may have changed
+    /// it (`Names::used`).
     Constant,
     /// Once, to a value computed from this path alone by a comprehension (`[c['path'] for c
     /// in changes]`): read as a part of the path, named by the comprehension
@@ -177,19 +178,59 @@ impl Names {
         }
     }
 
-    /// Notes the call `callee` (normal text): `x.append(..)` may change what `x` holds.
-    pub(crate) fn called(&mut self, callee: &str) {
-        if let Some((object, _)) = callee.split_once('.')
-            && !object.is_empty()
-            && object.chars().all(|c| c.is_alphanumeric() || c == '_')
+    /// Notes the uses of names among `node`'s children. Only a comparison's operand, an
+    /// f-string's part, an argument of an assertion call, a called function's name or the
+    /// name's own binding leaves its value as it was and unshared; any other use (a method
+    /// called on it, an argument of another call, an alias) may change it, so a constant it
+    /// was bound to pins nothing. A call's arguments are read at the call, which knows what
+    /// it calls (a node's parent is not asked for: tree-sitter finds it from the root).
+    pub(crate) fn uses(&mut self, src: &Source, node: Node) {
+        let kind = node.kind();
+        if kind == "argument_list" {
+            return;
+        }
+        let mut cursor = node.walk();
+        let mut more = cursor.goto_first_child();
+        while more {
+            let child = cursor.node();
+            if child.kind() == "identifier" {
+                let field = cursor.field_name();
+                let harmless = match kind {
+                    "comparison_operator" | "interpolation" => true,
+                    "assignment" | "augmented_assignment" => field == Some("left"),
+                    "keyword_argument" => field == Some("name"),
+                    "attribute" => field == Some("attribute"),
+                    "call" => field == Some("function"),
+                    _ => false,
+                };
+                if !harmless {
+                    self.touched.insert(src.normal(child));
+                }
+            }
+            more = cursor.goto_next_sibling();
+        }
+        if kind == "call"
+            && let Some(args) = node
+                .child_by_field_name("arguments")
+                .filter(|a| a.kind() == "argument_list")
         {
-            self.called_on.insert(object.to_string());
+            let name = callee(src, node);
+            let asserts = name
+                .rsplit('.')
+                .next()
+                .is_some_and(|last| last.starts_with("assert"));
+            let mut cursor = args.walk();
+            for arg in args.named_children(&mut cursor) {
+                if arg.kind() == "identifier" && !asserts {
+                    self.touched.insert(src.normal(arg));
+                }
+            }
         }
     }
 
     /// Whether `name` is bound once to a constant that no method is called on.
     fn constant(&self, name: &str) -> bool {
-        matches!(self.bound.get(name), Some(Bound::Constant)) && !self.called_on.contains(name)
+        matches!(self.bound.get(name), Some(Bound::Constant)) && !self.touched.contains(name)
     }
 
     /// `a`'s pin through a name bound to a constant, when it has none of its own: the first
