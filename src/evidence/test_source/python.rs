@@ -350,7 +350,7 @@ fn function(
     let mut by_names: Vec<Vec<ByName>> = Vec::new();
     let mut returns: Vec<(usize, Site)> = Vec::new();
     let mut calls: Vec<(usize, Call)> = Vec::new();
-    let mut names = assertions::Names::default();
+    let mut names = assertions::Names::of(src, def);
     let body = def.child_by_field_name("body");
     // (node, inside a nested function or class, inside an assertion, the innermost statement
     // that may leave it unrun)
@@ -431,7 +431,7 @@ fn function(
             }
             _ => {}
         }
-        names.uses(src, node);
+        names.uses(src, node, inner_asserted);
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children.into_iter().rev() {
@@ -442,8 +442,8 @@ fn function(
             stack.push((child, inner_nested, inner_asserted, under));
         }
     }
-    for ((_, a), by_name) in assertions.iter_mut().zip(by_names) {
-        names.pin_by_name(a, by_name);
+    for ((at, a), by_name) in assertions.iter_mut().zip(by_names) {
+        names.pin_by_name(a, *at, by_name);
         names.resolve(a);
     }
     Draft {

@@ -1678,6 +1678,109 @@ mod tests {
     }
 
     #[test]
+    fn a_pin_through_a_name_holds_only_where_nothing_else_could_make_the_equality_hold() {
+        // Each new version drops checks and adds one equality that a name, a call or a
+        // fake makes hold whatever the code does (or that holds for less than the checks
+        // it replaces): every one is still a removed assertion.
+        let changes = "class TestC(unittest.TestCase):\n    def test_c(self):\n        changes = list_changes('repo')\n        self.assertIsNotNone(changes)\n        paths = [c['path'] for c in changes]\n        self.assertIn('a.txt', paths)\n        self.assertIn('b.txt', paths)\n";
+        let body = |lines: &str| {
+            format!(
+                "class TestC(unittest.TestCase):\n    def test_c(self):\n        changes = list_changes('repo')\n{lines}"
+            )
+        };
+        let cases: Vec<(&str, String, String)> = vec![
+            (
+                "a second name for the list (chained assignment)",
+                changes.to_string(),
+                body("        alias = expected = []\n        alias.extend(changes)\n        assert changes == expected\n"),
+            ),
+            (
+                "the list reached through locals()",
+                changes.to_string(),
+                body("        expected = []\n        locals()['expected'].extend(changes)\n        assert changes == expected\n"),
+            ),
+            (
+                "a helper named like an assertion that fills the list",
+                changes.to_string(),
+                format!("def assert_filled(e, c):\n    e.extend(c)\n\n\n{}", body("        expected = []\n        assert_filled(expected, changes)\n        assert changes == expected\n")),
+            ),
+            (
+                "the list as a class's base, filled by a metaclass",
+                changes.to_string(),
+                body("        expected = []\n        class _H(expected, changes, metaclass=fill):\n            pass\n        assert changes == expected\n"),
+            ),
+            (
+                "a fixture parameter of the same name, bound again only under a condition",
+                changes.replace("def test_c(self):", "def test_c(self, expected):"),
+                body("        if FULL:\n            expected = []\n        assert changes == expected\n").replace("def test_c(self):", "def test_c(self, expected):"),
+            ),
+            (
+                "the list bound under a condition",
+                changes.to_string(),
+                body("        if FULL:\n            expected = [{'path': 'a.txt'}]\n        assert changes == expected\n"),
+            ),
+            (
+                "the equality before the binding",
+                changes.to_string(),
+                body("        self.assertEqual(changes, expected)\n        expected = [{'path': 'a.txt'}]\n"),
+            ),
+            (
+                "the class's own assertEqual, which checks nothing",
+                changes.to_string(),
+                body("        self.assertEqual(changes, [{'path': 'a.txt'}, {'path': 'b.txt'}])\n").replace(
+                    "    def test_c(self):",
+                    "    def assertEqual(self, first, second, msg=None):\n        pass\n\n    def test_c(self):",
+                ),
+            ),
+            (
+                "the value under test replaced by a constant",
+                "def test_c():\n    changes = get()\n    assert len(changes) == 2\n    assert changes[0]['path'] == 'a'\n".to_string(),
+                "def test_c():\n    changes = [{'path': 'a'}, {'path': 'b'}]\n    expected = [{'path': 'a'}, {'path': 'b'}]\n    assert changes == expected\n".to_string(),
+            ),
+            (
+                "the pinned value emptied first",
+                "def test_c():\n    changes = get()\n    assert len(changes) == 2\n    assert changes[0]['path'] == 'a'\n".to_string(),
+                "def test_c():\n    changes = get()\n    changes.clear()\n    assert changes == []\n".to_string(),
+            ),
+            (
+                "a comprehension that calls a function of the file on each item",
+                "def test_c():\n    items = load()\n    out = [render(i) for i in items]\n    assert out[0] == '<1>'\n    assert out[1] == '<2>'\n".to_string(),
+                "def test_c():\n    items = load()\n    assert items == [{'n': 1}, {'n': 2}]\n".to_string(),
+            ),
+            (
+                "a comprehension that calls a method of each item",
+                "def test_c():\n    items = load()\n    out = [i.render() for i in items]\n    assert out[0] == '<1>'\n    assert out[1] == '<2>'\n".to_string(),
+                "def test_c():\n    items = load()\n    assert items == [{'n': 1}, {'n': 2}]\n".to_string(),
+            ),
+            (
+                "a comprehension's result extended afterwards",
+                "def test_c():\n    changes = get()\n    paths = [c['path'] for c in changes]\n    paths.extend(renamed())\n    assert 'z.txt' in paths\n    assert len(changes) == 1\n".to_string(),
+                "def test_c():\n    changes = get()\n    assert changes == [{'path': 'a.txt'}]\n".to_string(),
+            ),
+            (
+                "an identity made an equality (1 == True)",
+                "class T(unittest.TestCase):\n    def test_c(self):\n        x = flag()\n        self.assertIs(x, True)\n        self.assertIsNotNone(x)\n".to_string(),
+                "class T(unittest.TestCase):\n    def test_c(self):\n        x = flag()\n        assert x == 1\n".to_string(),
+            ),
+            (
+                "assertSequenceEqual, which a string passes against its letters",
+                "class T(unittest.TestCase):\n    def test_c(self):\n        x = letters()\n        assert x == ['a', 'b']\n        assert len(x) == 2\n".to_string(),
+                "class T(unittest.TestCase):\n    def test_c(self):\n        x = letters()\n        self.assertSequenceEqual(x, ['a', 'b'])\n".to_string(),
+            ),
+            (
+                "a type check made an equality",
+                "class T(unittest.TestCase):\n    def test_c(self):\n        result = build()\n        self.assertIsInstance(result, OrderedDict)\n        assert result['a'] == 1\n".to_string(),
+                "class T(unittest.TestCase):\n    def test_c(self):\n        result = build()\n        assert result == {'a': 1}\n".to_string(),
+            ),
+        ];
+        for (what, old, new) in cases {
+            let got = kinds(&[versions("tests/test_c.py", Some(&old), Some(&new))]);
+            assert_eq!(got.len(), 1, "{what}: {got:?}");
+            assert_eq!(got[0].0, Kind::AssertionRemoved, "{what}");
+        }
+    }
+
+    #[test]
     fn a_skip_every_test_of_a_module_takes_is_one_finding() {
         let old = "import pytest\n\n\ndef test_a():\n    assert f() == 1\n\n\ndef test_b():\n    assert f() == 2\n\n\ndef test_c():\n    assert f() == 3\n";
         let marked = old.replace(

@@ -1,6 +1,8 @@
 //! What an assertion checks: the strength of an asserted expression (`None` when it cannot
 //! fail), and the assertions a call makes (unittest's, pytest's, mock's, numpy's).
 
+use std::collections::{HashMap, HashSet};
+
 use tree_sitter::Node;
 
 use super::syntax::{arguments, callee, first_named, unparenthesized};
@@ -101,7 +103,13 @@ pub(crate) fn assert_statement(
         .filter(|c| !c.is_named())
         .map(|c| src.text(c))
         .collect();
-    a.reads = reads(src, &operands);
+    // `x is True` holds for less than `x == 1` (or `x == True`) does: an identity is not
+    // implied by an equality, so it reads nothing a pin stands for. Against `None` it is:
+    // whatever `x == {..}` fixes is not `None`.
+    let identity = operators.iter().any(|o| o.starts_with("is"));
+    if !identity || operands.iter().any(|o| o.kind() == "none") {
+        a.reads = reads(src, &operands);
+    }
     let mut by_name = Vec::new();
     if let ([left, right], [op]) = (operands.as_slice(), operators.as_slice())
         && op == "=="
@@ -115,22 +123,70 @@ pub(crate) fn assert_statement(
 /// schema['properties']; assert s['a'] == 1` reads `schema['properties']['a']`, a part of a
 /// pin on `schema`. Only names bound once to such a path (names, attributes, subscripts)
 /// are read through; a name bound once to anything else stands for itself, and a name
-/// bound more than once (`x = ..` twice, `+=`, a tuple and a loop each count) pins nothing:
-/// which value it holds where is not read here.
-#[derive(Default)]
+/// bound more than once (`x = ..` twice, `+=`, a tuple and a loop each count; a parameter
+/// counts too) pins nothing: which value it holds where is not read here.
 pub(crate) struct Names {
-    bound: std::collections::HashMap<String, Bound>,
+    bound: HashMap<String, Bound>,
     /// Names used where their value may change or be shared (`expected.append(x)`,
-    /// `fill(expected)`, `alias = expected`): a constant there may not stay one.
-    touched: std::collections::HashSet<String>,
+    /// `fill(expected)`, `alias = expected`, a class's base): a constant there may not stay
+    /// one, nor a comprehension's result.
+    touched: HashSet<String>,
+    /// The same, outside assertions: a value pinned whole after a use that may have changed
+    /// it (`changes.clear(); assert changes == []`) no longer is the value the removed
+    /// checks read.
+    changed: HashSet<String>,
+    /// The function reads its variables by name at run time (`locals()`, `eval(..)`): no
+    /// name is known to keep the constant it was bound to.
+    dynamic: bool,
+    /// The assignments that are statements of the function's own body or of a `with` in it
+    /// (not under an `if`, a loop or a `try`), by node id: only those bind a constant that
+    /// pins.
+    top_level: HashSet<usize>,
 }
+
+/// Calls that read a function's variables by name at run time.
+const DYNAMIC: &[&str] = &[
+    "locals",
+    "vars",
+    "globals",
+    "eval",
+    "exec",
+    "_getframe",
+    "currentframe",
+    "settrace",
+    "setprofile",
+    "get_referrers",
+];
+
+/// Builtins a comprehension may call on its items and still compute from them alone.
+const PURE: &[&str] = &[
+    "len",
+    "str",
+    "repr",
+    "int",
+    "float",
+    "bool",
+    "type",
+    "tuple",
+    "list",
+    "set",
+    "frozenset",
+    "sorted",
+    "abs",
+    "round",
+    "min",
+    "max",
+    "sum",
+    "bytes",
+];
 
 enum Bound {
     /// Once, to this path (normal text).
     Path(String),
-    /// Once, to a constant (`expected = [...]`); it pins only when no use may have changed
-    /// it (`Names::used`).
-    Constant,
+    /// Once, to a constant (`expected = [...]`), by a statement of the function's own body
+    /// (or of a `with` in it) starting at this byte: it pins only in assertions after it,
+    /// and only when no use may have changed it (`Names::uses`).
+    Constant(usize),
     /// Once, to a value computed from this path alone by a comprehension (`[c['path'] for c
     /// in changes]`): read as a part of the path, named by the comprehension
     /// (`changes[*1234]`), so a check on it is implied when the path is pinned whole, and a
@@ -143,8 +199,42 @@ enum Bound {
 }
 
 impl Names {
+    /// The names of the function `def`: its parameters bound (a fixture may hold anything).
+    pub(crate) fn of(src: &Source, def: Node) -> Names {
+        let mut names = Names {
+            bound: HashMap::new(),
+            touched: HashSet::new(),
+            changed: HashSet::new(),
+            dynamic: false,
+            top_level: HashSet::new(),
+        };
+        if let Some(parameters) = def.child_by_field_name("parameters") {
+            names.bound(src, parameters);
+        }
+        // The body's own statements, and those of a `with` among them (its body always
+        // runs: `with patch(..):` around a whole test).
+        let mut blocks: Vec<Node> = def.child_by_field_name("body").into_iter().collect();
+        while let Some(block) = blocks.pop() {
+            let mut cursor = block.walk();
+            for statement in block.named_children(&mut cursor) {
+                match statement.kind() {
+                    "expression_statement" => {
+                        if let Some(assignment) =
+                            first_named(statement).filter(|a| a.kind() == "assignment")
+                        {
+                            names.top_level.insert(assignment.id());
+                        }
+                    }
+                    "with_statement" => blocks.extend(statement.child_by_field_name("body")),
+                    _ => {}
+                }
+            }
+        }
+        names
+    }
+
     /// Notes every name in `target` as bound to a value that is no path (a loop's target,
-    /// `as x`, `x := ..`).
+    /// `as x`, `x := ..`, a parameter).
     pub(crate) fn bound(&mut self, src: &Source, target: Node) {
         for name in descendants(target).filter(|n| n.kind() == "identifier") {
             self.note(src.normal(name), Bound::Value);
@@ -165,10 +255,13 @@ impl Names {
         };
         let right = node.child_by_field_name("right").filter(|_| single);
         let path = right.map(|r| src.normal(r)).filter(|v| is_path(v));
+        let top_level = self.top_level.contains(&node.id());
         for target in targets {
             let bound = match (&path, right) {
                 (Some(path), _) => Bound::Path(path.clone()),
-                (None, Some(r)) if node.kind() == "assignment" && is_constant(r) => Bound::Constant,
+                (None, Some(r)) if top_level && is_constant(r) => {
+                    Bound::Constant(node.start_byte())
+                }
                 (None, Some(r)) if node.kind() == "assignment" => {
                     derived(src, r).map_or(Bound::Value, Bound::Derived)
                 }
@@ -178,68 +271,145 @@ impl Names {
         }
     }
 
-    /// Notes the uses of names among `node`'s children. Only a comparison's operand, an
-    /// f-string's part, an argument of an assertion call, a called function's name or the
-    /// name's own binding leaves its value as it was and unshared; any other use (a method
-    /// called on it, an argument of another call, an alias) may change it, so a constant it
-    /// was bound to pins nothing. A call's arguments are read at the call, which knows what
-    /// it calls (a node's parent is not asked for: tree-sitter finds it from the root).
-    pub(crate) fn uses(&mut self, src: &Source, node: Node) {
+    /// Notes the uses of names among `node`'s children (`asserted`: `node` stands inside an
+    /// assertion). Only a comparison's operand, an f-string's part, an attribute or item
+    /// read, an argument of unittest's own assertion methods, or the name's own binding
+    /// leaves its value as it was and unshared; any other use (a method called on it, an
+    /// argument of another call, an alias, a class's base) may change it. A call's
+    /// arguments are read at the call, which knows what it calls (a node's parent is not
+    /// asked for: tree-sitter finds it from the root).
+    pub(crate) fn uses(&mut self, src: &Source, node: Node, asserted: bool) {
         let kind = node.kind();
-        if kind == "argument_list" {
-            return;
-        }
-        let mut cursor = node.walk();
-        let mut more = cursor.goto_first_child();
-        while more {
-            let child = cursor.node();
-            if child.kind() == "identifier" {
-                let field = cursor.field_name();
-                let harmless = match kind {
-                    "comparison_operator" | "interpolation" => true,
-                    "assignment" | "augmented_assignment" => field == Some("left"),
-                    "keyword_argument" => field == Some("name"),
-                    "attribute" => field == Some("attribute"),
-                    "call" => field == Some("function"),
-                    _ => false,
-                };
-                if !harmless {
-                    self.touched.insert(src.normal(child));
+        let mut changed: Vec<Node> = Vec::new();
+        if kind != "argument_list" {
+            let mut cursor = node.walk();
+            let mut more = cursor.goto_first_child();
+            while more {
+                let child = cursor.node();
+                if child.kind() == "identifier" {
+                    let field = cursor.field_name();
+                    let harmless = match kind {
+                        // Read: compared, shown, tested, computed with, looped over; `x.a`
+                        // and `x[k]` (a method called on `x` is noted at the call).
+                        "comparison_operator"
+                        | "interpolation"
+                        | "not_operator"
+                        | "boolean_operator"
+                        | "binary_operator"
+                        | "unary_operator"
+                        | "conditional_expression"
+                        | "attribute"
+                        | "subscript"
+                        | "expression_statement"
+                        | "return_statement" => true,
+                        "if_statement" | "elif_clause" | "while_statement" => {
+                            field == Some("condition")
+                        }
+                        // Bound (the binding is read by `assigned` and `bound`) or looped
+                        // over.
+                        "pattern_list" | "tuple_pattern" | "list_pattern" | "as_pattern_target"
+                        | "for_statement" | "for_in_clause" => true,
+                        "assignment" | "augmented_assignment" => field == Some("left"),
+                        "named_expression" => field == Some("name"),
+                        "keyword_argument" => field == Some("name"),
+                        "call" => field == Some("function"),
+                        _ => false,
+                    };
+                    if !harmless {
+                        changed.push(child);
+                    }
                 }
+                more = cursor.goto_next_sibling();
             }
-            more = cursor.goto_next_sibling();
         }
-        if kind == "call"
-            && let Some(args) = node
-                .child_by_field_name("arguments")
+        let arguments = |field: &str| {
+            node.child_by_field_name(field)
                 .filter(|a| a.kind() == "argument_list")
-        {
-            let name = callee(src, node);
-            let asserts = name
-                .rsplit('.')
-                .next()
-                .is_some_and(|last| last.starts_with("assert"));
-            let mut cursor = args.walk();
-            for arg in args.named_children(&mut cursor) {
-                if arg.kind() == "identifier" && !asserts {
-                    self.touched.insert(src.normal(arg));
+        };
+        match kind {
+            "call" => {
+                let function = node.child_by_field_name("function");
+                // `x.append(..)`, `x[0].update(..)`, `x.a.clear()`: a method of `x` or of
+                // a part of it.
+                if let Some(f) = function.filter(|f| f.kind() == "attribute") {
+                    let mut object = f.child_by_field_name("object");
+                    while let Some(o) = object {
+                        match o.kind() {
+                            "identifier" => {
+                                changed.push(o);
+                                break;
+                            }
+                            "attribute" | "subscript" => {
+                                let field = match o.kind() {
+                                    "attribute" => "object",
+                                    _ => "value",
+                                };
+                                object = o.child_by_field_name(field);
+                            }
+                            _ => break,
+                        }
+                    }
+                }
+                // Only the name called is read: the text of a long chain (`x.f().f()..`)
+                // is not copied for each call in it.
+                let last = function.and_then(|f| match f.kind() {
+                    "identifier" => Some(f),
+                    "attribute" => f.child_by_field_name("attribute"),
+                    _ => None,
+                });
+                if last.is_some_and(|l| DYNAMIC.contains(&src.text(l).as_str())) {
+                    self.dynamic = true;
+                }
+                if let Some(args) = arguments("arguments") {
+                    let mut cursor = args.walk();
+                    let bare: Vec<Node> = args
+                        .named_children(&mut cursor)
+                        .filter(|a| a.kind() == "identifier")
+                        .collect();
+                    if !bare.is_empty() && !reads_only(src, node) {
+                        changed.extend(bare);
+                    }
                 }
             }
+            "class_definition" => {
+                if let Some(bases) = arguments("superclasses") {
+                    changed.extend(descendants(bases).filter(|n| n.kind() == "identifier"));
+                }
+            }
+            // `x.f_locals`, read without a call.
+            "attribute"
+                if node
+                    .child_by_field_name("attribute")
+                    .is_some_and(|a| src.text(a) == "f_locals") =>
+            {
+                self.dynamic = true
+            }
+            _ => {}
+        }
+        for name in changed {
+            let name = src.normal(name);
+            if !asserted {
+                self.changed.insert(name.clone());
+            }
+            self.touched.insert(name);
         }
     }
 
-    /// Whether `name` is bound once to a constant that no method is called on.
-    fn constant(&self, name: &str) -> bool {
-        matches!(self.bound.get(name), Some(Bound::Constant)) && !self.touched.contains(name)
+    /// Whether `name` is bound once, by a statement of the function's own body before
+    /// `at`, to a constant that no use may have changed.
+    fn constant(&self, name: &str, at: usize) -> bool {
+        matches!(self.bound.get(name), Some(Bound::Constant(bound)) if *bound < at)
+            && !self.touched.contains(name)
+            && !self.dynamic
     }
 
-    /// `a`'s pin through a name bound to a constant, when it has none of its own: the first
-    /// of `by_name` whose name is.
-    pub(crate) fn pin_by_name(&self, a: &mut Assertion, by_name: Vec<ByName>) {
+    /// `a` (at byte `at`) with its pin through a name bound to a constant, when it has none
+    /// of its own: the first of `by_name` whose name is.
+    pub(crate) fn pin_by_name(&self, a: &mut Assertion, at: usize, by_name: Vec<ByName>) {
         if a.pins.is_none() {
             a.pins = by_name
                 .into_iter()
-                .find(|b| self.constant(&b.name))
+                .find(|b| self.constant(&b.name, at))
                 .map(|b| b.pins);
         }
     }
@@ -253,10 +423,18 @@ impl Names {
     }
 
     /// `a`'s pin and reads with each name bound once read through to its expression; a pin
-    /// on a name bound more than once, or never to an expression, is dropped.
+    /// on a name bound more than once, or never to an expression, is dropped, and so is a
+    /// pin on a value a use outside assertions may have changed.
     pub(crate) fn resolve(&self, a: &mut Assertion) {
         if let Some(pin) = a.pins.take() {
-            a.pins = self.through(&pin);
+            // Not a value the run computes: one a use may have changed, or a constant the
+            // test wrote itself (`changes = [..]; assert changes == expected`).
+            let value = pin.split(" [only under: ").next().unwrap_or(&pin);
+            let kept = !names_in(value).any(|n| {
+                (self.changed.contains(n) && !is_self(n))
+                    || matches!(self.bound.get(n), Some(Bound::Constant(_)))
+            });
+            a.pins = self.through(&pin).filter(|_| kept);
         }
         for read in &mut a.reads {
             if let Some(expanded) = self.through(read) {
@@ -273,50 +451,25 @@ impl Names {
         for _ in 0..4 {
             let mut out = String::with_capacity(expr.len());
             let mut changed = false;
-            let mut quote: Option<char> = None;
-            let mut chars = expr.char_indices().peekable();
-            let mut previous: Option<char> = None;
-            while let Some((start, c)) = chars.next() {
-                if let Some(q) = quote {
-                    out.push(c);
-                    if c == q && previous != Some('\\') {
-                        quote = None;
-                    }
-                    previous = Some(c);
-                    continue;
-                }
-                if c == '\'' || c == '"' {
-                    quote = Some(c);
-                    out.push(c);
-                    previous = Some(c);
-                    continue;
-                }
-                let starts_name = (c.is_alphabetic() || c == '_')
-                    && !previous.is_some_and(|p| p.is_alphanumeric() || p == '_' || p == '.');
-                if !starts_name {
-                    out.push(c);
-                    previous = Some(c);
-                    continue;
-                }
-                let mut end = start + c.len_utf8();
-                while let Some(&(k, n)) = chars.peek() {
-                    if !(n.is_alphanumeric() || n == '_') {
-                        break;
-                    }
-                    end = k + n.len_utf8();
-                    chars.next();
-                }
-                let name = &expr[start..end];
+            let mut last = 0;
+            for (start, name) in name_spans(&expr) {
+                out.push_str(&expr[last..start]);
+                last = start + name.len();
                 match self.bound.get(name) {
-                    Some(Bound::Path(path) | Bound::Derived(path)) => {
+                    Some(Bound::Path(path)) => {
+                        out.push_str(path);
+                        changed = true;
+                    }
+                    // A comprehension's result changed after it was made is not derived.
+                    Some(Bound::Derived(path)) if !self.touched.contains(name) => {
                         out.push_str(path);
                         changed = true;
                     }
                     Some(Bound::Again) => return None,
-                    Some(Bound::Constant | Bound::Value) | None => out.push_str(name),
+                    Some(_) | None => out.push_str(name),
                 }
-                previous = name.chars().last();
             }
+            out.push_str(&expr[last..]);
             expr = out;
             if !changed {
                 break;
@@ -326,10 +479,62 @@ impl Names {
     }
 }
 
+/// The names in `expr` (normal text), as (start, name): not attribute names (`.x`), not
+/// inside strings.
+fn name_spans(expr: &str) -> Vec<(usize, &str)> {
+    let mut spans = Vec::new();
+    let mut quote: Option<char> = None;
+    let mut chars = expr.char_indices().peekable();
+    let mut previous: Option<char> = None;
+    while let Some((start, c)) = chars.next() {
+        if let Some(q) = quote {
+            if c == q && previous != Some('\\') {
+                quote = None;
+            }
+            previous = Some(c);
+            continue;
+        }
+        if c == '\'' || c == '"' {
+            quote = Some(c);
+            previous = Some(c);
+            continue;
+        }
+        let starts_name = (c.is_alphabetic() || c == '_')
+            && !previous.is_some_and(|p| p.is_alphanumeric() || p == '_' || p == '.');
+        if !starts_name {
+            previous = Some(c);
+            continue;
+        }
+        let mut end = start + c.len_utf8();
+        while let Some(&(k, n)) = chars.peek() {
+            if !(n.is_alphanumeric() || n == '_') {
+                break;
+            }
+            end = k + n.len_utf8();
+            chars.next();
+        }
+        spans.push((start, &expr[start..end]));
+        previous = expr[start..end].chars().last();
+    }
+    spans
+}
+
+/// `self` or `cls`: the test's own object, whose helper methods it calls throughout; a
+/// value read from it is not taken as changed by them.
+fn is_self(name: &str) -> bool {
+    matches!(name, "self" | "cls")
+}
+
+/// The names `expr` (normal text) reads.
+fn names_in(expr: &str) -> impl Iterator<Item = &str> {
+    name_spans(expr).into_iter().map(|(_, name)| name)
+}
+
 /// What a comprehension computed from one path alone is read as (`changes[*1234]`, the
 /// number naming the comprehension); `None` for anything else. Alone: every name in it is
-/// its own loop variable, a part of the path it loops over, or a function it calls
-/// (`[type(c) for c in x]`); `[c - base for c in x]` also depends on `base`.
+/// its own loop variable, an attribute or keyword name, or a builtin it calls on them
+/// (`[type(c) for c in x]`); `[c - base for c in x]` also depends on `base`, and
+/// `[render(c) for c in x]` or `[c.render() for c in x]` on what the call does.
 fn derived(src: &Source, node: Node) -> Option<String> {
     use std::hash::{Hash, Hasher};
     let node = unparenthesized(node)?;
@@ -358,39 +563,47 @@ fn derived(src: &Source, node: Node) -> Option<String> {
     if !is_path(&path) {
         return None;
     }
-    let own: Vec<String> = descendants(target)
+    let own: HashSet<String> = descendants(target)
         .filter(|n| n.kind() == "identifier")
         .map(|n| src.normal(n))
         .collect();
-    let inside =
-        |n: Node, of: Node| n.start_byte() >= of.start_byte() && n.end_byte() <= of.end_byte();
-    let called = |n: Node| {
-        n.parent()
-            .filter(|p| p.kind() == "call")
-            .and_then(|p| p.child_by_field_name("function"))
-            .is_some_and(|f| f.id() == n.id())
-    };
-    let alone = descendants(node)
-        .filter(|n| n.kind() == "identifier" && !inside(*n, iterable) && !called(*n))
-        .all(|n| {
-            let parent_is_attribute = n
-                .parent()
-                .filter(|p| p.kind() == "attribute")
-                .and_then(|p| p.child_by_field_name("attribute"))
-                .is_some_and(|a| a.id() == n.id());
-            let keyword = n
-                .parent()
-                .filter(|p| p.kind() == "keyword_argument")
-                .and_then(|p| p.child_by_field_name("name"))
-                .is_some_and(|k| k.id() == n.id());
-            parent_is_attribute || keyword || own.contains(&src.normal(n))
-        });
-    if !alone {
-        return None;
+    // Every name under the comprehension but the iterable, read with the field it stands
+    // in: one pass, no parent asked for.
+    let mut stack = vec![node];
+    while let Some(parent) = stack.pop() {
+        let mut cursor = parent.walk();
+        let mut more = cursor.goto_first_child();
+        while more {
+            let child = cursor.node();
+            let field = cursor.field_name();
+            more = cursor.goto_next_sibling();
+            if child.id() == iterable.id() {
+                continue;
+            }
+            match child.kind() {
+                "identifier" => {
+                    let fine = match (parent.kind(), field) {
+                        ("attribute", Some("attribute")) | ("keyword_argument", Some("name")) => {
+                            true
+                        }
+                        ("call", Some("function")) => PURE.contains(&src.text(child).as_str()),
+                        _ => own.contains(&src.normal(child)),
+                    };
+                    if !fine {
+                        return None;
+                    }
+                }
+                // A method call computes what its object's class says.
+                "attribute" if parent.kind() == "call" && field == Some("function") => {
+                    return None;
+                }
+                _ => stack.push(child),
+            }
+        }
     }
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     src.normal(node).hash(&mut hasher);
-    Some(format!("{path}[*{}]", hasher.finish() % 1_000_000_007))
+    Some(format!("{path}[*{}]", hasher.finish()))
 }
 
 /// Whether `expr` (normal text) reads a value by names, attributes and subscripts only
@@ -649,7 +862,7 @@ pub(crate) fn assertion_call(
         Some(Strength::Strong)
     };
     let mut out: Vec<(Assertion, Vec<ByName>)> = strength
-        .map(|s| compared(src, assertion(src, call, s), last, &positional))
+        .map(|s| compared(src, assertion(src, call, s), name, &positional))
         .into_iter()
         .collect();
     if raises {
@@ -670,7 +883,8 @@ pub(crate) fn assertion_call(
 }
 
 /// unittest's assertions that compare two values exactly: the value compared with a
-/// constant is pinned whole, as by `assert x == {...}`.
+/// constant is pinned whole, as by `assert x == {...}`. (Not `assertSequenceEqual`, which
+/// holds for a string and the list of its characters.)
 const EQUALS: &[&str] = &[
     "assertEqual",
     "assertEquals",
@@ -678,7 +892,6 @@ const EQUALS: &[&str] = &[
     "assertDictEqual",
     "assertListEqual",
     "assertTupleEqual",
-    "assertSequenceEqual",
     "assertMultiLineEqual",
 ];
 
@@ -689,33 +902,67 @@ const COMPARES_TWO: &[&str] = &[
     "assertNotEquals",
     "assertIn",
     "assertNotIn",
-    "assertIs",
-    "assertIsNot",
     "assertGreater",
     "assertGreaterEqual",
     "assertLess",
     "assertLessEqual",
     "assertCountEqual",
     "assertSetEqual",
+    "assertSequenceEqual",
 ];
 
-/// unittest's assertions that compare their first argument with a value of their own
-/// (`assertIsNone(x)` is `assert x is None`; `assertIsInstance(x, T)` reads `x`).
-const COMPARES_FIRST: &[&str] = &[
+/// unittest's assertion that compares its first argument with a value of its own
+/// (`assertIsNotNone(x)`: any value an equality with a constant other than `None` fixes
+/// passes it).
+const COMPARES_FIRST: &[&str] = &["assertIsNotNone"];
+
+/// unittest's other assertion methods: they read their arguments and change none.
+const OTHER_UNITTEST: &[&str] = &[
+    "assertTrue",
+    "assertFalse",
+    "assertIs",
+    "assertIsNot",
     "assertIsNone",
-    "assertIsNotNone",
     "assertIsInstance",
     "assertNotIsInstance",
+    "assertAlmostEqual",
+    "assertNotAlmostEqual",
+    "assertRegex",
+    "assertNotRegex",
 ];
 
-/// Assertion `a`, the unittest call `method(positional..)`, with what it pins and reads.
+/// Whether the call `call` only reads its arguments: unittest's own assertion methods, and
+/// builtins that print or compute from a value (`print(x)`, `len(x)`, `isinstance(x, T)`).
+fn reads_only(src: &Source, call: Node) -> bool {
+    let callee = callee(src, call);
+    unittest_method(src, &callee).is_some()
+        || ((PURE.contains(&callee.as_str()) || matches!(callee.as_str(), "print" | "isinstance"))
+            && !src.bindings.binds(&callee))
+}
+
+/// The unittest assertion method a call makes (`self.assertIn(..)` is `assertIn`): called
+/// on `self`, and not defined or bound again in the file (a test class may define its own
+/// `assertEqual` that checks nothing).
+fn unittest_method<'a>(src: &Source, callee: &'a str) -> Option<&'a str> {
+    let method = callee.strip_prefix("self.")?;
+    let known = [EQUALS, COMPARES_TWO, COMPARES_FIRST, OTHER_UNITTEST]
+        .iter()
+        .any(|list| list.contains(&method));
+    (known && !src.bindings.binds(method)).then_some(method)
+}
+
+/// Assertion `a`, the call `callee(positional..)`, with what it pins and reads when it is
+/// one of unittest's comparisons.
 fn compared(
     src: &Source,
     mut a: Assertion,
-    method: &str,
+    callee: &str,
     positional: &[Node],
 ) -> (Assertion, Vec<ByName>) {
     let mut by_name = Vec::new();
+    let Some(method) = unittest_method(src, callee) else {
+        return (a, by_name);
+    };
     if EQUALS.contains(&method) || COMPARES_TWO.contains(&method) {
         if let [left, right, ..] = positional {
             a.reads = reads(src, &[*left, *right]);

@@ -147,6 +147,12 @@ impl Bindings {
         self.imported.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
+    /// Whether the module binds `name` itself: imports, assigns or defines it (a method
+    /// of a class included).
+    pub(crate) fn binds(&self, name: &str) -> bool {
+        self.assigned.contains(name) || self.imported.contains_key(name)
+    }
+
     /// The bindings of the module `root`.
     pub(crate) fn of(src: &Source, root: Node) -> Bindings {
         let mut b = Bindings::default();
