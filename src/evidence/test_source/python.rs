@@ -431,10 +431,20 @@ fn function(
             }
             _ => {}
         }
-        names.uses(src, node, inner_asserted);
+        // The named children with the field each stands in, read once for both the walk and
+        // the names' uses.
+        let mut children: Vec<(Node, Option<&'static str>)> = Vec::new();
         let mut cursor = node.walk();
-        let children: Vec<Node> = node.named_children(&mut cursor).collect();
-        for child in children.into_iter().rev() {
+        let mut more = cursor.goto_first_child();
+        while more {
+            let child = cursor.node();
+            if child.is_named() {
+                children.push((child, cursor.field_name()));
+            }
+            more = cursor.goto_next_sibling();
+        }
+        names.uses(src, node, &children, inner_asserted);
+        for (child, _) in children.into_iter().rev() {
             let under = match may_skip(src, node, child) {
                 true => Some(node),
                 false => inner_under,
@@ -685,6 +695,22 @@ mod tests {
                 Strength::Strong
             ]
         );
+    }
+
+    #[test]
+    fn a_long_chain_of_calls_is_read_by_its_last_name() {
+        // Each call of `m.f().f()...` names all the calls before it: past 256 bytes only
+        // the last name is read, which a mock's assertion still is, and `raises` alone is
+        // not pytest's.
+        let chain = ".f()".repeat(100);
+        let file = read(&format!(
+            "def test_a():\n    m{chain}.assert_called_once()\n\n\ndef test_b():\n    with m{chain}.raises(ValueError):\n        go()\n"
+        ));
+        assert_eq!(strengths(&file, "test_a"), [Strength::Weak]);
+        assert_eq!(strengths(&file, "test_b"), []);
+        // Short, the same call is read whole.
+        let file = read("def test_b():\n    with pytest.raises(ValueError):\n        go()\n");
+        assert_eq!(strengths(&file, "test_b"), [Strength::Strong]);
     }
 
     #[test]

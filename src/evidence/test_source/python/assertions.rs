@@ -125,16 +125,16 @@ pub(crate) fn assert_statement(
 /// are read through; a name bound once to anything else stands for itself, and a name
 /// bound more than once (`x = ..` twice, `+=`, a tuple and a loop each count; a parameter
 /// counts too) pins nothing: which value it holds where is not read here.
-pub(crate) struct Names {
+pub(crate) struct Names<'t> {
     bound: HashMap<String, Bound>,
     /// Names used where their value may change or be shared (`expected.append(x)`,
     /// `fill(expected)`, `alias = expected`, a class's base): a constant there may not stay
     /// one, nor a comprehension's result.
-    touched: HashSet<String>,
+    touched: HashSet<&'t [u8]>,
     /// The same, outside assertions: a value pinned whole after a use that may have changed
     /// it (`changes.clear(); assert changes == []`) no longer is the value the removed
     /// checks read.
-    changed: HashSet<String>,
+    changed: HashSet<&'t [u8]>,
     /// The function reads its variables by name at run time (`locals()`, `eval(..)`): no
     /// name is known to keep the constant it was bound to.
     dynamic: bool,
@@ -198,9 +198,9 @@ enum Bound {
     Again,
 }
 
-impl Names {
+impl<'t> Names<'t> {
     /// The names of the function `def`: its parameters bound (a fixture may hold anything).
-    pub(crate) fn of(src: &Source, def: Node) -> Names {
+    pub(crate) fn of(src: &Source<'t>, def: Node) -> Names<'t> {
         let mut names = Names {
             bound: HashMap::new(),
             touched: HashSet::new(),
@@ -271,23 +271,25 @@ impl Names {
         }
     }
 
-    /// Notes the uses of names among `node`'s children (`asserted`: `node` stands inside an
-    /// assertion). Only a comparison's operand, an f-string's part, an attribute or item
+    /// Notes the uses of names among `node`'s named `children` (each with its field;
+    /// `asserted`: `node` stands inside an assertion). Only a comparison's operand, an f-string's part, an attribute or item
     /// read, an argument of unittest's own assertion methods, or the name's own binding
     /// leaves its value as it was and unshared; any other use (a method called on it, an
     /// argument of another call, an alias, a class's base) may change it. A call's
     /// arguments are read at the call, which knows what it calls (a node's parent is not
     /// asked for: tree-sitter finds it from the root).
-    pub(crate) fn uses(&mut self, src: &Source, node: Node, asserted: bool) {
+    pub(crate) fn uses(
+        &mut self,
+        src: &Source<'t>,
+        node: Node,
+        children: &[(Node, Option<&'static str>)],
+        asserted: bool,
+    ) {
         let kind = node.kind();
         let mut changed: Vec<Node> = Vec::new();
         if kind != "argument_list" {
-            let mut cursor = node.walk();
-            let mut more = cursor.goto_first_child();
-            while more {
-                let child = cursor.node();
+            for &(child, field) in children {
                 if child.kind() == "identifier" {
-                    let field = cursor.field_name();
                     let harmless = match kind {
                         // Read: compared, shown, tested, computed with, looped over; `x.a`
                         // and `x[k]` (a method called on `x` is noted at the call).
@@ -319,7 +321,6 @@ impl Names {
                         changed.push(child);
                     }
                 }
-                more = cursor.goto_next_sibling();
             }
         }
         let arguments = |field: &str| {
@@ -386,10 +387,11 @@ impl Names {
             }
             _ => {}
         }
+        // An identifier's text is its name: kept as the slice of the file, not copied.
         for name in changed {
-            let name = src.normal(name);
+            let name = src.text.get(name.byte_range()).unwrap_or_default();
             if !asserted {
-                self.changed.insert(name.clone());
+                self.changed.insert(name);
             }
             self.touched.insert(name);
         }
@@ -399,7 +401,7 @@ impl Names {
     /// `at`, to a constant that no use may have changed.
     fn constant(&self, name: &str, at: usize) -> bool {
         matches!(self.bound.get(name), Some(Bound::Constant(bound)) if *bound < at)
-            && !self.touched.contains(name)
+            && !self.touched.contains(name.as_bytes())
             && !self.dynamic
     }
 
@@ -431,7 +433,7 @@ impl Names {
             // test wrote itself (`changes = [..]; assert changes == expected`).
             let value = pin.split(" [only under: ").next().unwrap_or(&pin);
             let kept = !names_in(value).any(|n| {
-                (self.changed.contains(n) && !is_self(n))
+                (self.changed.contains(n.as_bytes()) && !is_self(n))
                     || matches!(self.bound.get(n), Some(Bound::Constant(_)))
             });
             a.pins = self.through(&pin).filter(|_| kept);
@@ -461,7 +463,7 @@ impl Names {
                         changed = true;
                     }
                     // A comprehension's result changed after it was made is not derived.
-                    Some(Bound::Derived(path)) if !self.touched.contains(name) => {
+                    Some(Bound::Derived(path)) if !self.touched.contains(name.as_bytes()) => {
                         out.push_str(path);
                         changed = true;
                     }

@@ -18,12 +18,26 @@ pub(crate) const COMPOUND: &[&str] = &[
     "with_statement",
 ];
 
-/// The normalised text of a call's callee (`self.assertEqual`, `pytest.raises`).
+/// The normalised text of a call's callee (`self.assertEqual`, `pytest.raises`). A callee
+/// longer than `LONG_CALLEE` bytes (`x.f().f()...g`, each call of a chain naming all the
+/// calls before it) is `….g`: no name guard matches is that long, and reading the whole
+/// text for each call of a chain of thousands made a crafted file cost minutes.
 pub(crate) fn callee(src: &Source, call: Node) -> String {
-    call.child_by_field_name("function")
-        .map(|f| src.normal(f))
-        .unwrap_or_default()
+    let Some(function) = call.child_by_field_name("function") else {
+        return String::new();
+    };
+    if function.byte_range().len() > LONG_CALLEE {
+        let last = function
+            .child_by_field_name("attribute")
+            .map(|a| src.normal(a))
+            .unwrap_or_default();
+        return format!("….{last}");
+    }
+    src.normal(function)
 }
+
+/// The longest callee read whole, in bytes.
+const LONG_CALLEE: usize = 256;
 
 /// `node` without the brackets around it; `None` for empty brackets.
 pub(crate) fn unparenthesized(mut node: Node) -> Option<Node> {
