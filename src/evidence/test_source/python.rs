@@ -368,6 +368,8 @@ fn function(
             }
             None => (a, by_name),
         };
+        // A call's callee, read once for what the call is and for the names it uses.
+        let called = (node.kind() == "call").then(|| callee(src, node));
         match node.kind() {
             "function_definition" | "lambda" => {
                 inner_nested = true;
@@ -386,18 +388,18 @@ fn function(
                 }
             }
             "call" => {
-                let name = callee(src, node);
-                if is_skip_call(src, &name) {
+                let name = called.as_deref().unwrap_or_default();
+                if is_skip_call(src, name) {
                     skips.push(skip_site(src, node));
                 } else if name.ends_with("applymarker") || name.ends_with("add_marker") {
                     // `request.applymarker(pytest.mark.xfail)`: a mark added as the test runs.
                     skips.extend(mark_sites(src, node));
                 } else {
-                    let found = assertion_call(src, node, &name);
+                    let found = assertion_call(src, node, name);
                     if found.is_empty() {
                         // A function or method of the file (`check(..)`, `self.check(..)`)
                         // may be a helper that asserts: named by its last part.
-                        let bare = name.rsplit('.').next().unwrap_or(&name);
+                        let bare = name.rsplit('.').next().unwrap_or(name);
                         if !bare.is_empty() && !bare.contains(['(', '[', ')', ']']) {
                             calls.push((
                                 node.start_byte(),
@@ -443,7 +445,7 @@ fn function(
             }
             more = cursor.goto_next_sibling();
         }
-        names.uses(src, node, &children, inner_asserted);
+        names.uses(src, node, &children, inner_asserted, called.as_deref());
         for (child, _) in children.into_iter().rev() {
             let under = match may_skip(src, node, child) {
                 true => Some(node),

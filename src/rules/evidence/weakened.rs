@@ -1612,6 +1612,7 @@ mod tests {
         let expected = "        expected = [{'path': 'a.txt'}, {'path': 'b.txt'}]\n";
         for equality in [
             "if changes != expected:\n            raise RuntimeError(f'got {changes}, not {expected}')\n        assert changes == expected",
+            "print(changes, expected)\n        assert changes == expected",
             "assert changes == expected",
             "assert expected == changes",
             "self.assertEqual(changes, expected)",
@@ -1622,6 +1623,42 @@ mod tests {
             );
             assert_eq!(kinds_of(&new), [], "{equality}");
         }
+        // A `with` that never swallows a failure (here `patch`, as the module imports it)
+        // runs its body: a binding there is the test's own. And the test's helpers on
+        // `self` leave what it reads from `self` as it was.
+        let patched = format!(
+            "from unittest.mock import patch\n\n\n{}",
+            old.replace(
+                "        changes = get()\n",
+                "        with patch('m.x', 1):\n            changes = get()\n",
+            )
+            .replace("        self.", "            self.")
+            .replace("        paths", "            paths")
+        );
+        let pinned_in_with = "from unittest.mock import patch\n\n\nclass TestG(unittest.TestCase):\n    def test_changes(self):\n        with patch('m.x', 1):\n            changes = get()\n            expected = [{'path': 'a.txt'}, {'path': 'b.txt'}]\n            assert changes == expected\n";
+        assert_eq!(
+            kinds(&[versions(
+                "tests/test_g.py",
+                Some(&patched),
+                Some(pinned_in_with)
+            )]),
+            []
+        );
+        let on_self = |body: &str| {
+            format!(
+                "class TestS(unittest.TestCase):\n    def test_s(self):\n        self.load()\n{body}"
+            )
+        };
+        assert_eq!(
+            kinds(&[versions(
+                "tests/test_s.py",
+                Some(&on_self(
+                    "        assert self.state['a'] == 1\n        assert len(self.state) == 1\n"
+                )),
+                Some(&on_self("        self.assertEqual(self.state, {'a': 1})\n"))
+            )]),
+            []
+        );
         // Not the whole value: a name bound to a computed value, bound twice, or a constant
         // changed by a method after it was written; a comparison other than equality; a
         // pin on the comprehension alone (it does not fix `changes`).

@@ -272,8 +272,9 @@ impl<'t> Names<'t> {
     }
 
     /// Notes the uses of names among `node`'s named `children` (each with its field;
-    /// `asserted`: `node` stands inside an assertion). Only a comparison's operand, an f-string's part, an attribute or item
-    /// read, an argument of unittest's own assertion methods, or the name's own binding
+    /// `asserted`: `node` stands inside an assertion; `callee`: what `node` calls, if a
+    /// call). A read (compared, shown, tested, looped over, `x.a`, `x[k]`), an argument of
+    /// unittest's own assertion methods or of a read-only builtin, or the name's own binding
     /// leaves its value as it was and unshared; any other use (a method called on it, an
     /// argument of another call, an alias, a class's base) may change it. A call's
     /// arguments are read at the call, which knows what it calls (a node's parent is not
@@ -284,6 +285,7 @@ impl<'t> Names<'t> {
         node: Node,
         children: &[(Node, Option<&'static str>)],
         asserted: bool,
+        callee: Option<&str>,
     ) {
         let kind = node.kind();
         let mut changed: Vec<Node> = Vec::new();
@@ -367,7 +369,7 @@ impl<'t> Names<'t> {
                         .named_children(&mut cursor)
                         .filter(|a| a.kind() == "identifier")
                         .collect();
-                    if !bare.is_empty() && !reads_only(src, node) {
+                    if !bare.is_empty() && !callee.is_some_and(|c| reads_only(src, c)) {
                         changed.extend(bare);
                     }
                 }
@@ -933,13 +935,12 @@ const OTHER_UNITTEST: &[&str] = &[
     "assertNotRegex",
 ];
 
-/// Whether the call `call` only reads its arguments: unittest's own assertion methods, and
+/// Whether a call of `callee` only reads its arguments: unittest's own assertion methods, and
 /// builtins that print or compute from a value (`print(x)`, `len(x)`, `isinstance(x, T)`).
-fn reads_only(src: &Source, call: Node) -> bool {
-    let callee = callee(src, call);
-    unittest_method(src, &callee).is_some()
-        || ((PURE.contains(&callee.as_str()) || matches!(callee.as_str(), "print" | "isinstance"))
-            && !src.bindings.binds(&callee))
+fn reads_only(src: &Source, callee: &str) -> bool {
+    unittest_method(src, callee).is_some()
+        || ((PURE.contains(&callee) || matches!(callee, "print" | "isinstance"))
+            && !src.bindings.binds(callee))
 }
 
 /// The unittest assertion method a call makes (`self.assertIn(..)` is `assertIn`): called
